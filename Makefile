@@ -1,0 +1,35 @@
+# Two commands for a newcomer: `make run` (the main job) and `make test` (the test suite).
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+OUT     ?= runs/compare
+# torch comes in first as the CPU wheel, so that the project's `torch>=2.1` is already satisfied
+# and pip never pulls a multi-GB CUDA build.
+TORCH   ?= torch==2.13.0
+
+.PHONY: install run test quick bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "$(TORCH)"
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+run: install
+	$(BIN)/selfplay compare --out $(OUT)
+
+test: install
+	$(BIN)/python -m pytest
+
+quick: install
+	$(BIN)/selfplay compare --quick --out runs/quick
+
+bench: install
+	$(BIN)/python -m pip install -q -e ".[dev,bench]"
+
+clean:
+	rm -rf $(VENV) runs
