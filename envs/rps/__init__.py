@@ -1,0 +1,22 @@
+"""RirRPS and other repeated zero-sum matrix games with imperfect recall (spec-selfplay §4)."""
+
+from envs.rps.game import (
+    BIASED_RPS_PAYOFF,
+    GAMES,
+    PAPER,
+    ROCK,
+    RPS_PAYOFF,
+    RPSLS,
+    RPSLS_PAYOFF,
+    SCISSORS,
+    BiasedRPS,
+    RepeatedMatrixGame,
+    RirRPS,
+    make_game,
+)
+from envs.rps.parallel import MatrixGameParallelEnv
+
+__all__ = [
+    "BIASED_RPS_PAYOFF", "GAMES", "PAPER", "ROCK", "RPS_PAYOFF", "RPSLS", "RPSLS_PAYOFF", "SCISSORS",
+    "BiasedRPS", "MatrixGameParallelEnv", "RepeatedMatrixGame", "RirRPS", "make_game",
+]
