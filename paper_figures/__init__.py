@@ -1,0 +1,1 @@
+"""Scripts that reproduce the paper's figures, one per figure; each runs on its own."""

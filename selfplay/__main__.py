@@ -1,0 +1,3 @@
+from selfplay.cli import main
+
+raise SystemExit(main())

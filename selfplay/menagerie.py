@@ -1,0 +1,138 @@
+"""The menagerie: an ordered, append-only record of frozen policies (architecture.md, spec §1).
+
+An entry has a stable integer id (its order of entry; ids are never reused, even after a discard),
+the learner step at which it entered, free-form tags (player name, parent, episode, ...) and a
+handle on the frozen policy. Several entries may share one policy object (snapshots of a learner
+whose weights did not change); ``save`` writes such a policy once.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from selfplay.io import atomic_write, atomic_write_json, read_json
+
+INDEX_FILE = "index.json"
+
+
+@dataclass
+class Entry:
+    """One frozen policy of the menagerie."""
+
+    id: int
+    step: int
+    tags: dict = field(default_factory=dict)
+    policy: Any = None
+    file: str | None = None  # policy file name inside the menagerie folder, once saved
+
+    def __repr__(self) -> str:
+        return f"Entry(id={self.id}, step={self.step}, tags={self.tags})"
+
+
+class Menagerie:
+    """Ordered set of frozen policies with stable, increasing, never-reused ids."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, Entry] = {}
+        self._next_id = 0
+
+    # -- building -------------------------------------------------------------------------
+    def add(self, policy: Any, *, step: int = 0, **tags: Any) -> Entry:
+        """Append ``policy`` as a new entry and return it."""
+        if not isinstance(step, (int,)) or isinstance(step, bool) or step < 0:
+            raise ValueError(f"step must be a non-negative integer, got {step!r}")
+        entry = Entry(id=self._next_id, step=int(step), tags=dict(tags), policy=policy)
+        self._entries[entry.id] = entry
+        self._next_id += 1
+        return entry
+
+    def discard(self, entry_id: int) -> Entry:
+        """Remove an entry; its id is never given out again."""
+        if entry_id not in self._entries:
+            raise ValueError(f"entry_id {entry_id!r} is not in the menagerie (ids: {self.ids[:10]}...)")
+        return self._entries.pop(entry_id)
+
+    # -- reading --------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(list(self._entries.values()))
+
+    def __getitem__(self, entry_id: int) -> Entry:
+        try:
+            return self._entries[entry_id]
+        except KeyError:
+            raise KeyError(f"no entry with id {entry_id!r}") from None
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._entries
+
+    @property
+    def ids(self) -> list[int]:
+        return list(self._entries)
+
+    @property
+    def entries(self) -> list[Entry]:
+        return list(self._entries.values())
+
+    @property
+    def next_id(self) -> int:
+        return self._next_id
+
+    @property
+    def latest(self) -> Entry:
+        if not self._entries:
+            raise ValueError("the menagerie is empty: there is no latest entry")
+        return self._entries[next(reversed(self._entries))]
+
+    def where(self, **tags: Any) -> list[Entry]:
+        """Entries whose tags contain every given ``key=value``."""
+        return [e for e in self._entries.values() if all(e.tags.get(k) == v for k, v in tags.items())]
+
+    # -- persistence ----------------------------------------------------------------------
+    def save(self, directory: str | os.PathLike, save_policy: Callable[[Any, str], None] | None = None) -> Path:
+        """Write every not-yet-saved policy (once per shared object) and then the index, atomically.
+
+        ``save_policy(policy, path)`` writes one policy; without it only the index is written.
+        Policy files are never rewritten (frozen policies do not change), so saving is incremental.
+        """
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        if save_policy is not None:
+            written: dict[int, str] = {id(e.policy): e.file for e in self._entries.values() if e.file}
+            for entry in self._entries.values():
+                if entry.policy is None or entry.file is not None:
+                    continue
+                key = id(entry.policy)
+                if key not in written:
+                    name = f"policy_{entry.id:06d}.pt"
+                    atomic_write(directory / name, lambda tmp, p=entry.policy: save_policy(p, tmp))
+                    written[key] = name
+                entry.file = written[key]
+        index = {
+            "next_id": self._next_id,
+            "entries": [{"id": e.id, "step": e.step, "tags": e.tags, "file": e.file} for e in self._entries.values()],
+        }
+        return atomic_write_json(directory / INDEX_FILE, index)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike, load_policy: Callable[[str], Any] | None = None) -> "Menagerie":
+        """Read a menagerie written by ``save``; entries sharing a file share one loaded policy."""
+        directory = Path(directory)
+        index = read_json(directory / INDEX_FILE)
+        menagerie = cls()
+        loaded: dict[str, Any] = {}
+        for row in index["entries"]:
+            policy = None
+            if load_policy is not None and row["file"]:
+                if row["file"] not in loaded:
+                    loaded[row["file"]] = load_policy(str(directory / row["file"]))
+                policy = loaded[row["file"]]
+            entry = Entry(id=int(row["id"]), step=int(row["step"]), tags=dict(row["tags"]), policy=policy, file=row["file"])
+            menagerie._entries[entry.id] = entry
+        menagerie._next_id = int(index["next_id"])
+        return menagerie

@@ -1,0 +1,409 @@
+"""Self-play schemes as ⟨Ω, G⟩ (spec-selfplay §1–2).
+
+A scheme is two plain functions of what a trainer can show it, never of the RL algorithm:
+
+* Ω — ``distribution(menagerie, payoff) -> {entry_id: probability}``, the policy sampling
+  distribution, explicit so that it can be tested and plotted; ``sample`` draws from it.
+* G — ``curate(menagerie, learner, payoff, outcome) -> Curation``, the curator: whether the
+  learner's frozen snapshot enters the menagerie and which entries leave.
+
+``learner`` is a ``LearnerInfo`` (name, episode, step, weight version and a ``snapshot`` callable
+returning the frozen policy); ``outcome`` is the learner's score in the episode that just ended
+(1 win, ½ draw, 0 loss).
+
+δ-window (spec §2): with M entries at positions 0..M−1 in order of entry, the window is the
+positions ⌈δ·(M−1)⌉ … M−1 (δ = 0: the whole history; δ = 1: only the latest).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from selfplay.menagerie import Entry, Menagerie
+from selfplay.payoff import Payoff
+
+
+@dataclass
+class LearnerInfo:
+    """What a scheme may know of the learner (never its algorithm)."""
+
+    name: str = "learner"
+    episode: int = 0
+    step: int = 0
+    weight_version: int = 0
+    snapshot: Callable[[], Any] | None = None
+
+
+@dataclass
+class Curation:
+    """What G did: the entries it added and those it discarded."""
+
+    added: list[Entry] = field(default_factory=list)
+    discarded: list[Entry] = field(default_factory=list)
+    reset_to: Any = None  # a policy the learner must ``restore`` (league exploiters), else None
+
+
+class Scheme:
+    """Base class: subclasses define ``distribution`` (Ω) and ``curate`` (G)."""
+
+    name: str = "scheme"
+
+    def distribution(self, menagerie: Menagerie, payoff: Payoff | None = None) -> dict[int, float]:
+        raise NotImplementedError
+
+    def curate(
+        self, menagerie: Menagerie, learner: LearnerInfo, payoff: Payoff | None = None, outcome: float | None = None
+    ) -> Curation:
+        raise NotImplementedError
+
+    def sample(self, menagerie: Menagerie, payoff: Payoff | None = None, rng: np.random.Generator | None = None) -> Entry:
+        """Draw one opponent from Ω."""
+        return self.sample_many(menagerie, 1, payoff, rng)[0]
+
+    def sample_many(
+        self, menagerie: Menagerie, n: int, payoff: Payoff | None = None, rng: np.random.Generator | None = None
+    ) -> list[Entry]:
+        """Draw ``n`` independent opponents from Ω (one computation of Ω for all of them)."""
+        if len(menagerie) == 0:
+            raise ValueError("menagerie is empty: add the initial policy before sampling opponents")
+        rng = np.random.default_rng() if rng is None else rng
+        dist = self.distribution(menagerie, payoff)
+        ids = list(dist)
+        probs = np.fromiter(dist.values(), dtype=float, count=len(ids))
+        picks = rng.choice(len(ids), size=n, p=probs / probs.sum())
+        return [menagerie[ids[i]] for i in picks]
+
+    # Schemes with internal state (PSRO) override these so that a run can be resumed.
+    def state_dict(self) -> dict:
+        return {}
+
+    def load_state_dict(self, state: dict) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+# -- helpers shared by the history-based schemes --------------------------------------------
+
+
+def check_delta(delta: Any) -> float:
+    if not isinstance(delta, (int, float)) or isinstance(delta, bool) or math.isnan(delta) or not 0.0 <= delta <= 1.0:
+        raise ValueError(f"delta must be a number in [0, 1], got {delta!r}")
+    return float(delta)
+
+
+def delta_window_start(delta: float, size: int) -> int:
+    """First position of the δ-window, ⌈δ·(M−1)⌉ (robust to float round-off such as 0.1·30)."""
+    if size <= 0:
+        raise ValueError("menagerie is empty: the δ-window needs at least one entry")
+    return min(size - 1, math.ceil(delta * (size - 1) - 1e-9))
+
+
+class _SnapshotEveryEpisode:
+    """G of the δ-schemes: add the learner's snapshot every ``add_every`` episodes, or after each
+    policy update (``add_every="update"``); never discard."""
+
+    def _init_adding(self, add_every: int | str) -> None:
+        if add_every != "update" and not (isinstance(add_every, int) and add_every >= 1):
+            raise ValueError(f"add_every must be a positive integer (episodes) or 'update', got {add_every!r}")
+        self.add_every = add_every
+        self._episodes_since_add = 0
+
+    def _wants_snapshot(self, menagerie: Menagerie, learner: LearnerInfo) -> bool:
+        if self.add_every == "update":
+            latest = menagerie.latest.tags.get("weight_version") if len(menagerie) else None
+            return latest != learner.weight_version
+        self._episodes_since_add += 1
+        if self._episodes_since_add >= self.add_every:
+            self._episodes_since_add = 0
+            return True
+        return False
+
+    def curate(
+        self, menagerie: Menagerie, learner: LearnerInfo, payoff: Payoff | None = None, outcome: float | None = None
+    ) -> Curation:
+        if not self._wants_snapshot(menagerie, learner):
+            return Curation()
+        return Curation(added=[add_snapshot(menagerie, learner)])
+
+    def state_dict(self) -> dict:
+        return {"episodes_since_add": self._episodes_since_add}
+
+    def load_state_dict(self, state: dict) -> None:
+        self._episodes_since_add = int(state.get("episodes_since_add", 0))
+
+
+def add_snapshot(menagerie: Menagerie, learner: LearnerInfo, **tags: Any) -> Entry:
+    """Add the learner's frozen snapshot with the standard tags."""
+    if learner.snapshot is None:
+        raise ValueError("learner.snapshot is None: the scheme needs a callable returning a frozen policy")
+    return menagerie.add(
+        learner.snapshot(),
+        step=int(learner.step),
+        player=learner.name,
+        episode=int(learner.episode),
+        weight_version=int(learner.weight_version),
+        **tags,
+    )
+
+
+# -- the schemes ----------------------------------------------------------------------------
+
+
+class NaiveSelfPlay(Scheme):
+    """Naive SP: Ω puts all mass on the latest entry; G replaces the menagerie by the latest
+    snapshot whenever the learner's weights changed (spec §2)."""
+
+    def __init__(self, name: str = "naive") -> None:
+        self.name = name
+
+    def distribution(self, menagerie: Menagerie, payoff: Payoff | None = None) -> dict[int, float]:
+        return {menagerie.latest.id: 1.0}
+
+    def curate(
+        self, menagerie: Menagerie, learner: LearnerInfo, payoff: Payoff | None = None, outcome: float | None = None
+    ) -> Curation:
+        if len(menagerie) and menagerie.latest.tags.get("weight_version") == learner.weight_version:
+            return Curation()
+        added = add_snapshot(menagerie, learner)
+        discarded = [menagerie.discard(e.id) for e in menagerie if e.id != added.id]
+        return Curation(added=[added], discarded=discarded)
+
+
+class DeltaUniform(_SnapshotEveryEpisode, Scheme):
+    """δ-Uniform: Ω uniform over the δ-window; G adds a snapshot every episode (spec §2)."""
+
+    def __init__(self, delta: float = 0.0, add_every: int | str = 1, name: str | None = None) -> None:
+        self.delta = check_delta(delta)
+        self._init_adding(add_every)
+        self.name = name or f"delta-uniform:delta={_fmt(self.delta)}"
+
+    def distribution(self, menagerie: Menagerie, payoff: Payoff | None = None) -> dict[int, float]:
+        ids = menagerie.ids
+        window = ids[delta_window_start(self.delta, len(ids)):]
+        return {i: 1.0 / len(window) for i in window}
+
+
+class DeltaLimitUniform(_SnapshotEveryEpisode, Scheme):
+    """δ-Limit-Uniform: over the δ-window, weight of position e ∝ 1/(M − e)² (the latest 1, the one
+    before ¼, ...), normalised; G as δ-Uniform (spec §2)."""
+
+    def __init__(self, delta: float = 0.0, add_every: int | str = 1, name: str | None = None) -> None:
+        self.delta = check_delta(delta)
+        self._init_adding(add_every)
+        self.name = name or f"delta-limit-uniform:delta={_fmt(self.delta)}"
+
+    def distribution(self, menagerie: Menagerie, payoff: Payoff | None = None) -> dict[int, float]:
+        ids = menagerie.ids
+        size = len(ids)
+        start = delta_window_start(self.delta, size)
+        weights = 1.0 / (size - np.arange(start, size, dtype=float)) ** 2
+        weights /= weights.sum()
+        return dict(zip(ids[start:], weights.tolist()))
+
+
+META_SOLVERS = ("maxent", "lp", "uniform", "rectified", "alpha_rank")
+META_GAMES = ("shift", "logit")
+
+# An evaluator plays ``entry`` against each of ``opponents`` for ``matches`` matches and returns
+# entry's win rates (draws counted ½), shape (len(opponents),).
+Evaluator = Callable[[Entry, Sequence[Entry], int], np.ndarray]
+
+
+def resolve_meta_solver(solver: str | Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
+    """Name → meta-solver function of ``analysis.nash`` (each maps an antisymmetric A to p)."""
+    if callable(solver):
+        return solver
+    if solver not in META_SOLVERS:
+        raise ValueError(f"solver must be one of {META_SOLVERS} or a callable, got {solver!r}")
+    from analysis import nash  # numpy/scipy only
+
+    function = getattr(nash, {"maxent": "maxent_nash", "lp": "lp_nash", "rectified": "rectified_nash"}.get(solver, solver), None)
+    if function is None:
+        raise ValueError(f"solver {solver!r} is not available in analysis.nash")
+    return function
+
+
+class PSRO(Scheme):
+    """PSRO as the paper's authors framed it (spec §2).
+
+    Ω: the meta-solver's solution of the menagerie's empirical meta-game (maxent Nash of
+    A = W − ½ by default); the live learner is never its own opponent.
+    G: when the learner's win rate over its last ``window`` episodes reaches ``threshold`` — or the
+    iteration has lasted ``max_episodes_per_iteration`` episodes (the oracle always ends) — add a
+    frozen copy, fill its row/column of the meta-game with ``matches_per_pair`` matches against every
+    entry (through ``evaluate``, which the trainer supplies), re-solve, and reset the window.
+    """
+
+    def __init__(
+        self,
+        solver: str | Callable[[np.ndarray], np.ndarray] = "maxent",
+        threshold: float = 0.72,
+        window: int = 50,
+        matches_per_pair: int = 25,
+        max_episodes_per_iteration: int = 1000,
+        meta_game: str = "shift",
+        evaluate: Evaluator | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not (isinstance(threshold, (int, float)) and 0.0 < threshold <= 1.0):
+            raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
+        for label, value in (("window", window), ("matches_per_pair", matches_per_pair),
+                             ("max_episodes_per_iteration", max_episodes_per_iteration)):
+            if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+                raise ValueError(f"{label} must be a positive integer, got {value!r}")
+        if meta_game not in META_GAMES:
+            raise ValueError(f"meta_game must be one of {META_GAMES}, got {meta_game!r}")
+        if not callable(solver) and solver not in META_SOLVERS:
+            raise ValueError(f"solver must be one of {META_SOLVERS} or a callable, got {solver!r}")
+        self.solver = solver  # a name is resolved to analysis.nash's function at first use
+        self.threshold = float(threshold)
+        self.window = window
+        self.matches_per_pair = matches_per_pair
+        self.max_episodes_per_iteration = max_episodes_per_iteration
+        self.meta_game = meta_game
+        self.evaluate = evaluate
+        self.name = name or "psro"
+        self._outcomes: deque[float] = deque(maxlen=window)
+        self._episodes_in_iteration = 0
+        self._meta: dict[tuple[int, int], float] = {}  # win rate of i against j, both orders stored
+        self._solution: dict[int, float] = {}
+        self.iterations = 0
+
+    # Ω ------------------------------------------------------------------------------------
+    def meta_matrix(self, ids: Sequence[int]) -> np.ndarray:
+        """The empirical meta-game W over ``ids`` (0.5 on the diagonal and for unplayed pairs)."""
+        return np.array([[0.5 if i == j else self._meta.get((i, j), 0.5) for j in ids] for i in ids])
+
+    def solve(self, ids: Sequence[int]) -> dict[int, float]:
+        W = self.meta_matrix(ids)
+        if self.meta_game == "shift":
+            A = W - 0.5
+        else:
+            Wc = np.clip(W, 1e-3, 1 - 1e-3)
+            A = np.log(Wc / (1 - Wc))
+        p = np.asarray(resolve_meta_solver(self.solver)(A), dtype=float)
+        p = np.clip(p, 0.0, None)
+        p /= p.sum()
+        return dict(zip(ids, p.tolist()))
+
+    def distribution(self, menagerie: Menagerie, payoff: Payoff | None = None) -> dict[int, float]:
+        ids = menagerie.ids
+        if len(ids) == 0:
+            raise ValueError("menagerie is empty: PSRO needs the initial policy as its first entry")
+        if set(self._solution) != set(ids):
+            self._solution = self.solve(ids)
+        return {i: p for i, p in self._solution.items() if p > 0.0}
+
+    # G ------------------------------------------------------------------------------------
+    def curate(
+        self, menagerie: Menagerie, learner: LearnerInfo, payoff: Payoff | None = None, outcome: float | None = None
+    ) -> Curation:
+        if outcome is None:
+            raise ValueError("outcome is required by PSRO.curate: the learner's score (1, 0.5, 0) in the episode")
+        self._outcomes.append(float(outcome))
+        self._episodes_in_iteration += 1
+        beaten = len(self._outcomes) == self.window and np.mean(self._outcomes) >= self.threshold
+        if not (beaten or self._episodes_in_iteration >= self.max_episodes_per_iteration):
+            return Curation()
+        if self.evaluate is None:
+            raise ValueError("PSRO.evaluate is not set: the trainer must supply an evaluator to fill the meta-game")
+        opponents = menagerie.entries
+        entry = add_snapshot(menagerie, learner, psro_iteration=self.iterations + 1, beaten=bool(beaten))
+        rates = np.asarray(self.evaluate(entry, opponents, self.matches_per_pair), dtype=float)
+        if rates.shape != (len(opponents),):
+            raise ValueError(f"evaluate returned shape {rates.shape}, expected ({len(opponents)},)")
+        for opp, w in zip(opponents, rates):
+            self._meta[(entry.id, opp.id)] = float(w)
+            self._meta[(opp.id, entry.id)] = 1.0 - float(w)
+        self._solution = self.solve(menagerie.ids)
+        self._outcomes.clear()
+        self._episodes_in_iteration = 0
+        self.iterations += 1
+        return Curation(added=[entry])
+
+    def state_dict(self) -> dict:
+        return {
+            "outcomes": list(self._outcomes),
+            "episodes_in_iteration": self._episodes_in_iteration,
+            "meta": [[i, j, w] for (i, j), w in self._meta.items()],
+            "iterations": self.iterations,
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self._outcomes = deque(state["outcomes"], maxlen=self.window)
+        self._episodes_in_iteration = int(state["episodes_in_iteration"])
+        self._meta = {(int(i), int(j)): float(w) for i, j, w in state["meta"]}
+        self.iterations = int(state["iterations"])
+        self._solution = {}
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+# -- spec strings -----------------------------------------------------------------------------
+
+SCHEME_NAMES = ("naive", "delta-uniform", "delta-limit-uniform", "psro", "league")
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"name:key=value,key=value"`` → (name, {key: value}) with numbers converted."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"scheme spec must be a non-empty string like 'delta-uniform:delta=0.5', got {spec!r}")
+    name, _, rest = spec.strip().partition(":")
+    kwargs: dict[str, Any] = {}
+    if rest:
+        for part in rest.split(","):
+            key, eq, value = part.partition("=")
+            if not eq or not key.strip() or not value.strip():
+                raise ValueError(f"malformed scheme spec {spec!r}: expected key=value pairs after ':', got {part!r}")
+            kwargs[key.strip()] = _parse_value(value.strip())
+    return name.strip(), kwargs
+
+
+def _parse_value(text: str) -> Any:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def make_scheme(spec: str, **overrides: Any) -> Scheme:
+    """Build a scheme from a spec string; the string becomes the scheme's display name.
+
+    ``naive`` · ``delta-uniform:delta=D`` · ``delta-limit-uniform:delta=D`` (both also take
+    ``add_every=K|update``) · ``psro[:solver=maxent|lp|uniform|rectified|alpha_rank,threshold=,window=,
+    matches_per_pair=,max_episodes_per_iteration=,meta_game=shift|logit]`` ·
+    ``league[:main=1,main_exploiters=1,league_exploiters=2,...]`` (an ``AlphaStarLeague``).
+    ``overrides`` (e.g. ``evaluate=`` for PSRO) are passed to the constructor.
+    """
+    name, kwargs = parse_spec(spec)
+    kwargs.update(overrides)
+    allowed = {
+        "naive": set(),
+        "delta-uniform": {"delta", "add_every"},
+        "delta-limit-uniform": {"delta", "add_every"},
+        "psro": {"solver", "threshold", "window", "matches_per_pair", "max_episodes_per_iteration", "meta_game", "evaluate"},
+    }
+    if name == "league":
+        from selfplay.league import AlphaStarLeague, LeagueConfig
+
+        return AlphaStarLeague(LeagueConfig.from_kwargs(kwargs), name=spec.strip())
+    if name not in allowed:
+        raise ValueError(f"unknown scheme {name!r} in spec {spec!r}; known schemes: {', '.join(SCHEME_NAMES)}")
+    unknown = set(kwargs) - allowed[name]
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {sorted(unknown)} for scheme {name!r}; allowed: {sorted(allowed[name]) or 'none'}")
+    if name in ("delta-uniform", "delta-limit-uniform") and "delta" not in kwargs:
+        raise ValueError(f"scheme {name!r} needs delta, e.g. '{name}:delta=0.5'")
+    cls = {"naive": NaiveSelfPlay, "delta-uniform": DeltaUniform, "delta-limit-uniform": DeltaLimitUniform, "psro": PSRO}[name]
+    return cls(name=spec.strip(), **kwargs)
