@@ -1,0 +1,109 @@
+"""Unit data of the SMAC simulator: one table of SC2 unit stats (spec-smac.md §8) and SMAC's
+per-type constants (§1, §4).
+
+All times are in *Normal* game-seconds; the game runs ``LOOPS_PER_SECOND`` = 16 game loops per
+Normal second and one environment step is ``STEP_MUL`` = 8 loops (§1). The engine works in loops:
+``speed_per_loop = speed / 16``, ``cooldown_loops = cooldown_s * 16``.
+
+Attributes are bit flags so that "bonus damage vs armored" is one ``&`` on tensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LOOPS_PER_SECOND = 16  # Normal game speed (§1)
+STEP_MUL = 8  # game loops per environment step (§1)
+SIGHT_RANGE = 9.0  # SMAC's feature sight range (§3, §8)
+SHOOT_RANGE = 6.0  # SMAC's action-mask shoot range (§2, §8)
+MOVE_AMOUNT = 2.0  # distance of one move action (§2)
+
+# Cooldown jitter of the real game: every shot's cooldown varies by -1..+2 loops (§1).
+COOLDOWN_JITTER_LOW = -1
+COOLDOWN_JITTER_HIGH = 2
+
+# Shields regenerate 2/s after 10 s without damage; zerg units regenerate 0.2734 hp/s (§8).
+SHIELD_REGEN_PER_S = 2.0
+SHIELD_REGEN_DELAY_S = 10.0
+ZERG_REGEN_PER_S = 0.2734
+
+# Medivac (§8): heals 9 hp/s, 1 energy per 3 hp healed, bio targets only, range 4;
+# energy max 200, starts at 50, regenerates 0.5625/s.
+MEDIVAC_HEAL_PER_S = 9.0
+MEDIVAC_HP_PER_ENERGY = 3.0
+MEDIVAC_MAX_ENERGY = 200.0
+MEDIVAC_START_ENERGY = 50.0
+MEDIVAC_ENERGY_REGEN_PER_S = 0.5625
+
+# Colossus line splash (approximation, documented): every enemy ground unit whose centre lies within
+# COLOSSUS_LINE_HALF_LENGTH (+ its radius) of the target along the line perpendicular to the
+# attack direction, and within COLOSSUS_LINE_HALF_WIDTH (+ its radius) across it, takes the hit.
+COLOSSUS_LINE_HALF_LENGTH = 1.4
+COLOSSUS_LINE_HALF_WIDTH = 0.3
+
+# Attribute bit flags.
+LIGHT, ARMORED, BIO, MECH, MASSIVE = 1, 2, 4, 8, 16
+ATTRIBUTE_NAMES = {"light": LIGHT, "armored": ARMORED, "bio": BIO, "mech": MECH, "massive": MASSIVE}
+
+
+@dataclass(frozen=True)
+class UnitStats:
+    """One row of spec §8.  ``damage`` is per hit; ``hits`` hits per attack; ``bonus`` is added per
+    hit against targets with any attribute in ``bonus_vs``.  ``cooldown_s`` is Normal seconds."""
+
+    name: str
+    race: str  # "T", "P" or "Z"
+    hp: float
+    shield: float
+    armor: float
+    attributes: int
+    speed: float
+    radius: float
+    damage: float
+    bonus: float
+    bonus_vs: int
+    hits: int
+    weapon_range: float
+    cooldown_s: float
+    max_cooldown: float  # SMAC's state normaliser (§4); Medivac: max energy
+    air: bool = False
+    hits_air: bool = False  # can target air units
+    splash: str = ""  # "", "line" (colossus), "explode" (baneling)
+    splash_radius: float = 0.0
+    heals: bool = False
+
+    @property
+    def cooldown_loops(self) -> float:
+        return self.cooldown_s * LOOPS_PER_SECOND
+
+    @property
+    def speed_per_loop(self) -> float:
+        return self.speed / LOOPS_PER_SECOND
+
+
+# Spec §8, one table.  max_cooldown from §4 (SMAC's ``unit_max_cooldown``).
+UNIT_STATS: dict[str, UnitStats] = {
+    s.name: s
+    for s in [
+        UnitStats("marine", "T", 45, 0, 0, LIGHT | BIO, 2.25, 0.375, 6, 0, 0, 1, 5, 0.861, 15, hits_air=True),
+        UnitStats("marauder", "T", 125, 0, 1, ARMORED | BIO, 2.25, 0.5625, 10, 10, ARMORED, 1, 6, 1.5, 25),
+        UnitStats("medivac", "T", 150, 0, 1, ARMORED | MECH, 2.75, 0.75, 0, 0, 0, 0, 4, 0.0,
+                  MEDIVAC_MAX_ENERGY, air=True, heals=True),
+        UnitStats("stalker", "P", 80, 80, 1, ARMORED | MECH, 2.9531, 0.625, 13, 5, ARMORED, 1, 6, 1.87, 35,
+                  hits_air=True),
+        UnitStats("zealot", "P", 100, 50, 1, LIGHT | BIO, 2.25, 0.5, 8, 0, 0, 2, 0.1, 1.2, 22),
+        UnitStats("colossus", "P", 200, 150, 1, ARMORED | MECH | MASSIVE, 2.25, 1.0, 10, 5, LIGHT, 2, 7, 1.5, 24,
+                  splash="line"),
+        UnitStats("zergling", "Z", 35, 0, 0, LIGHT | BIO, 2.9531, 0.375, 5, 0, 0, 1, 0.1, 0.696, 11),
+        UnitStats("hydralisk", "Z", 80, 0, 0, LIGHT | BIO, 2.25, 0.625, 12, 0, 0, 1, 5, 0.825, 10, hits_air=True),
+        UnitStats("baneling", "Z", 30, 0, 0, BIO, 2.5, 0.375, 20, 15, LIGHT, 1, 0.25, 0.0, 1,
+                  splash="explode", splash_radius=2.2),
+    ]
+}
+
+
+def unit_stats(name: str) -> UnitStats:
+    """The §8 row of unit ``name``; raises ``ValueError`` for an unknown unit."""
+    if name not in UNIT_STATS:
+        raise ValueError(f"unit name {name!r} is unknown; allowed: {sorted(UNIT_STATS)}")
+    return UNIT_STATS[name]
