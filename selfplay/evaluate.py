@@ -1,0 +1,140 @@
+"""Evaluation: head-to-head matches between frozen policies, batched across pairs (spec-selfplay §6).
+
+``play_matches`` plays every pair of a list in both seats (half the matches each) — all the games of
+many pairs in one batched environment, each seat's actions computed for all games in one population
+forward pass (``stack_policies``) or, without one, one pass per distinct policy.
+``evaluate_run`` turns a run's evaluation checkpoints into a winrate matrix and its summaries;
+``cross_population`` does the same between two runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+
+from selfplay.batching import assign_state, group_by_policy, index_state
+from selfplay.registry import make_env
+
+
+def play_matches(
+    env_name: str,
+    policies: Sequence[Any],
+    pairs: np.ndarray,
+    matches_per_pair: int,
+    seed: int = 0,
+    stack_policies: Callable[[list], Any] | None = None,
+    max_games: int = 16384,
+    device: str = "cpu",
+) -> np.ndarray:
+    """Scores of ``policies[home]`` against ``policies[away]`` for every row ``(home, away)`` of
+    ``pairs``: an array ``(len(pairs), matches_per_pair)`` of 1 / ½ / 0. The first ⌈M/2⌉ matches of a
+    pair seat home in seat 0, the rest in seat 1."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    if matches_per_pair < 1:
+        raise ValueError(f"matches_per_pair must be ≥ 1, got {matches_per_pair!r}")
+    if len(pairs) and (pairs.min() < 0 or pairs.max() >= len(policies)):
+        raise ValueError(f"pairs must index into the {len(policies)} policies")
+    home = np.repeat(pairs[:, 0], matches_per_pair)
+    away = np.repeat(pairs[:, 1], matches_per_pair)
+    home_seat = np.tile((np.arange(matches_per_pair) >= (matches_per_pair + 1) // 2).astype(np.int64), len(pairs))
+    seat0 = np.where(home_seat == 0, home, away)
+    seat1 = np.where(home_seat == 0, away, home)
+    stack = stack_policies(list(policies)) if stack_policies is not None and len(policies) > 1 else None
+    winners = np.empty(len(home), dtype=np.int64)
+    draws = np.empty(len(home), dtype=bool)
+    for chunk, start in enumerate(range(0, len(home), max_games)):
+        sl = slice(start, start + max_games)
+        w, d = _play_games(env_name, policies, stack, seat0[sl], seat1[sl], seed + chunk, device)
+        winners[sl], draws[sl] = w, d
+    scores = np.where(draws, 0.5, (winners == home_seat).astype(float))
+    return scores.reshape(len(pairs), matches_per_pair)
+
+
+def _play_games(env_name, policies, stack, seat0, seat1, seed, device):
+    """Play one game per row (policy indices per seat) until every game has ended once."""
+    n = len(seat0)
+    env = make_env(env_name, n, seed=seed, device=device)
+    obs = env.reset()
+    players = [torch.as_tensor(seat0), torch.as_tensor(seat1)]
+    groups = [group_by_policy([policies[i] for i in p.tolist()]) for p in players] if stack is None else None
+    states = [stack.initial_state(n) if stack is not None else policies[int(p[0])].initial_state(n) for p in players]
+    start = torch.ones(n, dtype=torch.bool)
+    winner = torch.full((n,), -1, dtype=torch.long)
+    draw = torch.zeros(n, dtype=torch.bool)
+    ended = torch.zeros(n, dtype=torch.bool)
+    with torch.no_grad():
+        while not bool(ended.all()):
+            masks = env.action_masks()
+            actions = []
+            for s in range(2):
+                if stack is not None:
+                    a, states[s], _ = stack.act(obs[s], states[s], players[s], masks[s], start)
+                else:
+                    a = torch.empty(obs[s].shape[:-1], dtype=torch.long)
+                    for policy, games in groups[s]:
+                        idx = torch.as_tensor(games)
+                        a_g, st, _ = policy.act(obs[s][idx], index_state(states[s], idx), masks[s][idx], start[idx])
+                        a[idx] = a_g
+                        assign_state(states[s], idx, st)
+                actions.append(a)
+            obs, _, done, info = env.step(actions)
+            first = done & ~ended
+            winner[first] = info["winner"][first]
+            draw[first] = info["draw"][first]
+            ended |= done
+            start = done.clone()
+    return winner.numpy(), draw.numpy()
+
+
+def round_robin_pairs(n: int) -> np.ndarray:
+    """All unordered pairs i < j of ``n`` policies."""
+    i, j = np.triu_indices(n, k=1)
+    return np.stack([i, j], axis=1)
+
+
+@dataclass
+class PopulationEvaluation:
+    ids: list[int]
+    W: np.ndarray  # W[i, j]: win rate of checkpoint i against j (W + Wᵀ = 1, diagonal ½)
+    counts: np.ndarray  # matches per cell
+    nash: np.ndarray  # maxent Nash of A = W − ½
+    lower_triangle_winrate: float
+
+
+def winrate_from_pair_scores(n: int, pairs: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fill W (diagonal ½) and per-cell match counts from per-pair scores of ``pairs[:, 0]``."""
+    W = np.full((n, n), 0.5)
+    counts = np.zeros((n, n), dtype=np.int64)
+    mean = scores.mean(axis=1)
+    W[pairs[:, 0], pairs[:, 1]] = mean
+    W[pairs[:, 1], pairs[:, 0]] = 1.0 - mean
+    counts[pairs[:, 0], pairs[:, 1]] = counts[pairs[:, 1], pairs[:, 0]] = scores.shape[1]
+    return W, counts
+
+
+def evaluate_population(env_name: str, policies: Sequence[Any], matches_per_pair: int, seed: int = 0,
+                        stack_policies=None, device: str = "cpu", ids: Sequence[int] | None = None) -> PopulationEvaluation:
+    """Winrate matrix of every pair (both seats), its maxent Nash and lower-triangle win rate."""
+    from analysis.nash import maxent_nash
+    from analysis.winrate import lower_triangle_winrate
+
+    n = len(policies)
+    pairs = round_robin_pairs(n)
+    scores = play_matches(env_name, policies, pairs, matches_per_pair, seed, stack_policies, device=device)
+    W, counts = winrate_from_pair_scores(n, pairs, scores)
+    return PopulationEvaluation(list(ids) if ids is not None else list(range(n)), W, counts,
+                                maxent_nash(W - 0.5), float(lower_triangle_winrate(W)))
+
+
+def cross_population(env_name: str, P: Sequence[Any], Q: Sequence[Any], matches_per_pair: int, seed: int = 0,
+                     stack_policies=None, device: str = "cpu") -> np.ndarray:
+    """W_PQ[i, j]: win rate of P[i] against Q[j]."""
+    policies = list(P) + list(Q)
+    ii, jj = np.meshgrid(np.arange(len(P)), np.arange(len(Q)), indexing="ij")
+    pairs = np.stack([ii.ravel(), jj.ravel() + len(P)], axis=1)
+    scores = play_matches(env_name, policies, pairs, matches_per_pair, seed, stack_policies, device=device)
+    return scores.mean(axis=1).reshape(len(P), len(Q))

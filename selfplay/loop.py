@@ -1,0 +1,300 @@
+"""The generic self-play loop (spec-selfplay §1, architecture.md "Self-play loop").
+
+``num_envs`` games run at once. Each game draws its opponent from Ω when it starts and seats the
+learner at random; opponents act grouped by policy object (one forward pass per group). After every
+step the learner records its reward; when its horizon is full it updates. Every finished game is
+scored for the learner (1 win, ½ draw, 0 loss), recorded in the payoff table and matches.csv, and
+then G curates the menagerie — in the order games finished. Evaluation checkpoints (separate from the
+menagerie) are taken every ``episodes / checkpoints`` episodes. After each update the whole run state
+is written atomically to the run directory, so a killed run resumes from its last update: games in
+flight at the kill are abandoned (they were never counted), and the run ends with exactly
+``episodes`` counted episodes.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from selfplay.batching import assign_state, group_by_policy, index_state
+from selfplay.menagerie import Menagerie
+from selfplay.payoff import Payoff
+from selfplay.registry import agent_kit, check_env_name, make_env
+from selfplay.rundir import MATCH_COLUMNS, RunDir, save_torch
+from selfplay.schemes import PSRO, LearnerInfo, Scheme, make_scheme
+
+LEARNER_KEY = "learner"
+
+
+@dataclass
+class TrainConfig:
+    """One training run: a learner trained by self-play under one scheme."""
+
+    env: str = "rirrps"
+    agent: str = "ppo-mlp"
+    scheme: str = "delta-uniform:delta=0"
+    episodes: int = 10_000
+    num_envs: int = 64
+    seed: int = 0
+    checkpoints: int = 100  # evaluation checkpoints, evenly spaced over the run
+    ppo: dict = field(default_factory=dict)  # overrides of the agent's config (horizon, minibatch_size, ...)
+    device: str = "cpu"
+    progress: bool = False
+    tensorboard: bool = True
+    torch_threads: int = 1  # small networks run fastest single-threaded (and runs can go in parallel)
+
+    def __post_init__(self) -> None:
+        check_env_name(self.env)
+        make_scheme(self.scheme)  # validates the spec string
+        agent_kit(self.agent)
+        for name in ("episodes", "num_envs", "checkpoints"):
+            v = getattr(self, name)
+            if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.checkpoints > self.episodes:
+            raise ValueError(f"checkpoints ({self.checkpoints}) must not exceed episodes ({self.episodes})")
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    episodes: int
+    updates: int
+    seconds: float
+    menagerie_size: int
+    checkpoints: int
+
+
+def learner_scores(winner: np.ndarray, draw: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """The learner's score per finished game: 1 if it won, ½ for a draw, 0 if it lost."""
+    return np.where(draw, 0.5, (winner == seat).astype(float))
+
+
+class SelfPlayTrainer:
+    """Owns one run: environment, learner, scheme, menagerie, payoff and run directory."""
+
+    def __init__(self, config: TrainConfig, out: str | Path, scheme: Scheme | None = None) -> None:
+        self.config = config
+        self.run = RunDir(out).create()
+        self.kit = agent_kit(config.agent)
+        self.env = make_env(config.env, config.num_envs, seed=config.seed, device=config.device)
+        self.learner = self.kit.make_learner(self.env, config.seed, **config.ppo)
+        self.scheme = scheme if scheme is not None else make_scheme(config.scheme)
+        if isinstance(self.scheme, PSRO) and self.scheme.evaluate is None:
+            self.scheme.evaluate = self._psro_evaluator
+        self.menagerie = Menagerie()
+        self.checkpoints = Menagerie()
+        self.payoff = Payoff()
+        self.rng = np.random.default_rng(config.seed)
+        self.episodes = 0
+        self.steps = 0
+        self.updates = 0
+        self.seconds = 0.0
+        self.matches: list[tuple] = []
+        self.metrics: list[dict] = []
+        self.trajectories: list[np.ndarray] = []
+        self._writer = None
+
+    # -- resumable state --------------------------------------------------------------------
+    def _learner_info(self) -> LearnerInfo:
+        return LearnerInfo(name=LEARNER_KEY, episode=self.episodes, step=self.steps,
+                           weight_version=self.learner.weight_version, snapshot=self.learner.snapshot)
+
+    def save(self) -> None:
+        """Write every part of the run; state.pt last, so it never points at missing files."""
+        self.menagerie.save(self.run.menagerie, self.kit.save_policy)
+        self.checkpoints.save(self.run.checkpoints, self.kit.save_policy)
+        self.run.write_rows(self.run.matches, MATCH_COLUMNS, self.matches)
+        if self.metrics:
+            columns = list(dict.fromkeys(k for row in self.metrics for k in row))
+            self.run.write_rows(self.run.metrics, columns, ([row.get(c, "") for c in columns] for row in self.metrics))
+        if self.trajectories:
+            from selfplay.io import atomic_write
+
+            data = np.concatenate(self.trajectories).astype(np.uint8)
+            atomic_write(self.run.trajectories, lambda tmp: np.savez_compressed(open(tmp, "wb"), vectors=data))
+        save_torch(self.run.state, {
+            "learner": self.learner.state_dict(), "scheme": self.scheme.state_dict(), "payoff": self.payoff.to_dict(),
+            "episodes": self.episodes, "steps": self.steps, "updates": self.updates, "seconds": self.seconds,
+            "rng": self.rng.bit_generator.state, "n_matches": len(self.matches), "n_metrics": len(self.metrics),
+            "n_trajectories": sum(len(t) for t in self.trajectories), "config": asdict(self.config),
+        })
+
+    def load(self) -> bool:
+        """Resume from ``state.pt`` if the run directory has one; returns whether it did."""
+        if not self.run.state.exists():
+            return False
+        import csv
+
+        import torch
+
+        state = torch.load(self.run.state, weights_only=False)
+        if state["config"] != asdict(self.config):
+            raise ValueError(f"run directory {self.run.root} holds a run with another configuration; "
+                             "use a new --out or the same settings to resume")
+        self.learner.load_state_dict(state["learner"])
+        self.scheme.load_state_dict(state["scheme"])
+        self.payoff = Payoff.from_dict(state["payoff"])
+        self.menagerie = Menagerie.load(self.run.menagerie, self.kit.load_policy)
+        self.checkpoints = Menagerie.load(self.run.checkpoints, self.kit.load_policy)
+        self.episodes, self.steps, self.updates = state["episodes"], state["steps"], state["updates"]
+        self.seconds = state["seconds"]
+        self.rng.bit_generator.state = state["rng"]
+        with open(self.run.matches, newline="") as f:
+            rows = list(csv.reader(f))[1:]
+        self.matches = [(int(e), l, int(o), int(s), float(sc)) for e, l, o, s, sc in rows[: state["n_matches"]]]
+        if self.run.metrics.exists() and state["n_metrics"]:
+            with open(self.run.metrics, newline="") as f:
+                self.metrics = [dict(r) for r in csv.DictReader(f)][: state["n_metrics"]]
+        if state["n_trajectories"]:
+            self.trajectories = [np.load(self.run.trajectories)["vectors"][: state["n_trajectories"]]]
+        # the environment restarts its games from a seed derived from the progress made
+        self.env = make_env(self.config.env, self.config.num_envs, seed=self.config.seed + 1_000_003 * self.updates,
+                            device=self.config.device)
+        return True
+
+    # -- PSRO's meta-game -------------------------------------------------------------------
+    def _psro_evaluator(self, entry, opponents, matches):
+        from selfplay.evaluate import play_matches
+
+        policies = [entry.policy] + [o.policy for o in opponents]
+        pairs = np.array([[0, j + 1] for j in range(len(opponents))])
+        scores = play_matches(self.config.env, policies, pairs, matches, seed=int(self.rng.integers(2**31)),
+                              stack_policies=self.kit.stack_policies, device=self.config.device)
+        return scores.mean(axis=1)
+
+    # -- the loop ---------------------------------------------------------------------------
+    def train(self) -> RunResult:
+        import torch
+
+        cfg = self.config
+        torch.set_num_threads(cfg.torch_threads)
+        resumed = self.load()
+        if not resumed:
+            self.run.write_config(cfg)
+            self.menagerie.add(self.learner.snapshot(), step=0, player=LEARNER_KEY, episode=0,
+                               weight_version=self.learner.weight_version)
+        checkpoint_every = cfg.episodes / cfg.checkpoints
+        n = cfg.num_envs
+        start = time.perf_counter() - self.seconds
+        bar = _progress(cfg, self.episodes)
+        if cfg.tensorboard:
+            self._writer = _tensorboard(self.run.tensorboard)
+
+        obs = self.env.reset()
+        seat = torch.as_tensor(self.rng.integers(0, 2, n))
+        opponents = self.scheme.sample_many(self.menagerie, n, self.payoff, self.rng)
+        opp_policies = [e.policy for e in opponents]
+        groups = group_by_policy(opp_policies)
+        learner_state = self.learner.initial_state(n)
+        opp_state = opp_policies[0].initial_state(n)
+        episode_start = torch.ones(n, dtype=torch.bool)
+        while self.episodes < cfg.episodes:
+            masks = self.env.action_masks()
+            learner_obs = _select(seat, obs)
+            opp_obs = _select(1 - seat, obs)
+            action, learner_state, _ = self.learner.act(learner_obs, learner_state, _select(seat, masks), episode_start)
+            opp_action = torch.empty_like(action)
+            opp_mask = _select(1 - seat, masks)
+            for policy, games in groups:
+                idx = torch.as_tensor(games)
+                a, s, _ = policy.act(opp_obs[idx], index_state(opp_state, idx), opp_mask[idx], episode_start[idx])
+                opp_action[idx] = a
+                assign_state(opp_state, idx, s)
+            zero = (seat == 0).view(-1, *([1] * (action.dim() - 1)))
+            obs, rewards, done, info = self.env.step([torch.where(zero, action, opp_action),
+                                                      torch.where(zero, opp_action, action)])
+            reward = _select(seat, rewards)
+            self.learner.record(reward, done)
+            self.steps += n
+            episode_start = done.clone()
+
+            if bool(done.any()):
+                finished = torch.nonzero(done).flatten().numpy()
+                finished = finished[: cfg.episodes - self.episodes]
+                scores = learner_scores(info["winner"].numpy()[finished], info["draw"].numpy()[finished],
+                                        seat.numpy()[finished])
+                traj = info.get("trajectory")
+                for k, game in enumerate(finished):
+                    opp_id = opponents[game].id
+                    self.payoff.update(LEARNER_KEY, opp_id, float(scores[k]))
+                    self.matches.append((self.episodes, LEARNER_KEY, opp_id, int(seat[game]), float(scores[k])))
+                    if traj is not None:
+                        self.trajectories.append(traj[int(seat[game])][game][None].numpy().astype(np.uint8))
+                    self.episodes += 1
+                    curation = self.scheme.curate(self.menagerie, self._learner_info(), self.payoff, float(scores[k]))
+                    if curation.reset_to is not None:
+                        self.learner.restore(curation.reset_to)
+                    if self.episodes >= (len(self.checkpoints) + 1) * checkpoint_every - 1e-9:
+                        self.checkpoints.add(self.learner.snapshot(), step=self.steps, episode=self.episodes,
+                                             weight_version=self.learner.weight_version)
+                if self._writer is not None:
+                    self._writer.add_scalar("selfplay/win_rate", float(scores.mean()), self.episodes)
+                    self._writer.add_scalar("selfplay/menagerie_size", len(self.menagerie), self.episodes)
+                if bar is not None:
+                    bar.update(len(finished))
+                # new games: new seats and new opponents from Ω as it is now
+                fin = torch.as_tensor(torch.nonzero(done).flatten())
+                new = self.scheme.sample_many(self.menagerie, len(fin), self.payoff, self.rng)
+                seat[fin] = torch.as_tensor(self.rng.integers(0, 2, len(fin)))
+                for g, entry in zip(fin.tolist(), new):
+                    opponents[g] = entry
+                    opp_policies[g] = entry.policy
+                groups = group_by_policy(opp_policies)
+
+            if self.learner.ready() and self.episodes < cfg.episodes:
+                metrics = self.learner.update()
+                self.updates += 1
+                row = {"update": self.updates, "episode": self.episodes, "step": self.steps,
+                       "menagerie_size": len(self.menagerie),
+                       "win_rate": float(np.mean([m[4] for m in self.matches[-200:]])) if self.matches else 0.5,
+                       **{k: float(v) for k, v in metrics.items()}}
+                self.metrics.append(row)
+                if self._writer is not None:
+                    for key, value in row.items():
+                        self._writer.add_scalar(f"train/{key}", value, self.steps)
+                self.seconds = time.perf_counter() - start
+                self.save()
+
+        self.seconds = time.perf_counter() - start
+        self.save()
+        if bar is not None:
+            bar.close()
+        if self._writer is not None:
+            self._writer.close()
+        return RunResult(self.run.root, self.episodes, self.updates, self.seconds, len(self.menagerie), len(self.checkpoints))
+
+
+def train(config: TrainConfig, out: str | Path) -> RunResult:
+    """Train (or resume) one run into ``out``."""
+    return SelfPlayTrainer(config, out).train()
+
+
+def _select(seat, per_seat: list):
+    """Per game, the entry of ``per_seat`` belonging to ``seat`` (0 or 1)."""
+    first, second = per_seat
+    shape = (-1,) + (1,) * (first.dim() - 1)
+    import torch
+
+    return torch.where(seat.view(shape) == 0, first, second)
+
+
+def _progress(cfg: TrainConfig, initial: int):
+    if not cfg.progress:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=cfg.episodes, initial=initial, desc=cfg.scheme, unit="ep", leave=False)
+
+
+def _tensorboard(path: Path):
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except Exception:  # tensorboard missing: the CSVs still hold every curve
+        return None
+    return SummaryWriter(str(path))
