@@ -121,17 +121,22 @@ class MapSpec:
         """bool (map_x, map_y), indexed [x, y]: True where ground units may stand."""
         return _terrain(self.terrain)[0].copy()
 
+    def cliff_grid(self) -> np.ndarray:
+        """bool (map_x, map_y): cliff cells that only cliff-walkers (colossi) may cross."""
+        return _terrain(self.terrain)[2].copy()
+
     def terrain_height(self) -> np.ndarray:
         """float (map_x, map_y) in [0, 1], indexed [x, y]."""
         return _terrain(self.terrain)[1].copy()
 
 
 @lru_cache(maxsize=None)
-def _terrain(kind: str) -> tuple[np.ndarray, np.ndarray]:
+def _terrain(kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     c = np.arange(MAP_SIZE) + 0.5
     x, y = np.meshgrid(c, c, indexing="ij")  # cell centres, [x, y]
     inside_playable = (x >= PLAYABLE[0]) & (x < PLAYABLE[2]) & (y >= PLAYABLE[1]) & (y < PLAYABLE[3])
     height = np.full((MAP_SIZE, MAP_SIZE), 0.5)
+    cliff = np.zeros((MAP_SIZE, MAP_SIZE), dtype=bool)
     if kind == "line":
         walk = (y >= 8) & (y < 24)
     elif kind == "open":
@@ -153,7 +158,7 @@ def _terrain(kind: str) -> tuple[np.ndarray, np.ndarray]:
     else:
         raise ValueError(f"terrain {kind!r} is unknown")
     height = np.where(walk, height, 0.0)
-    return walk.astype(bool), height.astype(np.float64)
+    return walk.astype(bool), height.astype(np.float64), cliff
 
 
 def _pack_group(centre: tuple[float, float], radii: list[float], walk: np.ndarray) -> np.ndarray:

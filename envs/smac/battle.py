@@ -1,0 +1,194 @@
+"""``SMACBattle``: the batched two-seat SMAC environment used by the self-play loop (envs/base.py).
+
+``num_envs`` games advance together.  Seats are the map's two sides: seat 0 the allies (player 1),
+seat 1 the enemies (player 2).  With ``two_player=False`` seat 1 is the map's scripted AI
+(SMAC's usual setting) and every per-seat list has only seat 0.
+
+    reset() -> [obs_seat0, obs_seat1]            each (num_envs, n_agents_seat, obs_size_seat)
+    step([actions0, actions1]) -> (obs, rewards, done, info)
+        actions_s: long (num_envs, n_agents_seat), legal under action_masks()
+        rewards:   [r0, r1], each (num_envs,), SMAC's reward from that seat's point of view (§5)
+        done:      bool (num_envs,)
+        info["winner"]  long (num_envs,): 0/1 for a game that just ended with a winner, -1 otherwise
+        info["draw"]    bool (num_envs,): ended this step in a draw (timeout or mutual destruction)
+        info["battle_won"]  [bool (num_envs,)] per seat;  info["timeout"] bool (num_envs,)
+        info["episode_reward"] [R0, R1] the finished games' returns;  info["episode_steps"] (num_envs,)
+        info["dead_allies"], info["dead_enemies"]: per seat, counts at the end of the step
+        Finished games reset on their own (``auto_reset=True``): their returned observation is the
+        first observation of the next game.
+    action_masks() -> [mask0, mask1]            bool (num_envs, n_agents_seat, n_actions_seat)
+    get_state() -> [state0, state1]             float (num_envs, state_size_seat)
+    get_special_state() -> [s0, s1]             float (num_envs, n_agents_seat, special_state_size_seat)
+
+With ``mirror=True`` seat 1 sees the map mirrored in x (relative x negated, east/west swapped),
+so one policy can play both seats of a symmetric map (spec §6).  Illegal actions (wrong shape,
+dtype, out of range or masked out) raise ``ValueError``; they are never replaced by another action.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import torch
+
+from .engine import STEP_MUL, BattleEngine
+from .features import FeatureConfig, SideView
+from .maps import get_map
+from .rewards import RewardConfig, RewardTracker
+
+MOVE_EAST, MOVE_WEST = 4, 5
+
+
+def split_flags(flags: dict) -> tuple[FeatureConfig, RewardConfig]:
+    """SMAC keyword flags -> (FeatureConfig, RewardConfig); unknown names raise ``ValueError``."""
+    feat_names = {f.name for f in fields(FeatureConfig)}
+    rew_names = {f.name for f in fields(RewardConfig)}
+    unknown = set(flags) - feat_names - rew_names
+    if unknown:
+        raise ValueError(f"unknown SMAC flag(s) {sorted(unknown)}; allowed: {sorted(feat_names | rew_names)}")
+    feat = FeatureConfig(**{k: v for k, v in flags.items() if k in feat_names})
+    rew = RewardConfig(**{k: v for k, v in flags.items() if k in rew_names})
+    return feat, rew
+
+
+class SMACBattle:
+    """Batched SMAC battles with one or two controlled seats (module docstring)."""
+
+    def __init__(self, map_name: str, num_envs: int = 1, two_player: bool = True, mirror: bool = False,
+                 device: str | torch.device = "cpu", seed: int | None = None, auto_reset: bool = True, **flags):
+        spec = get_map(map_name)
+        feat, rew = split_flags(flags)
+        self.map_name = map_name
+        self.spec = spec
+        self.two_player = bool(two_player)
+        self.mirror = bool(mirror)
+        self.auto_reset = bool(auto_reset)
+        self.engine = BattleEngine(spec, num_envs, device=device, seed=seed,
+                                   scripted_sides=() if two_player else (1,))
+        self.device = self.engine.device
+        self.num_envs = num_envs
+        self.views = [SideView(self.engine, 0, False, feat), SideView(self.engine, 1, self.mirror, feat)]
+        self.tracker = RewardTracker(self.engine, rew)
+        self.feature_config, self.reward_config = feat, rew
+        self.n_seats = 2 if self.two_player else 1
+        seats = self.views[: self.n_seats]
+        self.n_agents = [v.n_agents for v in seats]
+        self.n_enemies = [v.n_enemies for v in seats]
+        self.n_actions = [v.n_actions for v in seats]
+        self.obs_size = [v.obs_size for v in seats]
+        self.state_size = [v.state_size for v in seats]
+        self.special_state_size = [v.special_state_size for v in seats]
+        self.episode_limit = spec.episode_limit
+        self.episode_length = spec.episode_limit
+        E = num_envs
+        self.last_action = [torch.zeros(E, v.n_agents, v.n_actions, device=self.device) for v in self.views]
+        self.episode_steps = torch.zeros(E, dtype=torch.long, device=self.device)
+        self.episode_return = [torch.zeros(E, device=self.device) for _ in range(2)]
+        self._avail: list[torch.Tensor] | None = None
+
+    # ------------------------------------------------------------------ api
+    def reset(self) -> list[torch.Tensor]:
+        """Reset every game; the first observations per seat."""
+        everything = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+        self._reset_games(everything)
+        return self._observations()
+
+    def action_masks(self) -> list[torch.Tensor]:
+        if self._avail is None:
+            self._avail = [v.avail_actions() for v in self.views]
+        return [m.clone() for m in self._avail[: self.n_seats]]
+
+    def get_obs(self) -> list[torch.Tensor]:
+        return self._observations()
+
+    def get_state(self) -> list[torch.Tensor]:
+        t = self._timestep()
+        return [v.state(self.last_action[s], t) for s, v in enumerate(self.views[: self.n_seats])]
+
+    def get_special_state(self) -> list[torch.Tensor]:
+        """The seed's per-agent "special global state" per seat (features.SideView.special_state)."""
+        self.action_masks()
+        return [v.special_state(self._avail[s], self.last_action[s]) for s, v in enumerate(self.views[: self.n_seats])]
+
+    def step(self, actions: list) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor, dict]:
+        acts = self._check_actions(actions)
+        for side, a in enumerate(acts):
+            world = a
+            if side == 1 and self.mirror:
+                world = torch.where(a == MOVE_EAST, MOVE_WEST, torch.where(a == MOVE_WEST, MOVE_EAST, a))
+            self.engine.command(side, world)
+            self.last_action[side] = torch.nn.functional.one_hot(a, self.views[side].n_actions).float()
+        self.engine.advance(STEP_MUL)
+        self._avail = None
+        self.episode_steps += 1
+        battle, lost = self.tracker.step()
+        ended = lost.any(1)
+        timeout = ~ended & (self.episode_steps >= self.episode_limit)
+        done = ended | timeout
+        won = [lost[:, 1] & ~lost[:, 0], lost[:, 0] & ~lost[:, 1]]
+        draw = (lost[:, 0] & lost[:, 1]) | timeout
+        rewards = [self.tracker.finish(s, battle[s], won[s], won[1 - s]) for s in (0, 1)]
+        for s in (0, 1):
+            self.episode_return[s] = self.episode_return[s] + rewards[s]
+        alive = self.engine.alive
+        dead = [(~alive[:, sl]).sum(1) for sl in self.engine.side_slices]
+        info = {
+            "winner": torch.where(won[0], 0, torch.where(won[1], 1, -1)),
+            "draw": draw,
+            "timeout": timeout,
+            "battle_won": won[: self.n_seats],
+            "episode_reward": [r.clone() for r in self.episode_return[: self.n_seats]],
+            "episode_steps": self.episode_steps.clone(),
+            "dead_allies": [dead[s] for s in range(self.n_seats)],
+            "dead_enemies": [dead[1 - s] for s in range(self.n_seats)],
+        }
+        if self.auto_reset and bool(done.any()):
+            self._reset_games(done)
+        return self._observations(), rewards[: self.n_seats], done, info
+
+    # -------------------------------------------------------------- helpers
+    def _timestep(self) -> torch.Tensor:
+        return self.episode_steps.float() / self.episode_limit
+
+    def _observations(self) -> list[torch.Tensor]:
+        masks = self.action_masks()
+        t = self._timestep()
+        return [v.observations(masks[s], self.last_action[s], t) for s, v in enumerate(self.views[: self.n_seats])]
+
+    def _reset_games(self, mask: torch.Tensor) -> None:
+        self.engine.reset(mask)
+        self.tracker.reset(mask)
+        for s in (0, 1):
+            self.last_action[s] = torch.where(mask[:, None, None], 0.0, self.last_action[s])
+            self.episode_return[s] = torch.where(mask, 0.0, self.episode_return[s])
+        self.episode_steps = torch.where(mask, 0, self.episode_steps)
+        self._avail = None
+
+    def _check_actions(self, actions) -> list[torch.Tensor]:
+        if not isinstance(actions, (list, tuple)) or len(actions) != self.n_seats:
+            raise ValueError(f"actions must be a list of {self.n_seats} per-seat tensors "
+                             f"({'two_player' if self.two_player else 'single-player: seat 0 only'}), "
+                             f"got {type(actions).__name__} of length {len(actions) if hasattr(actions, '__len__') else '?'}")
+        masks = self.action_masks()
+        out = []
+        for s, a in enumerate(actions):
+            a = torch.as_tensor(a, device=self.device)
+            shape = (self.num_envs, self.n_agents[s])
+            if tuple(a.shape) != shape:
+                raise ValueError(f"actions[{s}] must have shape {shape} (num_envs, n_agents), got {tuple(a.shape)}")
+            if a.dtype.is_floating_point or a.dtype == torch.bool or a.is_complex():
+                raise ValueError(f"actions[{s}] must be an integer tensor, got dtype {a.dtype}")
+            a = a.long()
+            bad_range = (a < 0) | (a >= self.n_actions[s])
+            if bool(bad_range.any()):
+                e, i = torch.nonzero(bad_range)[0].tolist()
+                raise ValueError(f"actions[{s}][{e}, {i}] = {int(a[e, i])} is out of range; "
+                                 f"allowed: 0..{self.n_actions[s] - 1}")
+            legal = masks[s].gather(2, a[..., None]).squeeze(-1)
+            if not bool(legal.all()):
+                e, i = torch.nonzero(~legal)[0].tolist()
+                allowed = torch.nonzero(masks[s][e, i]).flatten().tolist()
+                raise ValueError(f"actions[{s}][{e}, {i}] = {int(a[e, i])} is not available to agent {i} of seat {s} "
+                                 f"in game {e}; available actions: {allowed}")
+            out.append(a)
+        return out

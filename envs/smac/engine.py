@@ -1,0 +1,449 @@
+"""The batched SMAC battle engine: ``num_envs`` games as torch tensors, units x fields.
+
+Units of both sides live in one axis of size ``U = n_side0 + n_side1`` (side 0 first, in agent
+order).  One environment step is ``STEP_MUL`` = 8 game loops (spec-smac.md §1); every loop is
+resolved for all games and all units at once, in this order:
+
+1. the scripted AI (sides listed in ``scripted_sides``) picks orders (``_scripted_orders``);
+2. orders whose target died end (the unit becomes idle: SMAC's "_RL" units never auto-acquire);
+3. weapon cooldowns tick down one loop; a unit whose attack target is within weapon range
+   (edge distance ``|p_t - p_a| - r_a - r_t <= range``) and whose cooldown is <= 0 fires, and its
+   cooldown becomes ``cooldown + jitter`` loops, jitter uniform in {-1, 0, 1, 2} (§1, seeded);
+4. damage (§8): each hit deals ``damage + bonus`` (bonus if the target has an attribute in
+   ``bonus_vs``); zealots and colossi hit twice; hits are taken by the shield first and the part
+   that reaches hp is reduced by the target's armour, to a minimum of 0.5 for a hit that lands
+   entirely on hp; colossus hits also land on every enemy ground unit on a short line through the
+   target perpendicular to the attack direction; a baneling that reaches its target explodes,
+   hitting every enemy ground unit within 2.2 (+ their radius) and dying;
+5. Medivac healing: 9 hp/s on a bio ally within 4 (edge distance), 1 energy per 3 hp;
+6. movement at each unit's speed: towards a move point, towards an attack/heal target until in
+   range, or along the attack-move flow field; a step into a blocked cell slides along x or y
+   or stops; overlapping ground units push each other apart;
+7. regeneration: shields +2/s after 10 s without damage, zerg +0.2734 hp/s, energy +0.5625/s;
+8. deaths (hp <= 0).
+
+Orders: ``STOP`` (idle), ``MOVE`` (to ``goal``), ``ATTACK`` (unit ``target``), ``HEAL`` (unit
+``target``), ``AMOVE`` (scripted attack-move to ``goal``).
+
+Approximations (documented, not SC2): no pathfinding for units chasing a target (they walk
+straight and slide along walls; the scripted attack-move follows a precomputed flow field), no
+projectile travel time or weapon damage point, a unit ordered to attack a target it cannot hit
+(a marauder on a Medivac) stays idle.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+from .maps import MAP_SIZE, MapSpec
+from .units import (
+    COLOSSUS_LINE_HALF_LENGTH,
+    COLOSSUS_LINE_HALF_WIDTH,
+    COOLDOWN_JITTER_HIGH,
+    COOLDOWN_JITTER_LOW,
+    LOOPS_PER_SECOND,
+    MEDIVAC_ENERGY_REGEN_PER_S,
+    MEDIVAC_HEAL_PER_S,
+    MEDIVAC_HP_PER_ENERGY,
+    MEDIVAC_MAX_ENERGY,
+    MEDIVAC_START_ENERGY,
+    MOVE_AMOUNT,
+    SHIELD_REGEN_DELAY_S,
+    SHIELD_REGEN_PER_S,
+    SIGHT_RANGE,
+    STEP_MUL,
+    UNIT_STATS,
+    ZERG_REGEN_PER_S,
+    BIO,
+)
+
+STOP, MOVE, ATTACK, HEAL, AMOVE = 0, 1, 2, 3, 4
+
+# Move actions 2..5: north (+y), south, east (+x), west (spec §2).
+MOVE_DIRECTIONS = ((0.0, 1.0), (0.0, -1.0), (1.0, 0.0), (-1.0, 0.0))
+
+
+@lru_cache(maxsize=None)
+def _flow_field(walk_bytes: bytes, goal: tuple[float, float]) -> np.ndarray:
+    """(32*32, 2) unit directions of an attack-move towards ``goal`` on the walkability grid.
+
+    A cell with a clear straight line to the goal points at the goal; any other cell points at the
+    centre of its 8-neighbour with the smallest breadth-first distance to the goal cell."""
+    walk = np.frombuffer(walk_bytes, dtype=bool).reshape(MAP_SIZE, MAP_SIZE)
+    gx, gy = int(goal[0]), int(goal[1])
+    dist = np.full((MAP_SIZE, MAP_SIZE), np.inf)
+    dist[gx, gy] = 0
+    queue = deque([(gx, gy)])
+    nbrs = [(dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
+    while queue:
+        x, y = queue.popleft()
+        for dx, dy in nbrs:
+            nx, ny = x + dx, y + dy
+            if not (0 <= nx < MAP_SIZE and 0 <= ny < MAP_SIZE) or not walk[nx, ny] or dist[nx, ny] < np.inf:
+                continue
+            if dx and dy and not (walk[x + dx, y] and walk[x, y + dy]):  # no corner cutting
+                continue
+            dist[nx, ny] = dist[x, y] + 1
+            queue.append((nx, ny))
+    flow = np.zeros((MAP_SIZE, MAP_SIZE, 2))
+    ts = np.linspace(0, 1, 64)
+    for x in range(MAP_SIZE):
+        for y in range(MAP_SIZE):
+            c = np.array([x + 0.5, y + 0.5])
+            to_goal = np.asarray(goal) - c
+            seg = c[None] + ts[:, None] * to_goal[None]
+            if walk[seg[:, 0].astype(int).clip(0, 31), seg[:, 1].astype(int).clip(0, 31)].all():
+                best = to_goal
+            else:
+                cands = [(dist[x + dx, y + dy], dx, dy) for dx, dy in nbrs
+                         if 0 <= x + dx < MAP_SIZE and 0 <= y + dy < MAP_SIZE and dist[x + dx, y + dy] < np.inf]
+                if not cands:
+                    best = to_goal
+                else:
+                    _, dx, dy = min(cands)
+                    best = np.array([dx, dy], dtype=float)
+            n = np.hypot(*best)
+            flow[x, y] = best / n if n > 0 else 0.0
+    return flow.reshape(-1, 2)
+
+
+class BattleEngine:
+    """State and rules of ``num_envs`` SMAC battles on one map (module docstring).
+
+    Tensors (E = num_envs, U = units of both sides): ``pos`` (E, U, 2), ``hp``, ``shield``,
+    ``energy``, ``cooldown`` (loops until the weapon is ready), ``order``, ``target``, ``goal``
+    (E, U, 2), ``since_damage`` (loops since the last damage taken)."""
+
+    def __init__(self, spec: MapSpec, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None,
+                 scripted_sides: tuple[int, ...] = (1,)):
+        if not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        for s in scripted_sides:
+            if s not in (0, 1):
+                raise ValueError(f"scripted_sides must contain only 0 or 1, got {scripted_sides!r}")
+        self.spec = spec
+        self.num_envs = num_envs
+        self.device = torch.device(device)
+        self.scripted_sides = tuple(scripted_sides)
+        self.generator = torch.Generator(device=self.device)
+        self.generator.manual_seed(int(seed) if seed is not None else int(torch.seed() % (2**63)))
+
+        names = spec.units(0) + spec.units(1)
+        self.n_side = (len(spec.units(0)), len(spec.units(1)))
+        self.num_units = U = len(names)
+        self.side_slices = (slice(0, self.n_side[0]), slice(self.n_side[0], U))
+        stats = [UNIT_STATS[n] for n in names]
+        dev = self.device
+
+        def f(values):
+            return torch.tensor(values, dtype=torch.float32, device=dev)
+
+        def b(values):
+            return torch.tensor(values, dtype=torch.bool, device=dev)
+
+        self.unit_names = names
+        self.side = torch.tensor([0] * self.n_side[0] + [1] * self.n_side[1], device=dev)
+        self.hp_max = f([s.hp for s in stats])
+        self.shield_max = f([s.shield for s in stats])
+        self.armor = f([s.armor for s in stats])
+        self.attributes = torch.tensor([s.attributes for s in stats], device=dev)
+        self.speed = f([s.speed_per_loop for s in stats])
+        self.radius = f([s.radius for s in stats])
+        self.weapon_range = f([s.weapon_range for s in stats])
+        self.cooldown_loops = f([s.cooldown_loops for s in stats])
+        self.max_cooldown = f([s.max_cooldown for s in stats])
+        self.hits = torch.tensor([s.hits for s in stats], device=dev)
+        self.is_air = b([s.air for s in stats])
+        self.hits_air = b([s.hits_air for s in stats])
+        self.heals = b([s.heals for s in stats])
+        self.is_line = b([s.splash == "line" for s in stats])
+        self.explodes = b([s.splash == "explode" for s in stats])
+        self.splash_radius = f([s.splash_radius for s in stats])
+        self.is_zerg = b([s.race == "Z" for s in stats])
+        self.is_bio = (self.attributes & BIO) != 0
+        self.cliff_walker = b([n == "colossus" for n in names])
+        self.collides = ~self.is_air & ~self.cliff_walker  # small ground units collide; colossi and air do not
+        self.is_scripted = b([s in self.scripted_sides for s in [0] * self.n_side[0] + [1] * self.n_side[1]])
+        # Raw damage per hit of unit i on unit j, bonus included (U, U).
+        dmg = f([s.damage for s in stats])
+        bonus = f([s.bonus for s in stats])
+        bonus_vs = torch.tensor([s.bonus_vs for s in stats], device=dev)
+        has_bonus = (self.attributes[None, :] & bonus_vs[:, None]) != 0
+        self.raw_damage = dmg[:, None] + bonus[:, None] * has_bonus
+        self.armed = dmg > 0
+        self.opponent = self.side[:, None] != self.side[None, :]
+        # Who may target whom with an attack: opposite side, and air only for anti-air weapons.
+        self.can_target = self.opponent & (~self.is_air[None, :] | self.hits_air[:, None])
+        self.double_hit = torch.nonzero(self.hits >= 2).flatten()
+        self.has_shields = bool((self.shield_max > 0).any())
+        self.has_splash = bool((self.is_line | self.explodes).any())
+        self.has_colliders = bool(self.collides.sum() > 1)
+
+        walk = spec.pathing_grid()
+        self.walkable = torch.tensor(walk.reshape(-1), device=dev)
+        self.cliff_walkable = torch.tensor((walk | spec.cliff_grid()).reshape(-1), device=dev)
+        self.spawn = torch.tensor(np.concatenate([spec.spawn_positions(0), spec.spawn_positions(1)]),
+                                  dtype=torch.float32, device=dev)
+        # Attack-move goal of each side: the other side's spawn (the map's trigger, spec §7).
+        goals = [spec.spawn_centres(1), spec.spawn_centres(0)]
+        self.amove_goal = torch.tensor(np.stack([goals[int(s)] for s in self.side.tolist()]),
+                                       dtype=torch.float32, device=dev)
+        flows = [torch.tensor(_flow_field(walk.tobytes(), tuple(map(float, g))), dtype=torch.float32, device=dev)
+                 for g in goals]
+        self.flow = torch.stack(flows)  # (2, 32*32, 2), indexed by the moving unit's side
+
+        E = num_envs
+        self.pos = torch.zeros(E, U, 2, device=dev)
+        self.hp = torch.zeros(E, U, device=dev)
+        self.shield = torch.zeros(E, U, device=dev)
+        self.energy = torch.zeros(E, U, device=dev)
+        self.cooldown = torch.zeros(E, U, device=dev)
+        self.since_damage = torch.zeros(E, U, device=dev)
+        self.order = torch.zeros(E, U, dtype=torch.long, device=dev)
+        self.target = torch.zeros(E, U, dtype=torch.long, device=dev)
+        self.goal = torch.zeros(E, U, 2, device=dev)
+        self.reset()
+
+    # ------------------------------------------------------------------ state
+    @property
+    def alive(self) -> torch.Tensor:
+        return self.hp > 0
+
+    def reset(self, mask: torch.Tensor | None = None) -> None:
+        """Put the games where ``mask`` (E,) is true (all when None) back at their start."""
+        m = torch.ones(self.num_envs, dtype=torch.bool, device=self.device) if mask is None else mask.to(self.device)
+        mu, mp = m[:, None], m[:, None, None]
+        self.pos = torch.where(mp, self.spawn.expand_as(self.pos), self.pos)
+        self.hp = torch.where(mu, self.hp_max.expand_as(self.hp), self.hp)
+        self.shield = torch.where(mu, self.shield_max.expand_as(self.shield), self.shield)
+        start_energy = torch.where(self.heals, MEDIVAC_START_ENERGY, 0.0)
+        self.energy = torch.where(mu, start_energy.expand_as(self.energy), self.energy)
+        self.cooldown = torch.where(mu, 0.0, self.cooldown)
+        self.since_damage = torch.where(mu, 0.0, self.since_damage)
+        self.order = torch.where(mu, STOP, self.order)
+        self.target = torch.where(mu, 0, self.target)
+        self.goal = torch.where(mp, self.spawn.expand_as(self.goal), self.goal)
+
+    # --------------------------------------------------------------- commands
+    def command(self, side: int, actions: torch.Tensor) -> None:
+        """Issue SMAC actions (E, n_side) of ``side`` in world coordinates (spec §2), replacing
+        every current order (``queue_command=False``).  Actions are assumed legal (the callers
+        check the masks): 0 no-op, 1 stop, 2-5 move N/S/E/W by 2, 6+t attack enemy t (Medivac:
+        heal ally t)."""
+        sl = self.side_slices[side]
+        a = actions.to(self.device).long()
+        order = self.order[:, sl]
+        target = self.target[:, sl]
+        goal = self.goal[:, sl]
+        pos = self.pos[:, sl]
+        dirs = torch.tensor(MOVE_DIRECTIONS, device=self.device)
+        is_move = (a >= 2) & (a <= 5)
+        step = dirs[(a - 2).clamp(0, 3)] * MOVE_AMOUNT
+        goal = torch.where(is_move[..., None], pos + step, goal)
+        t = (a - 6).clamp(min=0)
+        other = self.side_slices[1 - side]
+        heals = self.heals[sl][None, :]
+        target_unit = torch.where(heals, sl.start + t, other.start + t)
+        is_target = a >= 6
+        tgt_air = self.is_air[target_unit.clamp(max=self.num_units - 1)]
+        hittable = heals | ~tgt_air | self.hits_air[sl][None, :]
+        order = torch.where(a == 1, STOP, order)
+        order = torch.where(is_move, MOVE, order)
+        order = torch.where(is_target, torch.where(heals, HEAL, torch.where(hittable, ATTACK, STOP)), order)
+        target = torch.where(is_target, target_unit, target)
+        self.order[:, sl] = order
+        self.target[:, sl] = target
+        self.goal[:, sl] = goal
+
+    # ------------------------------------------------------------------ loops
+    def advance(self, loops: int = STEP_MUL) -> None:
+        """Run ``loops`` game loops (one environment step = 8)."""
+        for _ in range(loops):
+            self._loop()
+
+    def _walkable(self, p: torch.Tensor) -> torch.Tensor:
+        """(E, U) may each unit stand at ``p`` (E, U, 2)?  Air: inside the map; colossi: walkable or
+        cliff; others: walkable."""
+        x, y = p[..., 0], p[..., 1]
+        inside = (x >= 0) & (x < MAP_SIZE) & (y >= 0) & (y < MAP_SIZE)
+        cell = (x.clamp(0, MAP_SIZE - 1).long() * MAP_SIZE + y.clamp(0, MAP_SIZE - 1).long())
+        ground = torch.where(self.cliff_walker, self.cliff_walkable[cell], self.walkable[cell])
+        return inside & (self.is_air | ground)
+
+    def _scripted_orders(self, alive, dist, tgt_alive, tgt_edge) -> None:
+        """The map's scripted AI for units of ``scripted_sides`` (spec §7): keep attacking a living
+        target within weapon range; otherwise acquire the closest living enemy it can hit within
+        sight range 9; otherwise attack-move towards the other side's spawn.  A Medivac heals the
+        most damaged bio ally within sight, else follows its army's centroid."""
+        sc = self.is_scripted[None, :] & alive
+        keep = (self.order == ATTACK) & tgt_alive & (tgt_edge <= self.weapon_range)
+        cand = self.can_target[None] & alive[:, None, :] & (dist <= SIGHT_RANGE)
+        d = torch.where(cand, dist, torch.inf)
+        best_d, best = d.min(dim=2)
+        has = torch.isfinite(best_d)
+        order = torch.where(keep, ATTACK, torch.where(has, ATTACK, AMOVE))
+        target = torch.where(keep, self.target, best)
+        goal = self.amove_goal.expand_as(self.goal)
+        if bool(self.heals.any()):
+            same = ~self.opponent & ~torch.eye(self.num_units, dtype=torch.bool, device=self.device)
+            frac = self.hp / self.hp_max
+            hurt = alive & self.is_bio[None, :] & (self.hp < self.hp_max)
+            hcand = same[None] & hurt[:, None, :] & (dist <= SIGHT_RANGE)
+            hfrac = torch.where(hcand, frac[:, None, :].expand_as(dist), torch.inf)
+            hbest_f, hbest = hfrac.min(dim=2)
+            hhas = torch.isfinite(hbest_f)
+            army = alive & ~self.heals[None, :]
+            centroids = []
+            for s in (0, 1):
+                w = (army & (self.side == s)[None, :]).float()
+                c = (self.pos * w[..., None]).sum(1) / w.sum(1, keepdim=True).clamp(min=1)
+                centroids.append(c)
+            follow = torch.stack(centroids, 1)[:, self.side]  # (E, U, 2)
+            order = torch.where(self.heals[None, :], torch.where(hhas, HEAL, MOVE), order)
+            target = torch.where(self.heals[None, :], hbest, target)
+            goal = torch.where(self.heals[None, :, None], follow, goal)
+        self.order = torch.where(sc, order, self.order)
+        self.target = torch.where(sc, target, self.target)
+        self.goal = torch.where(sc[..., None], goal, self.goal)
+
+    def _loop(self) -> None:
+        E, U = self.num_envs, self.num_units
+        alive = self.alive
+        diff = self.pos[:, None, :, :] - self.pos[:, :, None, :]  # diff[e, i, j] = p_j - p_i
+        dist = diff.norm(dim=-1)
+        idx = self.target
+        tgt_alive = alive.gather(1, idx)
+        tgt_vec = diff.gather(2, idx[:, :, None, None].expand(E, U, 1, 2)).squeeze(2)
+        tgt_dist = tgt_vec.norm(dim=-1)
+        tgt_edge = tgt_dist - self.radius - self.radius[idx]
+        if self.scripted_sides:
+            self._scripted_orders(alive, dist, tgt_alive, tgt_edge)
+            idx = self.target
+            tgt_alive = alive.gather(1, idx)
+            tgt_vec = diff.gather(2, idx[:, :, None, None].expand(E, U, 1, 2)).squeeze(2)
+            tgt_dist = tgt_vec.norm(dim=-1)
+            tgt_edge = tgt_dist - self.radius - self.radius[idx]
+
+        # 2. orders on dead targets end
+        targeted = (self.order == ATTACK) | (self.order == HEAL)
+        self.order = torch.where(targeted & ~tgt_alive, STOP, self.order)
+        attacking = (self.order == ATTACK) & alive
+        healing = (self.order == HEAL) & alive
+        in_range = tgt_edge <= self.weapon_range
+
+        # 3. cooldowns and firing
+        self.cooldown = self.cooldown - 1.0
+        fire = attacking & in_range & (self.cooldown <= 0) & self.armed
+        jitter = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (E, U), device=self.device,
+                               generator=self.generator).float()
+        self.cooldown = torch.where(fire, self.cooldown + self.cooldown_loops + jitter, self.cooldown.clamp(min=0))
+
+        # 4. damage
+        hp_loss, shield_loss = self._damage(fire, idx, diff, dist, tgt_vec, tgt_dist, alive)
+        boom = fire & self.explodes
+
+        # 5. healing
+        heal_now = healing & in_range & (self.hp.gather(1, idx) < self.hp_max[idx]) & self.is_bio[idx]
+        heal_rate = MEDIVAC_HEAL_PER_S / LOOPS_PER_SECOND
+        missing = (self.hp_max[idx] - self.hp.gather(1, idx)).clamp(min=0)
+        amount = torch.where(heal_now, torch.minimum(torch.minimum(missing, self.energy * MEDIVAC_HP_PER_ENERGY),
+                                                     torch.full_like(missing, heal_rate)), 0.0)
+        healed = torch.zeros_like(self.hp).scatter_add_(1, idx, amount)
+        self.energy = self.energy - amount / MEDIVAC_HP_PER_ENERGY
+
+        # 6. movement
+        disp = torch.zeros_like(self.pos)
+        chase = (attacking | healing) & ~in_range
+        chase_len = torch.minimum(self.speed.expand_as(tgt_edge), (tgt_edge - self.weapon_range + 1e-3).clamp(min=0))
+        disp = torch.where(chase[..., None], tgt_vec / tgt_dist.clamp(min=1e-6)[..., None] * chase_len[..., None], disp)
+        moving = (self.order == MOVE) & alive
+        to_goal = self.goal - self.pos
+        goal_d = to_goal.norm(dim=-1)
+        move_len = torch.minimum(self.speed.expand_as(goal_d), goal_d)
+        disp = torch.where(moving[..., None], to_goal / goal_d.clamp(min=1e-6)[..., None] * move_len[..., None], disp)
+        self.order = torch.where(moving & (goal_d <= self.speed), STOP, self.order)
+        amoving = (self.order == AMOVE) & alive & (goal_d > 0.5)
+        if bool(amoving.any()):
+            cell = self.pos[..., 0].clamp(0, 31).long() * MAP_SIZE + self.pos[..., 1].clamp(0, 31).long()
+            direction = self.flow[self.side[None, :].expand(E, U), cell]
+            disp = torch.where(amoving[..., None], direction * self.speed[None, :, None], disp)
+        self._apply_motion(disp, diff, dist, alive)
+
+        # 7. regeneration; 8. deaths
+        damaged = (hp_loss + shield_loss) > 0
+        self.since_damage = torch.where(damaged, 0.0, self.since_damage + 1.0)
+        hp = self.hp - hp_loss + healed
+        hp = hp + torch.where(self.is_zerg, ZERG_REGEN_PER_S / LOOPS_PER_SECOND, 0.0)
+        hp = torch.where(boom, 0.0, hp)
+        regen_shield = self.since_damage >= SHIELD_REGEN_DELAY_S * LOOPS_PER_SECOND
+        shield = self.shield - shield_loss + torch.where(regen_shield, SHIELD_REGEN_PER_S / LOOPS_PER_SECOND, 0.0)
+        self.energy = torch.where(self.heals, (self.energy + MEDIVAC_ENERGY_REGEN_PER_S / LOOPS_PER_SECOND)
+                                  .clamp(max=MEDIVAC_MAX_ENERGY), self.energy)
+        now_alive = alive & (hp > 0)
+        self.hp = torch.where(now_alive, torch.minimum(hp, self.hp_max), 0.0)
+        self.shield = torch.where(now_alive, shield.clamp(min=0) .minimum(self.shield_max), 0.0)
+        self.order = torch.where(now_alive, self.order, STOP)
+
+    def _damage(self, fire, idx, diff, dist, tgt_vec, tgt_dist, alive):
+        """(hp_loss, shield_loss), each (E, U), of the hits fired this loop (module docstring, 4)."""
+        E, U = self.num_envs, self.num_units
+        armor = self.armor[None, :]
+        if not self.has_shields and not self.has_splash:
+            # One target per attacker and no shields: scatter the armour-reduced hits.
+            per_hit = (self.raw_damage[torch.arange(U, device=self.device)[None, :], idx] - self.armor[idx]).clamp(min=0.5)
+            dealt = torch.where(fire, per_hit * self.hits, 0.0)
+            return torch.zeros_like(self.hp).scatter_add_(1, idx, dealt), torch.zeros_like(self.hp)
+        onehot = torch.zeros(E, U, U, dtype=torch.bool, device=self.device).scatter_(2, idx[..., None], True)
+        hit = onehot & fire[..., None]
+        ground_enemy = self.opponent[None] & alive[:, None, :] & ~self.is_air[None, None, :]
+        if bool(self.is_line.any()):
+            u = tgt_vec / tgt_dist.clamp(min=1e-6)[..., None]  # (E, U, 2) attack direction
+            rel = diff - tgt_vec[:, :, None, :]  # p_j - p_target
+            along = (rel * u[:, :, None, :]).sum(-1)
+            across = rel[..., 0] * -u[:, :, None, 1] + rel[..., 1] * u[:, :, None, 0]
+            r = self.radius[None, None, :]
+            on_line = (along.abs() <= COLOSSUS_LINE_HALF_WIDTH + r) & (across.abs() <= COLOSSUS_LINE_HALF_LENGTH + r)
+            hit = hit | (fire & self.is_line[None, :])[..., None] & ground_enemy & on_line
+        if bool(self.explodes.any()):
+            blast = dist <= self.splash_radius[None, :, None] + self.radius[None, None, :]
+            hit = hit | (fire & self.explodes[None, :])[..., None] & ground_enemy & blast
+        first = torch.where(hit, self.raw_damage[None], 0.0)  # (E, U attackers, U targets)
+        slots = torch.cat([first, first[:, self.double_hit]], dim=1) if len(self.double_hit) else first
+        if not self.has_shields:
+            hp_hits = torch.where(slots > 0, (slots - armor[:, None, :]).clamp(min=0.5), 0.0)
+            return hp_hits.sum(1), torch.zeros_like(self.hp)
+        # Hits in slot order: the shield left before a hit is the shield minus all earlier hits.
+        before = slots.cumsum(1) - slots
+        shield_left = (self.shield[:, None, :] - before).clamp(min=0)
+        absorbed = torch.minimum(slots, shield_left)
+        rest = slots - absorbed
+        on_hp = torch.where(absorbed > 0, (rest - armor[:, None, :]).clamp(min=0),
+                            (slots - armor[:, None, :]).clamp(min=0.5))
+        on_hp = torch.where(slots > 0, on_hp, 0.0)
+        return on_hp.sum(1), absorbed.sum(1)
+
+    def _apply_motion(self, disp, diff, dist, alive) -> None:
+        """Move by ``disp`` inside the walkable terrain (slide along x or y when blocked), then push
+        overlapping ground units apart by half their overlap each (when that stays walkable)."""
+        pos = self.pos
+        full = pos + disp
+        slide_x = torch.stack([full[..., 0], pos[..., 1]], -1)
+        slide_y = torch.stack([pos[..., 0], full[..., 1]], -1)
+        new = torch.where(self._walkable(full)[..., None], full,
+                          torch.where(self._walkable(slide_x)[..., None], slide_x,
+                                      torch.where(self._walkable(slide_y)[..., None], slide_y, pos)))
+        if self.has_colliders:
+            both = (alive & self.collides[None, :])
+            pair = both[:, :, None] & both[:, None, :]
+            overlap = (self.radius[:, None] + self.radius[None, :] - dist).clamp(min=0)
+            overlap = torch.where(pair, overlap, 0.0)
+            overlap.diagonal(dim1=1, dim2=2).zero_()
+            unit = diff / dist.clamp(min=1e-6)[..., None]
+            push = -(overlap[..., None] * unit).sum(2) * 0.5
+            pushed = new + push
+            new = torch.where(self._walkable(pushed)[..., None], pushed, new)
+        self.pos = torch.where(alive[..., None], new, pos)
