@@ -1,0 +1,278 @@
+"""PPO learner for a batch of games (the Learner contract of ``selfplay/policy.py``; spec-selfplay §5).
+
+Each environment step the loop calls ``act(obs, state, mask, episode_start)`` for the learner's seat
+of every game (each observation is from the learner's own view, whichever seat it holds in that
+game) and then ``record(reward, done)``. A rollout is ``rollout_length = ceil(horizon / num_envs)``
+steps of every game (``horizon`` transitions in all). ``ready()`` turns true one step later — the
+step after the rollout supplies the bootstrap value V(s_T) and then becomes the first step of the
+next rollout — and ``update()`` runs PPO on the rollout:
+
+    A = GAE(γ, λ) (``gae.compute_gae``), standardised over the rollout; returns R = A + V_old
+    for each of ``epochs`` epochs, for each minibatch (shuffled):
+        ratio   = exp(log π(a|s) − log π_old(a|s))
+        L_clip  = mean(max(−A·ratio, −A·clip(ratio, 1 − ε, 1 + ε)))
+        L_value = ½ · mean((V(s) − R)²)
+        loss    = L_clip + c_v · L_value − c_e · mean(entropy)
+        Adam step after clipping the global gradient norm to ``max_grad_norm``
+
+MLP minibatches are ``minibatch_size`` transitions drawn from the whole rollout. LSTM minibatches are
+whole sequences (truncated BPTT): each game's rollout segment is cut into sequences of
+``bptt_length`` (default: the whole segment), each replayed from the recurrent state recorded at its
+first step, with the state zeroed at every episode start inside it.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import torch
+
+from agents.ppo.buffer import RolloutBuffer
+from agents.ppo.config import PPOConfig
+from agents.ppo.frozen import FrozenPPOPolicy
+from agents.ppo.gae import compute_gae
+from agents.ppo.network import ActorCritic, NetworkSpec, check_mask, check_obs, sample_actions
+
+
+def derived_seed(seed: int, weight_version: int) -> int:
+    """The sampling seed of the snapshot taken at ``weight_version``."""
+    return (seed * 1_000_003 + weight_version) % (2**63)
+
+
+class PPOLearner:
+    """A PPO learner acting for ``num_envs`` games at once (``num_envs`` is fixed by the first ``act``)."""
+
+    def __init__(self, obs_size: int, n_actions: int, config: PPOConfig | None = None, seed: int = 0, device="cpu"):
+        self.config = config if config is not None else PPOConfig()
+        if not isinstance(self.config, PPOConfig):
+            raise ValueError(f"config must be a PPOConfig, got {type(config).__name__}")
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        self.spec = NetworkSpec(obs_size, n_actions, self.config.body, self.config.hidden_size)
+        self.seed = seed
+        self.device = torch.device(device)
+        self.generator = torch.Generator(device=self.device).manual_seed(seed)
+        init_generator = torch.Generator().manual_seed(seed)
+        self.network = ActorCritic(self.spec, init_generator).to(self.device)
+        self.optimizer = self._new_optimizer()
+        self.weight_version = 0
+        self.buffer: RolloutBuffer | None = None
+        self._snapshot: FrozenPPOPolicy | None = None
+
+    # ------------------------------------------------------------------ acting and recording
+
+    @property
+    def obs_size(self) -> int:
+        return self.spec.obs_size
+
+    @property
+    def n_actions(self) -> int:
+        return self.spec.n_actions
+
+    @property
+    def recurrent(self) -> bool:
+        return self.network.recurrent
+
+    @property
+    def num_envs(self) -> int | None:
+        return None if self.buffer is None else self.buffer.num_envs
+
+    @property
+    def rollout_length(self) -> int | None:
+        return None if self.buffer is None else self.buffer.rollout_length
+
+    def initial_state(self, batch: int):
+        return self.network.initial_state(batch)
+
+    @torch.no_grad()
+    def act(self, obs, state=None, mask=None, episode_start=None):
+        """Sample actions for every game and store the step; ``(action, state, info)``."""
+        obs = check_obs(obs, self.spec.obs_size, self.device)
+        batch = obs.shape[0]
+        mask = check_mask(mask, batch, self.spec.n_actions, self.device)
+        self._ensure_buffer(batch)
+        if self.buffer.pending:
+            raise RuntimeError("record(reward, done) must follow every act() of a learner")
+        if self.buffer.full:
+            raise RuntimeError("the rollout is full: call update() before acting again")
+        if episode_start is None:
+            episode_start = torch.zeros(batch, dtype=torch.bool, device=self.device)
+        episode_start = torch.as_tensor(episode_start, dtype=torch.bool, device=self.device)
+        if self.recurrent and state is None:
+            state = self.initial_state(batch)
+        features, new_state = self.network.features(obs, state, episode_start)
+        logits, value = self.network.heads(features, mask)
+        action, log_prob = sample_actions(logits, self.generator)
+        self.buffer.store_action(obs, mask, episode_start, state, action, log_prob, value)
+        return action, new_state, {"log_prob": log_prob, "value": value, "logits": logits}
+
+    def record(self, reward, done) -> None:
+        """The reward of the step just acted and whether it ended each game (``(num_envs,)`` each)."""
+        if self.buffer is None or not self.buffer.pending:
+            raise RuntimeError("record() must follow an act() of the learner")
+        n = self.buffer.num_envs
+        reward = torch.as_tensor(reward, dtype=torch.float32, device=self.device)
+        done = torch.as_tensor(done, dtype=torch.bool, device=self.device)
+        if reward.shape != (n,) or done.shape != (n,):
+            raise ValueError(f"reward and done must have shape ({n},), got {tuple(reward.shape)} and {tuple(done.shape)}")
+        self.buffer.store_outcome(reward, done)
+
+    def ready(self) -> bool:
+        return self.buffer is not None and self.buffer.full
+
+    # ------------------------------------------------------------------ learning
+
+    def update(self) -> dict:
+        """One PPO update on the full rollout; returns scalar metrics and bumps ``weight_version``."""
+        if not self.ready():
+            raise RuntimeError("update() needs a full rollout: call it when ready() is true")
+        cfg, buf, net = self.config, self.buffer, self.network
+        T, N = buf.rollout_length, buf.num_envs
+
+        # Advantages and returns, from the values and log-probabilities recorded while acting.
+        advantages, returns = compute_gae(buf.rewards[:T], buf.values[:T], buf.dones[:T], buf.values[T],
+                                          cfg.gamma, cfg.gae_lambda)
+        if cfg.normalize_advantages:
+            advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
+
+        stats = {"policy_loss": [], "value_loss": [], "entropy": [], "approx_kl": [], "clip_fraction": []}
+        for _ in range(cfg.epochs):
+            for logits, values, idx in self._minibatches(T, N):
+                log_probs = torch.log_softmax(logits, dim=-1)
+                new_log_prob = log_probs.gather(-1, buf.actions[:T][idx].unsqueeze(-1)).squeeze(-1)
+                entropy = -(log_probs.exp() * log_probs).sum(-1)
+                log_ratio = new_log_prob - buf.log_probs[:T][idx]
+                ratio = log_ratio.exp()
+                adv, ret = advantages[idx], returns[idx]
+
+                policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
+                value_loss = 0.5 * ((values - ret) ** 2).mean()
+                loss = policy_loss + cfg.value_coef * value_loss - cfg.entropy_coef * entropy.mean()
+
+                self.optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
+                self.optimizer.step()
+
+                with torch.no_grad():
+                    stats["policy_loss"].append(policy_loss.item())
+                    stats["value_loss"].append(value_loss.item())
+                    stats["entropy"].append(entropy.mean().item())
+                    stats["approx_kl"].append(((ratio - 1) - log_ratio).mean().item())
+                    stats["clip_fraction"].append(((ratio - 1).abs() > cfg.clip_coef).float().mean().item())
+
+        self.weight_version += 1
+        buf.carry_over()
+        self._refresh_carried_value()
+        y, v = returns.flatten(), buf.values[:T].flatten()
+        explained = 1.0 - ((y - v).var() / y.var()).item() if y.var() > 0 else float("nan")
+        metrics = {name: sum(values) / len(values) for name, values in stats.items()}
+        metrics.update(explained_variance=explained, transitions=T * N, weight_version=self.weight_version,
+                       mean_reward=buf.rewards[:T].mean().item())
+        return metrics
+
+    def _minibatches(self, T: int, N: int):
+        """Yield ``(logits, values, idx)`` per shuffled minibatch; ``idx`` indexes ``(T, N)`` rollout tensors.
+
+        MLP: ``idx`` is a pair of flat (time, game) index tensors of ``minibatch_size`` transitions.
+        LSTM: whole sequences; ``idx`` is a pair of ``(L, n_seq)`` index tensors.
+        """
+        cfg, buf, net = self.config, self.buffer, self.network
+        if not self.recurrent:
+            order = torch.randperm(T * N, generator=self.generator, device=self.device)
+            for start in range(0, T * N, cfg.minibatch_size):
+                flat = order[start:start + cfg.minibatch_size]
+                idx = (flat // N, flat % N)
+                logits, values = net.heads(net.body(buf.obs[:T][idx]), buf.masks[:T][idx])
+                yield logits, values, idx
+            return
+        L = self._sequence_length(T)
+        n_chunks = T // L
+        seq_per_batch = max(1, cfg.minibatch_size // L)
+        order = torch.randperm(n_chunks * N, generator=self.generator, device=self.device)
+        steps = torch.arange(L, device=self.device)[:, None]
+        for start in range(0, n_chunks * N, seq_per_batch):
+            seq = order[start:start + seq_per_batch]
+            t0, game = (seq // N) * L, seq % N
+            idx = (t0[None, :] + steps, game[None, :].expand(L, -1))
+            state = (buf.hidden[0][t0, game], buf.hidden[1][t0, game])
+            features, _ = net.body.unroll(buf.obs[idx], state, buf.starts[idx])
+            logits, values = net.heads(features, buf.masks[idx])
+            yield logits, values, idx
+
+    def _sequence_length(self, T: int) -> int:
+        return T if self.config.bptt_length is None else self.config.bptt_length
+
+    @torch.no_grad()
+    def _refresh_carried_value(self) -> None:
+        """Re-evaluate the carried-over step's value with the updated critic (its action stays as taken)."""
+        buf = self.buffer
+        state = None if buf.hidden is None else (buf.hidden[0][0], buf.hidden[1][0])
+        features, _ = self.network.features(buf.obs[0], state, buf.starts[0])
+        buf.values[0] = self.network.heads(features, buf.masks[0])[1]
+
+    # ------------------------------------------------------------------ snapshots and persistence
+
+    def snapshot(self) -> FrozenPPOPolicy:
+        """A frozen copy of the current weights; the same object while ``weight_version`` is unchanged."""
+        if self._snapshot is None or self._snapshot.weight_version != self.weight_version:
+            network = copy.deepcopy(self.network)
+            self._snapshot = FrozenPPOPolicy(network, self.weight_version, derived_seed(self.seed, self.weight_version))
+        return self._snapshot
+
+    def restore(self, frozen: FrozenPPOPolicy) -> None:
+        """Take ``frozen``'s weights (exploiter resets): fresh optimiser, empty rollout, new weight version."""
+        if getattr(frozen, "spec", None) != self.spec:
+            raise ValueError(f"frozen must be a policy with the learner's network spec {self.spec}, got {getattr(frozen, 'spec', frozen)}")
+        self.network.load_state_dict(frozen.network.state_dict())
+        self.optimizer = self._new_optimizer()
+        if self.buffer is not None:
+            self.buffer.filled, self.buffer.pending = 0, False
+        self.weight_version += 1
+        self._snapshot = None
+
+    def state_dict(self) -> dict:
+        """Everything needed to resume exactly: weights, optimiser, rollout buffer and position, RNG."""
+        return copy.deepcopy({
+            "config": self.config.to_dict(),
+            "spec": self.spec.to_dict(),
+            "seed": self.seed,
+            "weight_version": self.weight_version,
+            "network": self.network.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "generator": self.generator.get_state(),
+            "buffer": None if self.buffer is None else self.buffer.state_dict(),
+        })
+
+    def load_state_dict(self, state: dict) -> None:
+        for key, mine in (("config", self.config.to_dict()), ("spec", self.spec.to_dict())):
+            if state.get(key) != mine:
+                raise ValueError(f"state[{key!r}] must match this learner's {key} {mine}, got {state.get(key)}")
+        self.network.load_state_dict(state["network"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.generator.set_state(state["generator"])
+        self.seed = int(state["seed"])
+        self.weight_version = int(state["weight_version"])
+        self._snapshot = None
+        self.buffer = None
+        if state["buffer"] is not None:
+            self._ensure_buffer(int(state["buffer"]["num_envs"]))
+            self.buffer.load_state_dict(state["buffer"])
+
+    # ------------------------------------------------------------------ internals
+
+    def _new_optimizer(self) -> torch.optim.Adam:
+        return torch.optim.Adam(self.network.parameters(), lr=self.config.learning_rate, eps=self.config.adam_eps)
+
+    def _ensure_buffer(self, batch: int) -> None:
+        if self.buffer is not None:
+            if batch == self.buffer.num_envs:
+                return
+            if self.buffer.filled > 0 or self.buffer.pending:
+                raise ValueError(f"obs must keep the batch size of the current rollout ({self.buffer.num_envs}), got {batch}")
+        T = math.ceil(self.config.horizon / batch)
+        if self.recurrent and self.config.bptt_length is not None:
+            T = self.config.bptt_length * math.ceil(T / self.config.bptt_length)
+        hidden = self.spec.hidden_size if self.recurrent else None
+        self.buffer = RolloutBuffer(batch, T, self.spec.obs_size, self.spec.n_actions, hidden, self.device)
