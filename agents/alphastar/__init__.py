@@ -1,13 +1,27 @@
 """The AlphaStar agent (spec-alphastar.md): network (§2) and RL losses (§4).
 
-    from agents.alphastar import AlphaStarConfig, AlphaStarNet, AlphaStarObs, AlphaStarActions
+    from agents.alphastar import AlphaStarConfig, AlphaStarNet
     net = AlphaStarNet(AlphaStarConfig())
-    out = net(obs, state)                     # sampling
-    out = net(obs, state, actions=out.actions)  # teacher forcing
+    out = net(obs, state, generator=g)          # sampling: actions, logits, log-probs, value
+    out = net(obs, state, actions=out.actions)  # teacher forcing: log-probs, entropies
+    terms = alphastar_rl_loss(out.time_major(), behaviour_log_probs, sl_logits, rewards, discounts, bootstrap)
 """
 
-from .config import SMAC_ACTION_TYPES, ActionTypeSpec, AlphaStarConfig, ScalarFeature
-from .network import HEADS, UNUSED, AlphaStarActions, AlphaStarNet, AlphaStarObs, AlphaStarOutput
+from .config import HEADS, SMAC_ACTION_TYPES, ActionTypeSpec, AlphaStarConfig, ScalarFeature
+from .losses import (
+    RLLossConfig,
+    alphastar_rl_loss,
+    discounts_from_dones,
+    entropy_loss,
+    policy_kl_loss,
+    split_upgo_loss,
+    split_vtrace_pg_loss,
+    td_lambda_returns,
+    td_lambda_value_loss,
+    upgo_returns,
+    vtrace,
+)
+from .network import UNUSED, AlphaStarActions, AlphaStarNet, AlphaStarObs, AlphaStarOutput
 
 __all__ = [
     "HEADS",
@@ -19,5 +33,16 @@ __all__ = [
     "AlphaStarNet",
     "AlphaStarObs",
     "AlphaStarOutput",
+    "RLLossConfig",
     "ScalarFeature",
+    "alphastar_rl_loss",
+    "discounts_from_dones",
+    "entropy_loss",
+    "policy_kl_loss",
+    "split_upgo_loss",
+    "split_vtrace_pg_loss",
+    "td_lambda_returns",
+    "td_lambda_value_loss",
+    "upgo_returns",
+    "vtrace",
 ]

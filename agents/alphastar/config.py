@@ -63,6 +63,10 @@ SMAC_ACTION_TYPES: tuple[ActionTypeSpec, ...] = (
 )
 
 
+# The six action arguments, in the order the heads run (spec §2).
+HEADS = ("action_type", "delay", "queued", "selected_units", "target_unit", "location")
+
+
 def _positive(name: str, value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
@@ -81,7 +85,9 @@ class AlphaStarConfig:
         scalar_features       the scalar inputs; ``None`` → ``default_scalar_features()``
     Entity encoder (transformer)
         entity_d_model, entity_heads, entity_layers, entity_ff_size, entity_dropout,
-        entity_embedding_size (conv1d k=1 output per entity), embedded_entity_size (pooled)
+        entity_embedding_size (conv1d k=1 output per entity), embedded_entity_size (pooled).
+        entity_dropout is 0 by default so that the learner's teacher-forced log-probabilities equal
+        the actor's (the V-trace ratios are then exactly 1 on-policy); set it for SL if wanted.
     Spatial encoder
         spatial_stem_channels (1×1 conv), spatial_downsample_channels (one stride-2 conv each),
         spatial_resblocks, embedded_spatial_size

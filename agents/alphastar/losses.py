@@ -42,9 +42,9 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from .config import HEADS
 from .distributions import legal_mask
 
-HEADS = ("action_type", "delay", "queued", "selected_units", "target_unit", "location")
 ACTION_GROUPS: dict[str, tuple[str, ...]] = {
     "action_type": ("action_type",),
     "delay": ("delay",),

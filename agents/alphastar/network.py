@@ -28,7 +28,7 @@ from dataclasses import dataclass, fields, replace
 import torch
 from torch import nn
 
-from .config import AlphaStarConfig
+from .config import HEADS, AlphaStarConfig
 from .core import Core, LSTMState
 from .distributions import entropy, log_prob
 from .entity_encoder import EntityEncoder
@@ -43,7 +43,6 @@ from .heads import (
 from .scalar_encoder import ScalarEncoder, split_scalars
 from .spatial_encoder import SpatialEncoder
 
-HEADS = ("action_type", "delay", "queued", "selected_units", "target_unit", "location")
 UNUSED = -1
 
 

@@ -343,3 +343,31 @@ def test_bad_inputs_raise_value_error():
         AlphaStarConfig(location_resolution=24)
     with pytest.raises(ValueError, match="max_selected_units"):
         AlphaStarConfig(max_selected_units=0)
+
+
+def test_scalars_as_dict_equal_packed():
+    net = _net()
+    obs = random_obs(SMALL, 2, 2, 5, seed=21)
+    sizes = [f.size for f in SMALL.scalar_feature_list]
+    parts = torch.split(obs.scalars, sizes, dim=-1)
+    as_dict = {f.name: p for f, p in zip(SMALL.scalar_feature_list, parts)}
+    with torch.no_grad():
+        a = net(obs, generator=_gen(22))
+        b = net(replace(obs, scalars=as_dict), actions=a.actions)
+    torch.testing.assert_close(a.value, b.value)
+    torch.testing.assert_close(a.log_probs["action_type"], b.log_probs["action_type"])
+    with pytest.raises(ValueError, match="missing"):
+        net(replace(obs, scalars={"game_time": parts[0]}))
+
+
+def test_alphastar_scale_builds_and_runs():
+    """The AlphaStar column of the spec is reachable by settings (128² map → 16², 256² locations)."""
+    config = AlphaStarConfig.alphastar_scale()
+    assert config.map_skip_size == 16 and config.location_upsamples == 4
+    net = _net(config)
+    obs = random_obs(config, 1, 1, 40, seed=23)
+    with torch.no_grad():
+        out = net(obs, generator=_gen(24))
+    assert tuple(out.logits["location"].shape) == (1, 1, 256 * 256)
+    assert tuple(out.logits["selected_units"].shape) == (1, 1, 64, 41)
+    assert tuple(out.state[0].shape) == (3, 1, 384)
