@@ -1,0 +1,153 @@
+"""The ``selfplay`` command line (also ``python -m selfplay``). It only builds configs and calls the
+library; every subcommand's options map one-to-one onto a config dataclass."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import fields
+
+
+def _csv(text: str) -> list[str]:
+    # scheme specs contain commas inside their parameters: split on commas that start a new scheme
+    from selfplay.schemes import SCHEME_NAMES
+
+    parts: list[str] = []
+    for piece in text.split(","):
+        if not parts or piece.split(":", 1)[0].strip() in SCHEME_NAMES:
+            parts.append(piece.strip())
+        else:
+            parts[-1] += "," + piece.strip()
+    return [p for p in parts if p]
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _add_ppo_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--horizon", type=int, help="PPO horizon in transitions (paper: 2048)")
+    p.add_argument("--minibatch-size", type=int, help="PPO minibatch size (paper: 64)")
+    p.add_argument("--epochs", type=int, help="PPO epochs per update (paper: 10)")
+    p.add_argument("--learning-rate", type=float, help="Adam learning rate (paper: 3e-4)")
+
+
+def _ppo_overrides(args: argparse.Namespace) -> dict:
+    keys = ("horizon", "minibatch_size", "epochs", "learning_rate")
+    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="selfplay", description="Self-play framework comparison and evaluation suite.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("train", help="train one learner under one self-play scheme")
+    p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP")
+    p.add_argument("--agent", default="ppo-mlp", help="ppo-mlp | ppo-rnn")
+    p.add_argument("--scheme", default="delta-uniform:delta=0", help="scheme spec, e.g. delta-limit-uniform:delta=0.5")
+    p.add_argument("--episodes", type=int, default=10_000)
+    p.add_argument("--num-envs", type=int, default=64, help="games played at once")
+    p.add_argument("--checkpoints", type=int, default=100, help="evaluation checkpoints over the run")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True, help="run directory (resumed if it exists)")
+    p.add_argument("--progress", action="store_true", help="show a progress bar")
+    _add_ppo_options(p)
+
+    p = sub.add_parser("evaluate", help="winrate matrix, maxent Nash and figures of a run's checkpoints")
+    p.add_argument("run_dir")
+    p.add_argument("--matches", type=int, default=25, help="matches per pair (both seats)")
+    p.add_argument("--seed", type=int, default=0)
+
+    p = sub.add_parser("compare", help="train every scheme (and seed), evaluate, and write a report with figures")
+    p.add_argument("--env", default="rirrps")
+    p.add_argument("--agent", default="ppo-mlp", help="one agent or several, comma-separated (ppo-mlp,ppo-rnn)")
+    p.add_argument("--schemes", type=_csv, default=None, help="comma-separated scheme specs")
+    p.add_argument("--episodes", type=int, default=None)
+    p.add_argument("--checkpoints", type=int, default=None)
+    p.add_argument("--matches", type=int, default=None, help="matches per pair")
+    p.add_argument("--seeds", type=_ints, default=None, help="comma-separated seeds, e.g. 0,1,2")
+    p.add_argument("--num-envs", type=int, default=None)
+    p.add_argument("--jobs", type=int, default=None, help="training runs in parallel (default: CPU count)")
+    p.add_argument("--quick", action="store_true", help="a smoke-test scale that finishes in about a minute")
+    p.add_argument("--no-embedding", action="store_true", help="skip the t-SNE embedding figure")
+    p.add_argument("--out", required=True)
+    _add_ppo_options(p)
+
+    p = sub.add_parser("omega", help="print a scheme's Ω for a menagerie of a given size")
+    p.add_argument("scheme")
+    p.add_argument("--size", type=int, default=10, help="number of menagerie entries")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        return COMMANDS[args.command](args)
+    except ValueError as err:
+        print(f"selfplay {args.command}: error: {err}", file=sys.stderr)
+        return 2
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from selfplay.loop import TrainConfig, train
+
+    config = TrainConfig(env=args.env, agent=args.agent, scheme=args.scheme, episodes=args.episodes,
+                         num_envs=args.num_envs, seed=args.seed, checkpoints=args.checkpoints,
+                         ppo=_ppo_overrides(args), progress=args.progress)
+    result = train(config, args.out)
+    print(f"trained {result.episodes} episodes ({result.updates} updates) in {result.seconds:.1f}s; "
+          f"menagerie {result.menagerie_size}, checkpoints {result.checkpoints} -> {result.run_dir}")
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from selfplay.compare import evaluate_run_dir
+
+    summary = evaluate_run_dir(args.run_dir, matches=args.matches, seed=args.seed)
+    for key, value in summary.items():
+        print(f"{key}: {value}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from selfplay.compare import CompareConfig, compare
+
+    config = CompareConfig.preset(quick=args.quick)
+    overrides = {"env": args.env, "agents": args.agent.split(","), "schemes": args.schemes, "episodes": args.episodes,
+                 "checkpoints": args.checkpoints, "matches": args.matches, "seeds": args.seeds,
+                 "num_envs": args.num_envs, "jobs": args.jobs}
+    for f in fields(config):
+        if overrides.get(f.name) is not None:
+            setattr(config, f.name, overrides[f.name])
+    config.ppo.update(_ppo_overrides(args))
+    if args.no_embedding:
+        config.embedding = False
+    config.validate()
+    report = compare(config, args.out)
+    print(f"report: {report}")
+    return 0
+
+
+def cmd_omega(args: argparse.Namespace) -> int:
+    from selfplay.menagerie import Menagerie
+    from selfplay.schemes import make_scheme
+
+    scheme = make_scheme(args.scheme)
+    if args.size < 1:
+        raise ValueError(f"size must be ≥ 1, got {args.size}")
+    menagerie = Menagerie()
+    for i in range(args.size):
+        menagerie.add(f"policy-{i}", step=i, weight_version=i)
+    for entry_id, p in scheme.distribution(menagerie).items():
+        print(f"{entry_id:6d}  {p:.6f}")
+    return 0
+
+
+COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "compare": cmd_compare, "omega": cmd_omega}

@@ -1,0 +1,176 @@
+"""``selfplay compare``: train every scheme (× agent × seed), evaluate, and report (spec-selfplay §6–7).
+
+For each run: a winrate matrix over its evaluation checkpoints (every pair, both seats), its maxent
+Nash, and the lower-triangle win rate (the "ideal" monotone-improvement matrix has every cell below
+the diagonal > ½). Between schemes: the relative population performance of their checkpoint
+populations (the value of the cross-population game, same seed paired). Over all runs of an agent:
+a t-SNE embedding of the learners' trajectories with the reference agents as basis.
+Outputs: ``DIR/runs/<agent>/<scheme>-s<seed>/`` (each a resumable run directory),
+``DIR/evaluation/summary.csv``, ``DIR/evaluation/rpp_<agent>.csv``, ``DIR/figures/*.png``, ``DIR/report.md``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from selfplay.io import atomic_write_json, atomic_write_text
+from selfplay.loop import TrainConfig, train
+from selfplay.menagerie import Menagerie
+from selfplay.registry import agent_kit, check_env_name
+from selfplay.rundir import RunDir
+from selfplay.schemes import make_scheme
+
+DEFAULT_SCHEMES = [
+    "naive",
+    "delta-uniform:delta=0",
+    "delta-uniform:delta=0.5",
+    "delta-limit-uniform:delta=0",
+    "delta-limit-uniform:delta=0.5",
+    "psro",
+]
+
+
+@dataclass
+class CompareConfig:
+    env: str = "rirrps"
+    agents: list[str] = field(default_factory=lambda: ["ppo-mlp"])
+    schemes: list[str] = field(default_factory=lambda: list(DEFAULT_SCHEMES))
+    seeds: list[int] = field(default_factory=lambda: [0])
+    episodes: int = 3000
+    checkpoints: int = 30
+    matches: int = 25
+    num_envs: int = 64
+    ppo: dict = field(default_factory=lambda: {"horizon": 512})
+    embedding: bool = True
+    embed_per_run: int = 3000  # trajectories per run in the t-SNE (evenly spaced in time)
+    basis_episodes: int = 1000  # per reference agent
+    jobs: int | None = None
+
+    @classmethod
+    def preset(cls, quick: bool = False) -> "CompareConfig":
+        """``make run`` scale (a few minutes on 2 cores) or ``--quick`` (about a minute)."""
+        if quick:
+            return cls(episodes=600, checkpoints=8, matches=10, ppo={"horizon": 256}, embed_per_run=600,
+                       basis_episodes=200)
+        return cls()
+
+    def validate(self) -> None:
+        check_env_name(self.env)
+        for agent in self.agents:
+            agent_kit(agent)
+        for spec in self.schemes:
+            make_scheme(spec)
+        if not self.schemes:
+            raise ValueError("schemes must name at least one scheme")
+        if not self.seeds:
+            raise ValueError("seeds must hold at least one seed")
+        if self.checkpoints < 2:
+            raise ValueError(f"checkpoints must be ≥ 2 to build a winrate matrix, got {self.checkpoints}")
+        if self.matches < 1:
+            raise ValueError(f"matches must be ≥ 1, got {self.matches}")
+        TrainConfig(env=self.env, agent=self.agents[0], scheme=self.schemes[0], episodes=self.episodes,
+                    checkpoints=self.checkpoints, num_envs=self.num_envs)
+
+
+def slug(spec: str) -> str:
+    """A file-name-safe form of a scheme spec: ``delta-uniform:delta=0.5`` → ``delta-uniform_delta-0.5``."""
+    return re.sub(r"[^A-Za-z0-9.\-]+", "-", spec.replace(":", "_")).strip("-")
+
+
+@dataclass
+class RunSpec:
+    agent: str
+    scheme: str
+    seed: int
+    path: Path
+
+    @property
+    def label(self) -> str:
+        return f"{self.scheme} ({self.agent}, seed {self.seed})"
+
+
+def _train_one(args: tuple[TrainConfig, str]) -> dict:
+    config, out = args
+    result = train(config, out)
+    return {"seconds": result.seconds, "updates": result.updates, "menagerie_size": result.menagerie_size}
+
+
+def load_checkpoint_policies(run_dir: str | Path, agent: str) -> tuple[list[int], list[Any]]:
+    menagerie = Menagerie.load(RunDir(run_dir).checkpoints, agent_kit(agent).load_policy)
+    return menagerie.ids, [e.policy for e in menagerie]
+
+
+def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figures: bool = True) -> dict:
+    """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/."""
+    from selfplay.evaluate import evaluate_population
+
+    run = RunDir(run_dir)
+    cfg = run.read_config()
+    kit = agent_kit(cfg["agent"])
+    ids, policies = load_checkpoint_policies(run_dir, cfg["agent"])
+    if len(policies) < 2:
+        raise ValueError(f"run {run_dir} has {len(policies)} checkpoint(s); a winrate matrix needs at least 2")
+    ev = evaluate_population(cfg["env"], policies, matches, seed=seed, stack_policies=kit.stack_policies, ids=ids)
+    run.evaluation.mkdir(parents=True, exist_ok=True)
+    np.savez(run.evaluation / "winrate.npz", W=ev.W, counts=ev.counts, nash=ev.nash, ids=np.array(ids))
+    summary = {
+        "lower_triangle_winrate": ev.lower_triangle_winrate,
+        "nash_support": int((ev.nash > 1e-6).sum()),
+        "final_vs_first": float(ev.W[-1, 0]),
+        "checkpoints": len(ids),
+    }
+    atomic_write_json(run.evaluation / "summary.json", summary)
+    if figures:
+        from analysis import plots
+
+        title = cfg["scheme"] + f" ({cfg['agent']})"
+        plots.plot_winrate_matrix(ev.W, ev.nash, title=title, path=run.figures / "winrate_matrix.png")
+    return summary
+
+
+def compare(config: CompareConfig, out: str | Path) -> Path:
+    """Run the whole comparison into ``out``; returns the path of ``report.md``."""
+    import os
+
+    config.validate()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / "compare_config.json", asdict(config))
+    started = time.perf_counter()
+    runs = [RunSpec(a, s, seed, out / "runs" / a / f"{slug(s)}-s{seed}")
+            for a in config.agents for s in config.schemes for seed in config.seeds]
+
+    # 1. training, in parallel processes (each single-threaded)
+    jobs = config.jobs or min(len(runs), os.cpu_count() or 1)
+    tasks = [(TrainConfig(env=config.env, agent=r.agent, scheme=r.scheme, episodes=config.episodes,
+                          num_envs=config.num_envs, seed=r.seed, checkpoints=config.checkpoints,
+                          ppo=dict(config.ppo), tensorboard=True), str(r.path)) for r in runs]
+    if jobs > 1:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            trained = list(pool.map(_train_one, tasks))
+    else:
+        trained = [_train_one(t) for t in tasks]
+    train_seconds = time.perf_counter() - started
+
+    # 2. per-run evaluation
+    from selfplay.report import write_comparison
+
+    rows = []
+    evaluations = {}
+    for r, info in zip(runs, trained):
+        summary = evaluate_run_dir(r.path, config.matches, seed=r.seed)
+        evaluations[r.label] = np.load(r.path / "evaluation" / "winrate.npz")
+        rows.append({"scheme": r.scheme, "agent": r.agent, "seed": r.seed,
+                     "lower_triangle_winrate": round(summary["lower_triangle_winrate"], 6),
+                     "nash_support": summary["nash_support"], "episodes": config.episodes,
+                     "seconds": round(info["seconds"], 2), "final_vs_first": round(summary["final_vs_first"], 6),
+                     "menagerie_size": info["menagerie_size"], "updates": info["updates"]})
+    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started)

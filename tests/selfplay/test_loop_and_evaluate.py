@@ -1,0 +1,130 @@
+import csv
+
+import numpy as np
+import pytest
+import torch
+
+from selfplay import Menagerie
+from selfplay.evaluate import play_matches, round_robin_pairs, winrate_from_pair_scores
+from selfplay.loop import SelfPlayTrainer, TrainConfig, learner_scores, train
+
+
+class Fixed:
+    """Always plays one action (Rock 0, Paper 1, Scissors 2)."""
+
+    def __init__(self, action):
+        self.action = action
+
+    def initial_state(self, batch):
+        return None
+
+    def act(self, obs, state, mask=None, episode_start=None):
+        return torch.full((obs.shape[0],), self.action, dtype=torch.long), state, {}
+
+
+def test_play_matches_scores_fixed_agents_in_both_seats():
+    rock, paper, scissors = Fixed(0), Fixed(1), Fixed(2)
+    pairs = np.array([[0, 1], [1, 0], [0, 2], [1, 2], [0, 0]])
+    scores = play_matches("rirrps", [rock, paper, scissors], pairs, matches_per_pair=6, seed=0)
+    assert scores.shape == (5, 6)
+    np.testing.assert_array_equal(scores[0], 0.0)  # rock loses to paper, whichever seat it sits in
+    np.testing.assert_array_equal(scores[1], 1.0)
+    np.testing.assert_array_equal(scores[2], 1.0)  # rock beats scissors
+    np.testing.assert_array_equal(scores[3], 0.0)
+    # a mirror match is a tie every repetition: the winner is a fair coin
+    many = play_matches("rirrps", [rock], np.array([[0, 0]]), matches_per_pair=4000, seed=1)
+    assert abs(many.mean() - 0.5) < 0.03
+
+
+def test_winrate_from_pair_scores_fills_both_triangles():
+    pairs = round_robin_pairs(3)
+    scores = np.array([[1, 1, 0, 1], [0, 0, 0, 0], [0.5, 0.5, 1, 1]])
+    W, counts = winrate_from_pair_scores(3, pairs, scores)
+    np.testing.assert_allclose(W, [[0.5, 0.75, 0.0], [0.25, 0.5, 0.75], [1.0, 0.25, 0.5]])
+    np.testing.assert_array_equal(counts, [[0, 4, 4], [4, 0, 4], [4, 4, 0]])
+
+
+def test_learner_scores():
+    np.testing.assert_array_equal(learner_scores(np.array([0, 1, -1, 0]), np.array([False, False, True, False]),
+                                                 np.array([0, 0, 1, 1])), [1.0, 0.0, 0.5, 0.0])
+
+
+def small_config(**kw):
+    base = dict(scheme="delta-uniform:delta=0", episodes=320, num_envs=32, checkpoints=4, seed=3,
+                ppo={"horizon": 320, "epochs": 2}, tensorboard=False)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+def read_matches(run):
+    with open(run / "matches.csv") as f:
+        return list(csv.DictReader(f))
+
+
+def test_run_writes_everything_and_is_reproducible(tmp_path):
+    cfg = small_config()
+    a = train(cfg, tmp_path / "a")
+    b = train(cfg, tmp_path / "b")
+    assert a.episodes == b.episodes == 320
+    ma, mb = read_matches(tmp_path / "a"), read_matches(tmp_path / "b")
+    assert ma == mb and len(ma) == 320
+    assert {m["learner_seat"] for m in ma} == {"0", "1"}
+    menagerie = Menagerie.load(tmp_path / "a" / "menagerie")
+    assert len(menagerie) == 321  # the initial policy + one snapshot per episode (δ-Uniform's G)
+    assert {int(m["opponent"]) for m in ma} <= set(menagerie.ids)
+    checkpoints = Menagerie.load(tmp_path / "a" / "checkpoints")
+    assert [e.tags["episode"] for e in checkpoints] == [80, 160, 240, 320]
+    assert np.load(tmp_path / "a" / "trajectories.npz")["vectors"].shape == (320, 90)
+    for name in ("config.yaml", "metrics.csv", "state.pt"):
+        assert (tmp_path / "a" / name).exists()
+    # snapshots of unchanged weights share one file
+    files = {e.file for e in menagerie}
+    assert len(files) <= a.updates + 1
+
+
+def test_killed_run_resumes_to_the_same_number_of_episodes(tmp_path, monkeypatch):
+    cfg = small_config(episodes=480)
+    trainer = SelfPlayTrainer(cfg, tmp_path / "run")
+    real_update = trainer.learner.update
+    calls = {"n": 0}
+
+    def dying_update():
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt  # killed after two saved updates
+        return real_update()
+
+    monkeypatch.setattr(trainer.learner, "update", dying_update)
+    with pytest.raises(KeyboardInterrupt):
+        trainer.train()
+    saved = torch.load(tmp_path / "run" / "state.pt", weights_only=False)
+    assert 0 < saved["episodes"] < 480
+    result = train(cfg, tmp_path / "run")
+    assert result.episodes == 480
+    matches = read_matches(tmp_path / "run")
+    assert [int(m["episode"]) for m in matches] == list(range(480))
+    menagerie = Menagerie.load(tmp_path / "run" / "menagerie", load_policy=lambda p: torch.load(p, weights_only=False))
+    assert menagerie.ids == list(range(481)) and all(e.policy is not None for e in menagerie)
+    with pytest.raises(ValueError, match="another configuration"):
+        train(small_config(episodes=480, seed=4), tmp_path / "run")
+
+
+def test_naive_and_psro_runs(tmp_path):
+    naive = train(small_config(scheme="naive"), tmp_path / "naive")
+    assert naive.menagerie_size == 1
+    psro = train(small_config(scheme="psro:window=10,threshold=0.5,max_episodes_per_iteration=60,matches_per_pair=4"),
+                 tmp_path / "psro")
+    assert psro.menagerie_size >= 320 // 60
+    state = torch.load(tmp_path / "psro" / "state.pt", weights_only=False)["scheme"]
+    assert state["iterations"] == psro.menagerie_size - 1 and len(state["meta"]) > 0
+
+
+def test_bad_config_is_rejected():
+    with pytest.raises(ValueError, match="env"):
+        TrainConfig(env="chess")
+    with pytest.raises(ValueError, match="agent"):
+        TrainConfig(agent="dqn")
+    with pytest.raises(ValueError, match="episodes"):
+        TrainConfig(episodes=0)
+    with pytest.raises(ValueError, match="delta"):
+        TrainConfig(scheme="delta-uniform:delta=-1")
