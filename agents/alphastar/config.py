@@ -89,7 +89,8 @@ class AlphaStarConfig:
         entity_dropout is 0 by default so that the learner's teacher-forced log-probabilities equal
         the actor's (the V-trace ratios are then exactly 1 on-policy); set it for SL if wanted.
     Spatial encoder
-        spatial_stem_channels (1×1 conv), spatial_downsample_channels (one stride-2 conv each),
+        scatter_channels (entity embeddings scattered onto the map by position and stacked on the
+        planes; 0 turns it off), spatial_stem_channels (1×1 conv), spatial_downsample_channels (one stride-2 conv each),
         spatial_resblocks, embedded_spatial_size
     Scalar encoder
         embedded_scalar_size, scalar_context_size
@@ -120,6 +121,7 @@ class AlphaStarConfig:
     entity_embedding_size: int = 64
     embedded_entity_size: int = 64
     # spatial encoder
+    scatter_channels: int = 8
     spatial_stem_channels: int = 16
     spatial_downsample_channels: tuple[int, ...] = (32, 32)
     spatial_resblocks: int = 2
@@ -158,6 +160,8 @@ class AlphaStarConfig:
             "func_embed_size", "location_resolution", "value_hidden", "value_resblocks",
         ):
             _positive(name, getattr(self, name))
+        if not isinstance(self.scatter_channels, int) or self.scatter_channels < 0:
+            raise ValueError(f"scatter_channels must be an int ≥ 0 (0: no scatter), got {self.scatter_channels!r}")
         if self.entity_d_model % self.entity_heads:
             raise ValueError(
                 f"entity_d_model ({self.entity_d_model}) must be divisible by entity_heads ({self.entity_heads})"

@@ -32,6 +32,7 @@ from .config import HEADS, AlphaStarConfig
 from .core import Core, LSTMState
 from .distributions import entropy, log_prob
 from .entity_encoder import EntityEncoder
+from .entity_scatter import EntityScatter
 from .heads import (
     ActionTypeHead,
     CategoricalArgumentHead,
@@ -53,6 +54,8 @@ class AlphaStarObs:
     entities                ``[B, T, N, F]`` float
     entity_mask             ``[B, T, N]`` bool — which entity slots hold a unit
     spatial                 ``[B, T, C, H, W]`` float
+    entity_positions        ``[B, T, N, 2]`` int map cells (x, y) of the entities, for the scatter
+                            connection; required when ``config.scatter_channels > 0``
     scalars                 dict ``{name: [B, T, size]}`` or packed ``[B, T, scalar_input_size]``
     available_action_types  ``[B, T, A]`` bool
     selectable_units        ``[B, T, N]`` or per action type ``[B, T, A, N]`` bool; None → present units
@@ -70,6 +73,7 @@ class AlphaStarObs:
     selectable_units: torch.Tensor | None = None
     targetable_units: torch.Tensor | None = None
     location_mask: torch.Tensor | None = None
+    entity_positions: torch.Tensor | None = None
     opponent_scalars: torch.Tensor | dict | None = None
     episode_start: torch.Tensor | None = None
 
@@ -153,6 +157,7 @@ class AlphaStarNet(nn.Module):
         super().__init__()
         self.config = config = config or AlphaStarConfig()
         self.entity_encoder = EntityEncoder(config)
+        self.entity_scatter = EntityScatter(config) if config.scatter_channels else None
         self.spatial_encoder = SpatialEncoder(config)
         self.scalar_encoder = ScalarEncoder(config)
         self.core = Core(config)
@@ -210,7 +215,11 @@ class AlphaStarNet(nn.Module):
         # Encoders, on all B·T steps at once.
         entity_mask = flat(obs.entity_mask).bool()
         entity_embeddings, embedded_entity, attention = self.entity_encoder(flat(obs.entities).float(), entity_mask)
-        embedded_spatial, map_skip = self.spatial_encoder(flat(obs.spatial).float())
+        planes = flat(obs.spatial).float()
+        if self.entity_scatter is not None:
+            scattered = self.entity_scatter(entity_embeddings, flat(obs.entity_positions), entity_mask)
+            planes = torch.cat([planes, scattered], dim=1)
+        embedded_spatial, map_skip = self.spatial_encoder(planes)
         embedded_scalar, scalar_context = self.scalar_encoder(flat_scalars(obs.scalars))
 
         # Core over [B, T].
@@ -329,6 +338,13 @@ class AlphaStarNet(nn.Module):
             raise ValueError(f"obs.location_mask must have shape {(B, T, R, R)} or {(B, T, A, R, R)}, got {tuple(m.shape)}")
         if obs.episode_start is not None:
             _check_shape("obs.episode_start", obs.episode_start, (B, T))
+        if cfg.scatter_channels:
+            if obs.entity_positions is None:
+                raise ValueError("obs.entity_positions is required when config.scatter_channels > 0")
+            _check_shape("obs.entity_positions", obs.entity_positions, (B, T, N, 2))
+            pos = obs.entity_positions[obs.entity_mask.bool()]
+            if pos.numel() and (int(pos.min()) < 0 or int(pos.max()) >= H):
+                raise ValueError(f"obs.entity_positions of present entities must be in [0, spatial_size={H})")
         for name in ("scalars", "opponent_scalars"):
             s = getattr(obs, name)
             if s is None:

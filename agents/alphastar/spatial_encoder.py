@@ -1,6 +1,6 @@
 """Spatial encoder (spec-alphastar.md §2, row "spatial encoder"; seed 000).
 
-    x = ReLU(conv1×1(planes))                                     [b, stem, H, W]
+    x = ReLU(conv1×1(concat(planes, scattered entities)))        [b, stem, H, W]
     for each downsampling conv:  x = ReLU(conv4×4 stride 2(x))    H, W halve each time
     for each ResBlock:           x = ResBlock(x); map_skip.append(x)
     embedded_spatial = ReLU(Linear(flatten(ReLU(x))))             [b, embedded_spatial_size]
@@ -20,11 +20,12 @@ from .layers import ResBlock2d
 
 
 class SpatialEncoder(nn.Module):
-    """Planes ``[b, C, H, W]`` → (embedded_spatial ``[b, E]``, map_skip list of ``[b, C', h, w]``)."""
+    """Planes ``[b, C + scatter_channels, H, W]`` → (embedded_spatial ``[b, E]``, map_skip list ``[b, C', h, w]``)."""
 
     def __init__(self, config: AlphaStarConfig) -> None:
         super().__init__()
-        self.stem = nn.Conv2d(config.spatial_channels, config.spatial_stem_channels, kernel_size=1)
+        in_channels = config.spatial_channels + config.scatter_channels
+        self.stem = nn.Conv2d(in_channels, config.spatial_stem_channels, kernel_size=1)
         channels = [config.spatial_stem_channels, *config.spatial_downsample_channels]
         self.downsample = nn.ModuleList(
             nn.Conv2d(c_in, c_out, kernel_size=4, stride=2, padding=1)

@@ -54,6 +54,7 @@ def random_obs(
         spatial=torch.randn(B, T, config.spatial_channels, config.spatial_size, config.spatial_size, generator=g),
         scalars=torch.randn(B, T, config.scalar_input_size, generator=g),
         available_action_types=available,
+        entity_positions=torch.randint(0, config.spatial_size, (B, T, N, 2), generator=g),
         selectable_units=selectable,
         targetable_units=targetable,
         location_mask=location,

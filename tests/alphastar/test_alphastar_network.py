@@ -33,6 +33,17 @@ def _gen(seed):
     return torch.Generator().manual_seed(seed)
 
 
+def _slice_time(obs, steps: slice):
+    """The observation restricted to some time steps (every [B, T, ...] field sliced on T)."""
+    cut = {}
+    for k, v in vars(obs).items():
+        if isinstance(v, dict):
+            cut[k] = {name: x[:, steps] for name, x in v.items()}
+        elif isinstance(v, torch.Tensor):
+            cut[k] = v[:, steps]
+    return replace(obs, **cut)
+
+
 def _check_legal(config, obs, out, num_units):
     """Every sampled argument is legal under the observation's masks and the action-type table."""
     a = out.actions
@@ -257,14 +268,7 @@ def test_lstm_state_carried_over_sequence_equals_step_by_step():
         whole = net(obs, generator=_gen(13))
         state = net.initial_state(B)
         for t in range(T):
-            step_obs = replace(
-                obs,
-                **{
-                    k: getattr(obs, k)[:, t : t + 1]
-                    for k in ("entities", "entity_mask", "spatial", "scalars", "available_action_types",
-                              "selectable_units", "targetable_units", "location_mask", "opponent_scalars")
-                },
-            )
+            step_obs = _slice_time(obs, slice(t, t + 1))
             acts = AlphaStarActions(**{k: v[:, t : t + 1] for k, v in vars(whole.actions).items()})
             step = net(step_obs, state, actions=acts)
             state = step.state
@@ -285,11 +289,8 @@ def test_episode_start_resets_state_inside_a_chunk():
         carried = net.initial_state(B)
         carried = (carried[0] + 0.5, carried[1] - 0.3)
         out = net(replace(obs, episode_start=start), carried, generator=_gen(15))
-        tail = {k: getattr(obs, k)[:, 2:] for k in ("entities", "entity_mask", "spatial", "scalars",
-                                                      "available_action_types", "selectable_units",
-                                                      "targetable_units", "location_mask", "opponent_scalars")}
         acts = AlphaStarActions(**{k: v[:, 2:] for k, v in vars(out.actions).items()})
-        fresh = net(replace(obs, **tail), net.initial_state(B), actions=acts)
+        fresh = net(_slice_time(obs, slice(2, None)), net.initial_state(B), actions=acts)
         no_reset = net(obs, carried, actions=out.actions)
     torch.testing.assert_close(out.value[0, 2:], fresh.value[0])  # game 0: state was zeroed at step 2
     torch.testing.assert_close(out.value[1], no_reset.value[1])  # game 1: untouched
@@ -371,3 +372,35 @@ def test_alphastar_scale_builds_and_runs():
     assert tuple(out.logits["location"].shape) == (1, 1, 256 * 256)
     assert tuple(out.logits["selected_units"].shape) == (1, 1, 64, 41)
     assert tuple(out.state[0].shape) == (3, 1, 384)
+
+
+def test_entity_embeddings_are_scattered_onto_the_map():
+    """Moving one unit changes the spatial encoding (and thus the value); positions are required."""
+    net = _net()
+    obs = random_obs(SMALL, 1, 1, 4, num_slots=6, seed=25)
+    moved = obs.entity_positions.clone()
+    moved[0, 0, 1] = torch.tensor([0, 0]) if bool((moved[0, 0, 1] != 0).any()) else torch.tensor([5, 5])
+    padding_moved = obs.entity_positions.clone()
+    padding_moved[0, 0, 5] = (padding_moved[0, 0, 5] + 3) % SMALL.spatial_size
+    with torch.no_grad():
+        a = net(obs, generator=_gen(26))
+        b = net(replace(obs, entity_positions=moved), actions=a.actions)
+        c = net(replace(obs, entity_positions=padding_moved), actions=a.actions)
+    assert float((a.value - b.value).abs().max()) > 1e-6
+    torch.testing.assert_close(a.value, c.value)  # a padding slot's position does not matter
+    scatter = net.entity_scatter
+    emb = torch.randn(2, 3, SMALL.entity_embedding_size)
+    pos = torch.tensor([[[1, 2], [1, 2], [4, 0]], [[0, 0], [3, 3], [3, 3]]])
+    mask = torch.tensor([[True, True, True], [True, True, False]])
+    planes = scatter(emb, pos, mask)
+    proj = torch.relu(scatter.project(emb.transpose(1, 2)))  # [2, C, 3]
+    torch.testing.assert_close(planes[0, :, 2, 1], proj[0, :, 0] + proj[0, :, 1])  # two units in one cell
+    torch.testing.assert_close(planes[1, :, 3, 3], proj[1, :, 1])  # the padding slot adds nothing
+    assert float(planes.sum()) == pytest.approx(float(proj[0].sum() + proj[1, :, :2].sum()), rel=1e-5)
+    with pytest.raises(ValueError, match="entity_positions"):
+        net(replace(obs, entity_positions=None))
+    with pytest.raises(ValueError, match="entity_positions"):
+        net(replace(obs, entity_positions=obs.entity_positions + SMALL.spatial_size))
+    no_scatter = _net(replace(SMALL, scatter_channels=0))
+    with torch.no_grad():
+        no_scatter(replace(obs, entity_positions=None), generator=_gen(27))
