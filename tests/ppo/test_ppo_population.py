@@ -1,0 +1,82 @@
+"""PolicyStack equals per-policy inference; policy checkpoints round-trip."""
+
+import pytest
+import torch
+
+from agents.ppo import PPOConfig, PPOLearner, load_policy, save_policy, stack_policies
+
+OBS, ACTIONS = 30, 3
+
+
+def population(body, size=5):
+    return [PPOLearner(OBS, ACTIONS, PPOConfig(body=body), seed=s).snapshot() for s in range(size)]
+
+
+@pytest.mark.parametrize("body", ["mlp", "lstm"])
+def test_stack_equals_per_policy_inference(body):
+    policies = population(body)
+    stack = stack_policies(policies)
+    gen = torch.Generator().manual_seed(0)
+    batch = 40
+    index = torch.randint(0, 4, (batch,), generator=gen)  # policy 4 unused: groups may be absent
+    mask = torch.rand(batch, ACTIONS, generator=gen) < 0.7
+    mask[:, 0] = True
+    state = None if body == "mlp" else (torch.randn(batch, 64, generator=gen), torch.randn(batch, 64, generator=gen))
+    start = torch.rand(batch, generator=gen) < 0.3
+    for step in range(2):  # the second step feeds back the stack's own recurrent state
+        obs = torch.rand(batch, OBS, generator=gen)
+        action, new_state, info = stack.act(obs, state, index, mask, start, deterministic=True)
+        for p, policy in enumerate(policies):
+            rows = index == p
+            sub_state = None if state is None else (state[0][rows], state[1][rows])
+            a, s, ref = policy.act(obs[rows], sub_state, mask[rows], start[rows], deterministic=True)
+            assert torch.allclose(info["logits"][rows], ref["logits"], atol=1e-5)
+            assert torch.allclose(info["value"][rows], ref["value"], atol=1e-5)
+            assert torch.equal(action[rows], a)
+            if body == "lstm":
+                assert torch.allclose(new_state[0][rows], s[0], atol=1e-5)
+                assert torch.allclose(new_state[1][rows], s[1], atol=1e-5)
+        state = new_state
+        start = torch.zeros(batch, dtype=torch.bool)
+    assert torch.all(mask[torch.arange(batch), action])
+
+
+def test_stack_samples_each_rows_own_distribution():
+    policies = population("mlp", 2)
+    # Make the two policies near-deterministic and different: policy 0 plays 0, policy 1 plays 2.
+    for policy, favourite in zip(policies, (0, 2)):
+        policy.network.policy_head.bias.copy_(torch.full((ACTIONS,), -10.0))
+        policy.network.policy_head.bias[favourite] = 10.0
+    stack = stack_policies(policies, seed=1)
+    index = torch.arange(1000) % 2
+    action, _, _ = stack.act(torch.rand(1000, OBS), None, index)
+    assert torch.equal(action, index * 2)
+
+
+def test_stack_rejects_mixed_specs_and_bad_indices():
+    with pytest.raises(ValueError, match="frozens"):
+        stack_policies(population("mlp", 1) + population("lstm", 1))
+    with pytest.raises(ValueError, match="frozens"):
+        stack_policies([])
+    stack = stack_policies(population("mlp", 2))
+    with pytest.raises(ValueError, match="policy_index"):
+        stack.act(torch.zeros(3, OBS), None, torch.tensor([0, 1, 2]))
+
+
+@pytest.mark.parametrize("body", ["mlp", "lstm"])
+def test_save_and_load_policy(tmp_path, body):
+    frozen = population(body, 1)[0]
+    path = save_policy(frozen, tmp_path / "menagerie" / "policy_000.pt")
+    assert path.stat().st_size < 200_000
+    loaded = load_policy(path)
+    assert loaded.spec == frozen.spec and loaded.weight_version == frozen.weight_version
+    obs = torch.rand(8, OBS)
+    a1, s1, i1 = frozen.act(obs, None)
+    a2, s2, i2 = loaded.act(obs, None)
+    assert torch.equal(i1["logits"], i2["logits"]) and torch.equal(a1, a2)  # same weights, same sampling seed
+    (tmp_path / "junk.pt").write_bytes(b"not a policy")
+    with pytest.raises(Exception):
+        load_policy(tmp_path / "junk.pt")
+    torch.save({"format": "other"}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="path"):
+        load_policy(tmp_path / "other.pt")
