@@ -24,11 +24,12 @@ optimal by the KKT conditions of the entropy program to machine precision — as
 3. **Entropy over the slice.** Nash(A) = {q ≥ 0 on S : 1ᵀq = 1, A_SS q = 0, A_TS q ≤ 0}. The
    maximiser is q ∝ c · exp(−Gᵀλ − Cᵀμ), with G an orthonormal basis of the row space of A_SS,
    C the (normalised) rows of A_TS and μ ≥ 0: the minimiser of the smooth convex dual
-   f(λ, μ) = log Σ_i c_i exp(−(Gᵀλ + Cᵀμ)_i) over μ ≥ 0, found by a projected Newton method
-   (Bertsekas 1982) and run to machine precision. The inequalities A_TS q ≤ 0 can be active at
-   the maximiser (the maxent point need not lie in the relative interior of Nash(A)), which is
-   why they are kept as bound-constrained multipliers rather than merely checked. When the slice
-   is a single point (the generic case), q is the null vector of A_SS and no iteration is needed.
+   f(λ, μ) = log Σ_i c_i exp(−(Gᵀλ + Cᵀμ)_i) over μ ≥ 0, found by Newton's method (a log-barrier
+   path for μ ≥ 0, then a final Newton solve on the identified active set, run to machine
+   precision). The inequalities A_TS q ≤ 0 can be active at the maximiser (the maxent point
+   need not lie in the relative interior of Nash(A)), which is why they are kept as
+   multipliers rather than merely checked. When the slice is a single point (the generic case),
+   q is the null vector of A_SS and no iteration is needed.
 4. **Certificate.** The result is checked: p ≥ 0, Σp = 1, max(A p) ≤ tol·max(1, max|A|).
 
 The meta-solvers for PSRO share the signature ``solver(A) -> p`` over an antisymmetric A:
@@ -226,83 +227,117 @@ def _row_space_and_null_space(M: np.ndarray, rtol: float = 1e-9) -> tuple[np.nda
     return Q[:, :rank].T, Q[:, rank:]
 
 
-def _maxent_dual_newton(G: np.ndarray, C: np.ndarray, log_w: np.ndarray,
-                        max_iter: int = 500) -> np.ndarray:
-    """Minimise f(θ) = logsumexp(log w − Mᵀθ), M = [G; C], over θ = (λ, μ) with μ ≥ 0.
+def _maxent_dual_newton(G: np.ndarray, C: np.ndarray, log_w: np.ndarray) -> np.ndarray:
+    """Minimise the dual f(θ) = logsumexp(log w − Mᵀθ), M = [G; C], θ = (λ, μ), over μ ≥ 0.
 
-    Projected Newton (Bertsekas 1982): the multipliers μ_j that sit at their bound with a
-    gradient pushing outwards are held there (a scaled gradient step); a Newton step is taken
-    in the others; the step is projected onto μ ≥ 0 with Armijo backtracking. ∇f = −M q and
-    ∇²f = M (diag q − q qᵀ) Mᵀ with q = softmax(log w − Mᵀθ), the primal point. Stops when the
-    projected gradient (the primal residuals G q, max(C q, −μ) and complementarity) stops
-    shrinking at round-off level.
+    q = softmax(log w − Mᵀθ) is the primal point; ∇f = −M q, ∇²f = M (diag q − q qᵀ) Mᵀ.
+    Without inequalities (C empty) this is one unconstrained Newton solve. With them:
+    (1) a log-barrier path, minimising f − τ Σ log μ_j by damped Newton for τ = 10⁻¹ … 10⁻¹³
+        (every iterate is primal feasible: G q = 0 and C q = −τ/μ < 0 at each barrier minimum);
+    (2) the active set {j : μ_j > −(C q)_j} read off the last barrier point (complementarity
+        makes the two differ by orders of magnitude), and a final Newton solve with exactly
+        those inequalities as equalities, polishing q to machine precision;
+    (3) the KKT conditions are checked (μ ≥ 0 on the active set, C q ≤ 0 off it); if they do not
+        hold the last barrier point (entropy within ~1e-12 of the maximum) is returned.
     """
     k, m = G.shape[0], C.shape[0]
     M = np.vstack([G, C])
     if M.shape[0] == 0:
         return np.exp(log_w - logsumexp(log_w))
-    is_mu = np.arange(k + m) >= k
-    theta = np.zeros(k + m)
+    if m == 0:
+        return _polish(M, log_w, np.zeros(k))[1]
+    theta = np.concatenate([np.zeros(k), np.ones(m)])
+    for tau in 10.0 ** -np.arange(1, 14):
+        theta = _barrier_newton(M, log_w, theta, k, tau)
+    _, q_barrier = _primal(M, log_w, theta)
+    slack = -(C @ q_barrier)
+    active = theta[k:] > slack
+    rows = np.concatenate([np.ones(k, dtype=bool), active])
+    theta_polished, q = _polish(M[rows], log_w, theta[rows])
+    mu_active = theta_polished[k:]
+    tol = 1e-12 * max(1.0, float(np.max(np.abs(mu_active), initial=0.0)))
+    feasible = np.all(C[~active] @ q <= 1e-13) and np.all(mu_active >= -tol)
+    return q if feasible and np.all(q > 0) else q_barrier
 
-    def primal(theta):
-        z = log_w - M.T @ theta
-        f = logsumexp(z)
-        return f, np.exp(z - f)
 
-    def projected_gradient(theta, g):
-        pg = g.copy()
-        pg[is_mu] = theta[is_mu] - np.maximum(0.0, theta[is_mu] - g[is_mu])
-        return pg
+def _primal(M: np.ndarray, log_w: np.ndarray, theta: np.ndarray) -> tuple[float, np.ndarray]:
+    """f(θ) = logsumexp(log w − Mᵀθ) and q = softmax(log w − Mᵀθ)."""
+    z = log_w - M.T @ theta
+    f = logsumexp(z)
+    return float(f), np.exp(z - f)
 
-    f, q = primal(theta)
-    best = np.inf
-    stalls = 0
+
+def _gradient_hessian(M: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    Mq = M @ q
+    return -Mq, (M * q) @ M.T - np.outer(Mq, Mq)
+
+
+def _barrier_newton(M, log_w, theta, k, tau, max_iter=100):
+    """Damped Newton on φ(θ) = f(θ) − τ Σ_j log μ_j, keeping μ > 0 (fraction to the boundary)."""
+    def phi(th):
+        return _primal(M, log_w, th)[0] - tau * np.sum(np.log(th[k:]))
+
+    value = phi(theta)
     for _ in range(max_iter):
-        g = -(M @ q)
-        pg_norm = float(np.max(np.abs(projected_gradient(theta, g))))
-        if pg_norm < 1e-15:
+        _, q = _primal(M, log_w, theta)
+        g, H = _gradient_hessian(M, q)
+        mu = theta[k:]
+        g[k:] -= tau / mu
+        H[k:, k:] += np.diag(tau / mu**2)
+        d = _solve_psd(H, -g)
+        decrement = -(g @ d)
+        if decrement < 1e-13:
             break
-        if pg_norm >= 0.5 * best:  # no more progress at round-off level
-            stalls += 1
-            if stalls >= 4:
+        shrinking = d[k:] < 0
+        alpha = min(1.0, 0.99 * float(np.min(-mu[shrinking] / d[k:][shrinking]))) if shrinking.any() else 1.0
+        while True:
+            trial = theta + alpha * d
+            trial_value = phi(trial)
+            if trial_value <= value - 1e-4 * alpha * decrement or alpha < 1e-14:
                 break
-        else:
-            stalls = 0
-        best = min(best, pg_norm)
-        binding = is_mu & (theta <= min(1e-3, pg_norm)) & (g > 0)
-        free = ~binding
-        Mq = M @ q
-        Mf = M[free]
-        H = (Mf * q) @ Mf.T - np.outer(Mq[free], Mq[free])
-        d = np.zeros_like(theta)
-        d[free] = _solve_psd(H, -g[free])
-        if binding.any():
-            Mb = M[binding]
-            h_diag = (Mb * Mb) @ q - Mq[binding] ** 2
-            d[binding] = -g[binding] / np.maximum(h_diag, 1e-12)
+            alpha *= 0.5
+        theta, value = trial, trial_value
+    return theta
+
+
+def _polish(M, log_w, theta, max_iter=100):
+    """Unconstrained Newton on f(θ) = logsumexp(log w − Mᵀθ) to machine precision.
+
+    Armijo backtracking while far away; once the gradient is below 1e-8 full steps are taken
+    (quadratic convergence, f's decrease is then under its round-off) until the gradient stops
+    shrinking. Redundant rows of M make ∇²f singular; the minimum-norm step is used then.
+    """
+    f, q = _primal(M, log_w, theta)
+    if M.shape[0] == 0:
+        return theta, q
+    best = np.inf
+    for _ in range(max_iter):
+        g, H = _gradient_hessian(M, q)
+        g_norm = float(np.max(np.abs(g)))
+        if g_norm < 1e-15 or g_norm > 0.5 * best and best < 1e-8:
+            break
+        best = min(best, g_norm)
+        d = _solve_psd(H, -g)
         alpha = 1.0
         while True:
             trial = theta + alpha * d
-            trial[is_mu] = np.maximum(trial[is_mu], 0.0)
-            f_trial, q_trial = primal(trial)
-            # Armijo on the projection arc; below 1e-8 the full Newton step is taken (quadratic
-            # convergence region, where f's decrease is under its round-off).
-            if f_trial <= f + 1e-4 * (g @ (trial - theta)) or pg_norm < 1e-8 or alpha < 1e-12:
+            f_trial, q_trial = _primal(M, log_w, trial)
+            if g_norm < 1e-8 or f_trial <= f + 1e-4 * alpha * (g @ d) or alpha < 1e-14:
                 break
             alpha *= 0.5
         theta, f, q = trial, f_trial, q_trial
-    else:
-        raise RuntimeError("maxent_nash: the dual Newton method did not converge")
-    return q
+    return theta, q
 
 
 def _solve_psd(H: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Solve H x = b for a symmetric positive semidefinite H (least-squares if singular)."""
+    """Solve H x = b for a symmetric positive semidefinite H: Cholesky when H is well
+    conditioned, else the minimum-norm least-squares solution (dependent active constraints)."""
     try:
-        x = scipy.linalg.solve(H, b, assume_a="pos")
-        if np.all(np.isfinite(x)):
-            return x
-    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError):
+        factor, lower = scipy.linalg.cho_factor(H, check_finite=False)
+        d = np.abs(np.diag(factor))
+        if d.min() > 1e-7 * d.max():  # condition number of H below ~1e14
+            return scipy.linalg.cho_solve((factor, lower), b, check_finite=False)
+    except scipy.linalg.LinAlgError:
         pass
     return scipy.linalg.lstsq(H, b, cond=1e-13)[0]
 
