@@ -22,6 +22,7 @@ from .losses import (
     vtrace,
 )
 from .network import UNUSED, AlphaStarActions, AlphaStarNet, AlphaStarObs, AlphaStarOutput
+from .supervised import per_head_accuracy, supervised_loss
 
 __all__ = [
     "HEADS",
@@ -38,9 +39,11 @@ __all__ = [
     "alphastar_rl_loss",
     "discounts_from_dones",
     "entropy_loss",
+    "per_head_accuracy",
     "policy_kl_loss",
     "split_upgo_loss",
     "split_vtrace_pg_loss",
+    "supervised_loss",
     "td_lambda_returns",
     "td_lambda_value_loss",
     "upgo_returns",
