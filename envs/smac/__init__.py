@@ -9,7 +9,9 @@
 
 from .battle import SMACBattle
 from .env import SMACEnv
+from .pettingzoo_env import SMACParallelEnv
+from .scripted import FocusFirePolicy
 from .maps import MAP_NAMES, get_map
 from .units import UNIT_STATS
 
-__all__ = ["SMACBattle", "SMACEnv", "MAP_NAMES", "get_map", "UNIT_STATS"]
+__all__ = ["SMACBattle", "SMACEnv", "SMACParallelEnv", "FocusFirePolicy", "MAP_NAMES", "get_map", "UNIT_STATS"]

@@ -162,14 +162,14 @@ def _terrain(kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _pack_group(centre: tuple[float, float], radii: list[float], walk: np.ndarray) -> np.ndarray:
-    """Greedy packing: each unit takes the free candidate point closest to ``centre`` (ties by
-    angle) such that it overlaps no placed unit and stands on a walkable cell.  Offsets in x are
+    """Greedy packing: each unit takes the free candidate point closest to ``centre`` in the metric
+    ``hypot(3 dx, dy)`` (ties by angle), i.e. a formation spread along y, facing the enemy in x, such that it overlaps no placed unit and stands on a walkable cell.  Offsets in x are
     returned relative to ``centre`` so that the mirror side can reuse them."""
     step = 0.25
     g = np.arange(-24, 25) * step
     gx, gy = np.meshgrid(g, g, indexing="ij")
     cand = np.stack([gx.ravel(), gy.ravel()], 1)
-    order = np.lexsort((np.arctan2(cand[:, 1], cand[:, 0]), np.round(np.hypot(cand[:, 0], cand[:, 1]), 6)))
+    order = np.lexsort((np.arctan2(cand[:, 1], cand[:, 0]), np.round(np.hypot(3 * cand[:, 0], cand[:, 1]), 6)))
     cand = cand[order]
     placed: list[np.ndarray] = []
     placed_r: list[float] = []
