@@ -200,8 +200,11 @@ class AlphaStarNet(nn.Module):
         temperature: float = 1.0,
         generator: torch.Generator | None = None,
     ) -> AlphaStarOutput:
-        """Sample actions (``actions=None``) or teacher-force the given ones; see the module docstring."""
-        cfg = self.config
+        """Sample actions (``actions=None``) or teacher-force the given ones; see the module docstring.
+
+        Given actions must be legal under the observation's masks (an illegal one gets a
+        log-probability of about −1e9). ``generator`` seeds the sampling.
+        """
         if not temperature > 0:
             raise ValueError(f"temperature must be > 0, got {temperature}")
         B, T, N = self._check_obs(obs)
@@ -210,9 +213,26 @@ class AlphaStarNet(nn.Module):
         if state is None:
             state = self.initial_state(B, obs.entities.device)
         flat = lambda x: x.reshape(B * T, *x.shape[2:])  # noqa: E731
-        flat_scalars = lambda s: {k: flat(v) for k, v in split_scalars(cfg, s).items()}  # noqa: E731
+        unflat = lambda x: x.reshape(B, T, *x.shape[1:])  # noqa: E731
 
-        # Encoders, on all B·T steps at once.
+        enc = self._encode(obs, state, flat, B, T)
+        given = (lambda name: flat(getattr(actions, name)).long()) if actions is not None else (lambda name: None)
+        heads = self._run_heads(obs, enc, given, flat, temperature, generator)
+
+        return AlphaStarOutput(
+            actions=AlphaStarActions(**{h: unflat(v) for h, v in heads["actions"].items()}),
+            logits={h: unflat(v) for h, v in heads["logits"].items()},
+            log_probs={h: unflat(v) for h, v in heads["log_probs"].items()},
+            entropies={h: unflat(v) for h, v in heads["entropies"].items()},
+            argument_used={h: unflat(v) for h, v in heads["used"].items()},
+            selected_units_pick_mask=unflat(heads["pick_mask"]),
+            value=unflat(self._value(obs, enc, flat)),
+            state=enc["state"],
+            attention_maps=[unflat(a) for a in enc["attention"]],
+        )
+
+    def _encode(self, obs: AlphaStarObs, state: LSTMState, flat, B: int, T: int) -> dict:
+        """Encoders on all B·T steps at once, then the LSTM core over [B, T] (spec §2, first four rows)."""
         entity_mask = flat(obs.entity_mask).bool()
         entity_embeddings, embedded_entity, attention = self.entity_encoder(flat(obs.entities).float(), entity_mask)
         planes = flat(obs.spatial).float()
@@ -220,20 +240,35 @@ class AlphaStarNet(nn.Module):
             scattered = self.entity_scatter(entity_embeddings, flat(obs.entity_positions), entity_mask)
             planes = torch.cat([planes, scattered], dim=1)
         embedded_spatial, map_skip = self.spatial_encoder(planes)
-        embedded_scalar, scalar_context = self.scalar_encoder(flat_scalars(obs.scalars))
-
-        # Core over [B, T].
+        scalars = {k: flat(v) for k, v in split_scalars(self.config, obs.scalars).items()}
+        embedded_scalar, scalar_context = self.scalar_encoder(scalars)
         core_in = torch.cat([embedded_scalar, embedded_entity, embedded_spatial], dim=-1).view(B, T, -1)
         lstm_out, state = self.core(core_in, state, obs.episode_start)
-        lstm_flat = lstm_out.reshape(B * T, -1)
-        given = (lambda name: flat(getattr(actions, name)).long()) if actions is not None else (lambda name: None)
+        return {
+            "entity_mask": entity_mask,
+            "entity_embeddings": entity_embeddings,
+            "map_skip": map_skip,
+            "embedded_scalar": embedded_scalar,
+            "scalar_context": scalar_context,
+            "lstm_out": lstm_out.reshape(B * T, -1),
+            "state": state,
+            "attention": attention,
+        }
 
-        # Heads, in order: action type → delay → queue → selected units → target unit | location.
+    def _run_heads(self, obs: AlphaStarObs, enc: dict, given, flat, temperature: float, generator) -> dict:
+        """The six heads in order: action type → delay → queue → selected units → target unit | location.
+
+        Returns per-head actions, logits, log-probs, entropies and used masks, each zeroed (actions: −1)
+        where the chosen action type does not use the argument.
+        """
+        lstm_out, entity_mask, entity_embeddings = enc["lstm_out"], enc["entity_mask"], enc["entity_embeddings"]
+        b = lstm_out.shape[0]
         at_logits, action_type, ae = self.action_type_head(
-            lstm_flat, scalar_context, flat(obs.available_action_types).bool(), given("action_type"), temperature, generator
+            lstm_out, enc["scalar_context"], flat(obs.available_action_types).bool(), given("action_type"),
+            temperature, generator,
         )
-        rows = torch.arange(B * T, device=lstm_flat.device)
-        always = torch.ones(B * T, dtype=torch.bool, device=lstm_flat.device)
+        rows = torch.arange(b, device=lstm_out.device)
+        always = torch.ones(b, dtype=torch.bool, device=lstm_out.device)
         used = {"action_type": always, "delay": always}
         used.update({h: getattr(self, f"uses_{h}")[action_type] for h in HEADS[2:]})
 
@@ -251,57 +286,46 @@ class AlphaStarNet(nn.Module):
         target_logits, target = self.target_unit_head(
             ae, entity_embeddings, targetable & entity_mask, unit_types, given("target_unit"), temperature, generator
         )
-        R = cfg.location_resolution
-        all_locations = torch.ones(B * T, R, R, dtype=torch.bool, device=ae.device)
+        R = self.config.location_resolution
+        all_locations = torch.ones(b, R, R, dtype=torch.bool, device=ae.device)
         location_mask = self._rows_for_action(obs.location_mask, action_type, rows, all_locations)
         location_logits, location = self.location_head(
-            ae, map_skip, location_mask, given("location"), temperature, generator
+            ae, enc["map_skip"], location_mask, given("location"), temperature, generator
         )
 
-        # Per-head outputs, masked by whether the chosen action type uses the argument.
         logits = {
             "action_type": at_logits,
             "delay": delay_logits,
             "queued": queue_logits,
-            "selected_units": selected["logits"],
             "target_unit": target_logits,
             "location": location_logits,
         }
         values = {"action_type": action_type, "delay": delay, "queued": queued, "target_unit": target, "location": location}
-        log_probs, entropies, out_logits, out_values = {}, {}, {}, {}
+        out = {"actions": {}, "logits": {}, "log_probs": {}, "entropies": {}, "used": used}
         for head in HEADS:
             u = used[head]
-            uf = u.to(lstm_flat.dtype)
+            uf = u.to(lstm_out.dtype)
             if head == "selected_units":
-                log_probs[head] = selected["log_prob"] * uf
-                entropies[head] = selected["entropy"] * uf
-                out_logits[head] = logits[head] * uf[:, None, None]
-                out_values[head] = torch.where(u[:, None], selected["selection"], UNUSED)
+                out["log_probs"][head] = selected["log_prob"] * uf
+                out["entropies"][head] = selected["entropy"] * uf
+                out["logits"][head] = selected["logits"] * uf[:, None, None]
+                out["actions"][head] = torch.where(u[:, None], selected["selection"], UNUSED)
             else:
-                log_probs[head] = log_prob(logits[head], values[head]) * uf
-                entropies[head] = entropy(logits[head]) * uf
-                out_logits[head] = logits[head] * uf[:, None]
-                out_values[head] = torch.where(u, values[head], UNUSED)
+                out["log_probs"][head] = log_prob(logits[head], values[head]) * uf
+                out["entropies"][head] = entropy(logits[head]) * uf
+                out["logits"][head] = logits[head] * uf[:, None]
+                out["actions"][head] = torch.where(u, values[head], UNUSED)
+        out["pick_mask"] = selected["pick_mask"] & used["selected_units"][:, None]
+        return out
 
-        # Value baseline (the opponent's scalars are visible to it alone).
+    def _value(self, obs: AlphaStarObs, enc: dict, flat) -> torch.Tensor:
+        """Value baseline on lstm_out and both players' scalars (the opponent's are seen here only)."""
         if obs.opponent_scalars is None:
-            opponent_scalar = torch.zeros_like(embedded_scalar)
+            opponent_scalar = torch.zeros_like(enc["embedded_scalar"])
         else:
-            opponent_scalar, _ = self.scalar_encoder(flat_scalars(obs.opponent_scalars))
-        value = self.value_baseline(lstm_flat, embedded_scalar, opponent_scalar)
-
-        unflat = lambda x: x.reshape(B, T, *x.shape[1:])  # noqa: E731
-        return AlphaStarOutput(
-            actions=AlphaStarActions(**{h: unflat(v) for h, v in out_values.items()}),
-            logits={h: unflat(v) for h, v in out_logits.items()},
-            log_probs={h: unflat(v) for h, v in log_probs.items()},
-            entropies={h: unflat(v) for h, v in entropies.items()},
-            argument_used={h: unflat(v) for h, v in used.items()},
-            selected_units_pick_mask=unflat(selected["pick_mask"] & used["selected_units"][:, None]),
-            value=unflat(value),
-            state=state,
-            attention_maps=[unflat(a) for a in attention],
-        )
+            scalars = {k: flat(v) for k, v in split_scalars(self.config, obs.opponent_scalars).items()}
+            opponent_scalar, _ = self.scalar_encoder(scalars)
+        return self.value_baseline(enc["lstm_out"], enc["embedded_scalar"], opponent_scalar)
 
     # ------------------------------------------------------------------------------------------
     def _rows_for_action(
