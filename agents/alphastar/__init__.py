@@ -1,10 +1,10 @@
 """The AlphaStar agent (spec-alphastar.md): network (§2) and RL losses (§4).
 
-    from agents.alphastar import AlphaStarConfig, AlphaStarNet
-    net = AlphaStarNet(AlphaStarConfig())
-    out = net(obs, state, generator=g)          # sampling: actions, logits, log-probs, value
-    out = net(obs, state, actions=out.actions)  # teacher forcing: log-probs, entropies
-    terms = alphastar_rl_loss(out.time_major(), behaviour_log_probs, sl_logits, rewards, discounts, bootstrap)
+from agents.alphastar import AlphaStarConfig, AlphaStarNet
+net = AlphaStarNet(AlphaStarConfig())
+out = net(obs, state, generator=g)          # sampling: actions, logits, log-probs, value
+out = net(obs, state, actions=out.actions)  # teacher forcing: log-probs, entropies
+terms = alphastar_rl_loss(out.time_major(), behaviour_log_probs, sl_logits, rewards, discounts, bootstrap)
 """
 
 from .config import HEADS, SMAC_ACTION_TYPES, ActionTypeSpec, AlphaStarConfig, ScalarFeature

@@ -17,7 +17,7 @@ Two small records describe the parts of the input and action space that are not 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -151,13 +151,37 @@ class AlphaStarConfig:
 
     def __post_init__(self) -> None:
         for name in (
-            "entity_feature_size", "max_entities", "num_unit_types", "spatial_channels", "spatial_size",
-            "entity_d_model", "entity_heads", "entity_layers", "entity_ff_size", "entity_embedding_size",
-            "embedded_entity_size", "spatial_stem_channels", "spatial_resblocks", "embedded_spatial_size",
-            "embedded_scalar_size", "scalar_context_size", "lstm_size", "lstm_layers", "action_type_hidden",
-            "action_type_resblocks", "autoregressive_embedding_size", "num_delays", "delay_hidden",
-            "queue_hidden", "max_selected_units", "unit_key_size", "selected_units_lstm_size",
-            "func_embed_size", "location_resolution", "value_hidden", "value_resblocks",
+            "entity_feature_size",
+            "max_entities",
+            "num_unit_types",
+            "spatial_channels",
+            "spatial_size",
+            "entity_d_model",
+            "entity_heads",
+            "entity_layers",
+            "entity_ff_size",
+            "entity_embedding_size",
+            "embedded_entity_size",
+            "spatial_stem_channels",
+            "spatial_resblocks",
+            "embedded_spatial_size",
+            "embedded_scalar_size",
+            "scalar_context_size",
+            "lstm_size",
+            "lstm_layers",
+            "action_type_hidden",
+            "action_type_resblocks",
+            "autoregressive_embedding_size",
+            "num_delays",
+            "delay_hidden",
+            "queue_hidden",
+            "max_selected_units",
+            "unit_key_size",
+            "selected_units_lstm_size",
+            "func_embed_size",
+            "location_resolution",
+            "value_hidden",
+            "value_resblocks",
         ):
             _positive(name, getattr(self, name))
         if not isinstance(self.scatter_channels, int) or self.scatter_channels < 0:

@@ -372,10 +372,19 @@ def alphastar_rl_loss(
     terms = {
         "value_loss": td_lambda_value_loss(values, rewards, bootstrap_value, discounts, config.td_lambda, mask),
         "pg_loss": split_vtrace_pg_loss(
-            target.log_probs, behaviour_log_probs, rewards, values, bootstrap_value, discounts, mask,
-            config.clip_rho_threshold, config.clip_pg_rho_threshold,
+            target.log_probs,
+            behaviour_log_probs,
+            rewards,
+            values,
+            bootstrap_value,
+            discounts,
+            mask,
+            config.clip_rho_threshold,
+            config.clip_pg_rho_threshold,
         ),
-        "upgo_loss": split_upgo_loss(target.log_probs, behaviour_log_probs, rewards, values, bootstrap_value, discounts, mask),
+        "upgo_loss": split_upgo_loss(
+            target.log_probs, behaviour_log_probs, rewards, values, bootstrap_value, discounts, mask
+        ),
         "entropy_loss": entropy_loss(target.logits, target.argument_used, pick_mask, mask),
     }
     zero = values.new_zeros(())
@@ -389,8 +398,13 @@ def alphastar_rl_loss(
             # Multiplied by the early-game indicator, averaged over all valid steps (as AlphaStar).
             early_used = {"action_type": target.argument_used["action_type"] & _step_mask(early_game, values)}
             terms["action_type_kl_loss"] = policy_kl_loss(
-                target.logits, sl_logits, early_used, pick_mask, mask,
-                heads=("action_type",), direction=config.kl_direction,
+                target.logits,
+                sl_logits,
+                early_used,
+                pick_mask,
+                mask,
+                heads=("action_type",),
+                direction=config.kl_direction,
             )
     terms["total"] = (
         config.baseline_cost * terms["value_loss"]

@@ -264,8 +264,12 @@ class AlphaStarNet(nn.Module):
         lstm_out, entity_mask, entity_embeddings = enc["lstm_out"], enc["entity_mask"], enc["entity_embeddings"]
         b = lstm_out.shape[0]
         at_logits, action_type, ae = self.action_type_head(
-            lstm_out, enc["scalar_context"], flat(obs.available_action_types).bool(), given("action_type"),
-            temperature, generator,
+            lstm_out,
+            enc["scalar_context"],
+            flat(obs.available_action_types).bool(),
+            given("action_type"),
+            temperature,
+            generator,
         )
         rows = torch.arange(b, device=lstm_out.device)
         always = torch.ones(b, dtype=torch.bool, device=lstm_out.device)
@@ -278,8 +282,15 @@ class AlphaStarNet(nn.Module):
         unit_types = self.action_unit_types[action_type]
         selectable = self._rows_for_action(obs.selectable_units, action_type, rows, entity_mask)
         selected = self.selected_units_head(
-            ae, entity_embeddings, entity_mask, selectable & entity_mask, unit_types, used["selected_units"],
-            given("selected_units"), temperature, generator,
+            ae,
+            entity_embeddings,
+            entity_mask,
+            selectable & entity_mask,
+            unit_types,
+            used["selected_units"],
+            given("selected_units"),
+            temperature,
+            generator,
         )
         ae = selected["ae"]
         targetable = self._rows_for_action(obs.targetable_units, action_type, rows, entity_mask)
@@ -300,7 +311,13 @@ class AlphaStarNet(nn.Module):
             "target_unit": target_logits,
             "location": location_logits,
         }
-        values = {"action_type": action_type, "delay": delay, "queued": queued, "target_unit": target, "location": location}
+        values = {
+            "action_type": action_type,
+            "delay": delay,
+            "queued": queued,
+            "target_unit": target,
+            "location": location,
+        }
         out = {"actions": {}, "logits": {}, "log_probs": {}, "entropies": {}, "used": used}
         for head in HEADS:
             u = used[head]
@@ -359,7 +376,9 @@ class AlphaStarNet(nn.Module):
                 raise ValueError(f"obs.{name} must have shape {(B, T, N)} or {(B, T, A, N)}, got {tuple(m.shape)}")
         m = obs.location_mask
         if m is not None and tuple(m.shape) not in {(B, T, R, R), (B, T, A, R, R)}:
-            raise ValueError(f"obs.location_mask must have shape {(B, T, R, R)} or {(B, T, A, R, R)}, got {tuple(m.shape)}")
+            raise ValueError(
+                f"obs.location_mask must have shape {(B, T, R, R)} or {(B, T, A, R, R)}, got {tuple(m.shape)}"
+            )
         if obs.episode_start is not None:
             _check_shape("obs.episode_start", obs.episode_start, (B, T))
         if cfg.scatter_channels:
@@ -395,4 +414,6 @@ class AlphaStarNet(nn.Module):
             v = getattr(actions, name)
             low = 0 if name == "action_type" else UNUSED
             if v.numel() and (int(v.min()) < low or int(v.max()) >= limit):
-                raise ValueError(f"actions.{name} must be in [{low}, {limit}), got values in [{int(v.min())}, {int(v.max())}]")
+                raise ValueError(
+                    f"actions.{name} must be in [{low}, {limit}), got values in [{int(v.min())}, {int(v.max())}]"
+                )

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from agents.alphastar import AlphaStarConfig, AlphaStarNet
+from agents.alphastar.distributions import MASKED_LOGIT
 from agents.alphastar.losses import (
     HEADS,
     RLLossConfig,
@@ -23,7 +24,6 @@ from agents.alphastar.losses import (
     upgo_returns,
     vtrace,
 )
-from agents.alphastar.distributions import MASKED_LOGIT
 from agents.alphastar.synthetic import random_obs
 
 # ---------------------------------------------------------------------------------------------
@@ -183,8 +183,11 @@ def test_split_pg_loss_hand_computed_and_sign():
     rewards, d, boot = np.array([[1.0]]), np.array([[0.0]]), np.array([0.0])
     loss = split_vtrace_pg_loss(target_lp, behaviour_lp, rewards, values, boot, d)
     adv = 1.0 - 0.25
-    groups = [target_lp["action_type"], target_lp["delay"],
-              target_lp["queued"] + target_lp["selected_units"] + target_lp["target_unit"] + target_lp["location"]]
+    groups = [
+        target_lp["action_type"],
+        target_lp["delay"],
+        target_lp["queued"] + target_lp["selected_units"] + target_lp["target_unit"] + target_lp["location"],
+    ]
     expected = sum(-adv * g[0, 0] for g in groups)
     torch.testing.assert_close(loss, expected)
     assert float(loss.detach()) > 0  # −adv·log π with adv > 0 and log π < 0
@@ -199,8 +202,9 @@ def test_split_pg_loss_negative_advantage_lowers_probability():
     logits, actions = _toy_policy(seed=1)
     target_lp = _heads_log_probs(logits, actions)
     behaviour_lp = {h: lp.detach() for h, lp in target_lp.items()}
-    loss = split_vtrace_pg_loss(target_lp, behaviour_lp, np.array([[-1.0]]), torch.tensor([[0.0]]),
-                                np.array([0.0]), np.array([[0.0]]))
+    loss = split_vtrace_pg_loss(
+        target_lp, behaviour_lp, np.array([[-1.0]]), torch.tensor([[0.0]]), np.array([0.0]), np.array([[0.0]])
+    )
     loss.backward()
     before = torch.log_softmax(logits["location"].detach(), -1)[0, 0, 0]
     after = torch.log_softmax(logits["location"].detach() - 0.5 * logits["location"].grad, -1)[0, 0, 0]
@@ -232,8 +236,10 @@ def test_upgo_loss_hand_computed_and_sign():
     groups = {
         "a": (target_lp["action_type"], np.exp(-0.5)),
         "d": (target_lp["delay"], np.exp(-0.5)),
-        "o": (target_lp["queued"] + target_lp["selected_units"] + target_lp["target_unit"] + target_lp["location"],
-              np.exp(-2.0)),
+        "o": (
+            target_lp["queued"] + target_lp["selected_units"] + target_lp["target_unit"] + target_lp["location"],
+            np.exp(-2.0),
+        ),
     }
     g_minus_v = torch.tensor([[0.9], [0.8]])
     expected = sum((-(g_minus_v * rho) * lp).mean() for lp, rho in groups.values())
@@ -306,8 +312,15 @@ def test_entropy_normalised_by_legal_choices_and_step_raises_it():
 # combined loss on real network outputs
 
 SMALL = AlphaStarConfig(
-    spatial_size=16, spatial_downsample_channels=(8, 8), spatial_stem_channels=8, entity_d_model=32,
-    entity_ff_size=64, autoregressive_embedding_size=64, max_selected_units=4, location_resolution=16, lstm_size=48,
+    spatial_size=16,
+    spatial_downsample_channels=(8, 8),
+    spatial_stem_channels=8,
+    entity_d_model=32,
+    entity_ff_size=64,
+    autoregressive_embedding_size=64,
+    max_selected_units=4,
+    location_resolution=16,
+    lstm_size=48,
 )
 
 
@@ -329,15 +342,24 @@ def test_combined_loss_on_network_outputs():
     early = torch.zeros(T, B, dtype=torch.bool)
     early[:2] = True
     cfg = RLLossConfig()
-    terms = alphastar_rl_loss(target, behaviour, sl.logits, rewards, discounts, np.zeros(B), early_game=early, config=cfg)
-    expected = (10.0 * terms["value_loss"] + terms["pg_loss"] + terms["upgo_loss"] + 2e-3 * terms["kl_loss"]
-                + 0.1 * terms["action_type_kl_loss"] + 1e-4 * terms["entropy_loss"])
+    terms = alphastar_rl_loss(
+        target, behaviour, sl.logits, rewards, discounts, np.zeros(B), early_game=early, config=cfg
+    )
+    expected = (
+        10.0 * terms["value_loss"]
+        + terms["pg_loss"]
+        + terms["upgo_loss"]
+        + 2e-3 * terms["kl_loss"]
+        + 0.1 * terms["action_type_kl_loss"]
+        + 1e-4 * terms["entropy_loss"]
+    )
     torch.testing.assert_close(terms["total"], expected)
     assert float(terms["kl_loss"]) > 0 and float(terms["action_type_kl_loss"]) > 0
     assert float(terms["entropy_loss"]) < 0
     # on-policy with the learner as its own SL anchor: KL is zero
-    self_kl = alphastar_rl_loss(target, behaviour, {h: v.detach() for h, v in target.logits.items()},
-                                rewards, discounts, np.zeros(B))
+    self_kl = alphastar_rl_loss(
+        target, behaviour, {h: v.detach() for h, v in target.logits.items()}, rewards, discounts, np.zeros(B)
+    )
     assert abs(float(self_kl["kl_loss"])) < 1e-5
     terms["total"].backward()
     grads = [p.grad for p in learner.parameters() if p.grad is not None]

@@ -66,7 +66,7 @@ def _check_legal(config, obs, out, num_units):
                 assert len(set(picks)) == len(picks)
                 assert all(sel[u] and u < num_units for u in picks)
                 # -1 only after the picks
-                assert bool((a.selected_units[b, t, len(picks):] == -1).all())
+                assert bool((a.selected_units[b, t, len(picks) :] == -1).all())
             else:
                 assert picks == []
             assert (int(a.target_unit[b, t]) >= 0) == spec.target_unit
@@ -219,8 +219,12 @@ def test_masked_arguments_carry_no_loss_and_no_gradient():
 
     # "move" uses queue, selected units and location, but not target unit.
     net.zero_grad()
-    move = replace(noop, action_type=torch.full((B, T), 2), selected_units=torch.cat(
-        [torch.zeros(B, T, 1, dtype=torch.long), torch.full((B, T, S - 1), -1)], -1), target_unit=none)
+    move = replace(
+        noop,
+        action_type=torch.full((B, T), 2),
+        selected_units=torch.cat([torch.zeros(B, T, 1, dtype=torch.long), torch.full((B, T, S - 1), -1)], -1),
+        target_unit=none,
+    )
     obs.available_action_types[..., 2] = True
     obs.location_mask[..., 0, 5] = True
     out = net(obs, actions=move)

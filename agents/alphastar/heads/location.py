@@ -1,10 +1,10 @@
 """Location head (spec-alphastar.md §2, row "location head"; seed 000).
 
-    x = concat(ae reshaped to [AE / s², s, s], map_skip[-1])           s = map_skip side
-    x = ReLU(conv1×1(ReLU(x)))
-    for i, FiLM ResBlock:  x = FiLMResBlock(x, gate=ae) + map_skip[-1-i]   (last ResBlock's skip first)
-    x = upsample by stride-2 transposed convs (ReLU between) to location_resolution, conv1×1 → 1 channel
-    logits = mask(flatten(x), location_mask) / temperature               [b, R·R], index = y·R + x
+x = concat(ae reshaped to [AE / s², s, s], map_skip[-1])           s = map_skip side
+x = ReLU(conv1×1(ReLU(x)))
+for i, FiLM ResBlock:  x = FiLMResBlock(x, gate=ae) + map_skip[-1-i]   (last ResBlock's skip first)
+x = upsample by stride-2 transposed convs (ReLU between) to location_resolution, conv1×1 → 1 channel
+logits = mask(flatten(x), location_mask) / temperature               [b, R·R], index = y·R + x
 """
 
 from __future__ import annotations

@@ -27,9 +27,7 @@ class ValueBaseline(nn.Module):
         self.resblocks = nn.Sequential(*(ResBlock1d(config.value_hidden) for _ in range(config.value_resblocks)))
         self.fc_out = nn.Linear(config.value_hidden, 1)
 
-    def forward(
-        self, lstm_out: torch.Tensor, own_scalar: torch.Tensor, opponent_scalar: torch.Tensor
-    ) -> torch.Tensor:
+    def forward(self, lstm_out: torch.Tensor, own_scalar: torch.Tensor, opponent_scalar: torch.Tensor) -> torch.Tensor:
         x = F.relu(self.fc_in(torch.cat([lstm_out, own_scalar, opponent_scalar], dim=-1)))
         b = self.fc_out(F.relu(self.resblocks(x))).squeeze(-1)
         return (2.0 / math.pi) * torch.atan((math.pi / 2.0) * b)
