@@ -377,8 +377,8 @@ class BattleEngine:
         damaged = (hp_loss + shield_loss) > 0
         self.since_damage = torch.where(damaged, 0.0, self.since_damage + 1.0)
         hp = self.hp - hp_loss + healed
-        hp = hp + torch.where(self.is_zerg, ZERG_REGEN_PER_S / LOOPS_PER_SECOND, 0.0)
         hp = torch.where(boom, 0.0, hp)
+        hp = torch.where(hp > 0, hp + torch.where(self.is_zerg, ZERG_REGEN_PER_S / LOOPS_PER_SECOND, 0.0), hp)
         regen_shield = self.since_damage >= SHIELD_REGEN_DELAY_S * LOOPS_PER_SECOND
         shield = self.shield - shield_loss + torch.where(regen_shield, SHIELD_REGEN_PER_S / LOOPS_PER_SECOND, 0.0)
         self.energy = torch.where(self.heals, (self.energy + MEDIVAC_ENERGY_REGEN_PER_S / LOOPS_PER_SECOND)

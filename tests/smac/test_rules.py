@@ -1,0 +1,217 @@
+"""Rules of the engine on hand-computed fights (spec-smac.md §1, §8)."""
+
+import math
+
+import pytest
+import torch
+
+from envs.smac.engine import ATTACK, HEAL, MOVE, STOP, BattleEngine
+from envs.smac.maps import MapSpec, get_map
+from envs.smac.units import UNIT_STATS
+
+
+def duel(ally, enemy, n_envs=1, terrain="open", seed=0):
+    """An engine with the given unit lists (side 0, side 1) and no scripted side."""
+    spec = MapSpec("test", tuple((u, 1, (10.0, 16.0)) for u in ally), tuple((u, 1, (20.0, 16.0)) for u in enemy),
+                   100, "T", "T", "marines", terrain)
+    return BattleEngine(spec, n_envs, seed=seed, scripted_sides=())
+
+
+def place(eng, positions):
+    eng.pos[:] = torch.tensor(positions, dtype=torch.float32)
+
+
+def order(eng, unit, kind, target=0, goal=None):
+    eng.order[:, unit] = kind
+    eng.target[:, unit] = target
+    if goal is not None:
+        eng.goal[:, unit] = torch.tensor(goal)
+
+
+def test_unit_table_matches_spec():
+    m = UNIT_STATS["marine"]
+    assert (m.hp, m.shield, m.armor, m.damage, m.weapon_range, m.cooldown_s, m.radius) == (45, 0, 0, 6, 5, 0.861, 0.375)
+    z = UNIT_STATS["zealot"]
+    assert (z.hp, z.shield, z.hits, z.damage) == (100, 50, 2, 8)
+    s = UNIT_STATS["stalker"]
+    assert (s.hp, s.shield, s.armor, s.damage, s.bonus) == (80, 80, 1, 13, 5)
+    assert UNIT_STATS["colossus"].splash == "line" and UNIT_STATS["baneling"].splash_radius == 2.2
+    assert [UNIT_STATS[u].max_cooldown for u in ("marine", "marauder", "stalker", "zealot", "colossus",
+                                                  "hydralisk", "zergling", "baneling")] == [15, 25, 35, 22, 24, 10, 11, 1]
+
+
+def test_marine_vs_marine_shots_and_loops_to_kill():
+    """45 hp / 6 per shot -> 8 shots; 7 cooldowns of 0.861*16 = 13.776 loops + jitter in {-1..2}."""
+    E = 512
+    eng = duel(["marine"], ["marine"], E)
+    place(eng, [[10.0, 16.0], [15.0, 16.0]])  # edge distance 4.25 <= range 5
+    order(eng, 0, ATTACK, 1)
+    hp_trace, death_loop, first_loop = [], torch.full((E,), -1), torch.full((E,), -1)
+    for loop in range(1, 140):
+        eng.advance(1)
+        hp = eng.hp[:, 1]
+        first_loop = torch.where((first_loop < 0) & (hp < 45), loop, first_loop)
+        death_loop = torch.where((death_loop < 0) & (hp <= 0), loop, death_loop)
+        if E and loop <= 1:
+            hp_trace.append(hp[0].item())
+    assert hp_trace[0] == 39.0  # the first shot lands on the first loop (cooldown starts at 0)
+    assert bool((death_loop > 0).all())
+    gap = (death_loop - first_loop).float()
+    lo, hi = 7 * (13.776 - 1), 7 * (13.776 + 2)
+    assert bool((gap >= math.floor(lo)).all()) and bool((gap <= math.ceil(hi)).all())
+    assert abs(gap.mean().item() - 7 * (13.776 + 0.5)) < 1.0  # mean jitter +0.5 loop
+    assert gap.std().item() > 0.5  # the jitter is really random
+    assert bool((eng.hp[:, 0] == 45).all())  # the target was idle: it never shot back
+
+
+def test_stalker_vs_zealot_shields_first_armor_per_hit():
+    eng = duel(["stalker"], ["zealot"])
+    place(eng, [[10.0, 16.0], [15.0, 16.0]])
+    order(eng, 0, ATTACK, 1)
+    seen = []
+    for _ in range(200):
+        before = (eng.shield[0, 1].item(), eng.hp[0, 1].item())
+        eng.advance(1)
+        after = (eng.shield[0, 1].item(), eng.hp[0, 1].item())
+        if after != before and len(seen) < 6:
+            seen.append(after)
+    # 13 per shot (zealot is light: no +5 vs armored); shields 50 first; the 4th shot: 11 on the shield,
+    # the remaining 2 minus armor 1 on hp; then 13 - 1 = 12 per shot.
+    assert seen[:6] == [(37, 100), (24, 100), (11, 100), (0, 99), (0, 87), (0, 75)]
+
+
+def test_zealot_double_hit_walks_into_melee_range():
+    eng = duel(["zealot"], ["stalker"])
+    place(eng, [[10.0, 16.0], [14.0, 16.0]])
+    order(eng, 0, ATTACK, 1)
+    seen = []
+    for _ in range(400):
+        before = (eng.shield[0, 1].item(), eng.hp[0, 1].item())
+        eng.advance(1)
+        after = (eng.shield[0, 1].item(), eng.hp[0, 1].item())
+        if after != before:
+            seen.append((after, (eng.pos[0, 1, 0] - eng.pos[0, 0, 0]).item()))
+    # 2 hits x 8 per attack: 80 shield -> 5 attacks; then 2 x (8 - 1 armor) = 14 hp per attack
+    states = [s for s, _ in seen[:7]]
+    assert states == [(64, 80), (48, 80), (32, 80), (16, 80), (0, 80), (0, 66), (0, 52)]
+    gap = seen[0][1]
+    assert gap <= 0.5 + 0.625 + 0.1 + 1e-4  # it closed in to melee range 0.1 (edge) before hitting
+
+
+def test_marauder_bonus_vs_armored():
+    eng = duel(["marauder", "marauder", "marauder"], ["stalker", "marine", "zealot"])
+    place(eng, [[10, 10], [10, 16], [10, 22], [14, 10], [14, 16], [14, 22]])
+    for i in range(3):
+        order(eng, i, ATTACK, 3 + i)
+    eng.advance(1)
+    # stalker (armored): 10 + 10 = 20 on the shield; marine: 10 - 0; zealot (light): 10 on the shield
+    assert eng.shield[0, 3].item() == 60 and eng.hp[0, 3].item() == 80
+    assert eng.hp[0, 4].item() == 35
+    assert eng.shield[0, 5].item() == 40 and eng.hp[0, 5].item() == 100
+
+
+def test_medivac_heal_rate_and_energy():
+    eng = duel(["medivac", "marine"], ["marine"])
+    place(eng, [[10.0, 16.0], [11.0, 16.0], [28.0, 16.0]])
+    eng.hp[:, 1] = 20.0
+    order(eng, 0, HEAL, 1)
+    eng.advance(16)  # one second
+    # 9 hp/s; 1 energy per 3 hp; energy +0.5625/s from 50
+    assert eng.hp[0, 1].item() == pytest.approx(29.0, abs=1e-4)
+    assert eng.energy[0, 0].item() == pytest.approx(50 - 3 + 0.5625, abs=1e-4)
+    # energy-limited: 1 energy heals 3 hp, plus what the regeneration allows
+    eng.hp[:, 1] = 20.0
+    eng.energy[:, 0] = 1.0
+    eng.advance(16)
+    assert 23.0 <= eng.hp[0, 1].item() <= 23.0 + 3 * 0.5625 + 1e-4
+    assert eng.energy[0, 0].item() < 0.6
+
+
+def test_baneling_splash():
+    eng = duel(["baneling", "zergling"], ["zergling", "zergling", "zergling", "marine"])
+    place(eng, [[10.0, 16.0], [10.5, 16.0], [10.6, 16.0], [11.5, 17.0], [12.2, 16.5], [10.6, 19.5]])
+    order(eng, 0, ATTACK, 2)
+    eng.advance(3)
+    assert eng.hp[0, 0].item() == 0  # the baneling died in its explosion
+    # within 2.2 (+ radius): 20 + 15 vs light = 35 -> dead zerglings (35 hp)
+    assert eng.hp[0, 2].item() == 0 and eng.hp[0, 3].item() == 0 and eng.hp[0, 4].item() == 0
+    assert eng.hp[0, 5].item() == 45  # the marine 3.5 away is outside the blast
+    assert eng.hp[0, 1].item() > 34  # no friendly fire on the allied zergling
+
+
+def test_colossus_line_splash():
+    eng = duel(["colossus"], ["zergling", "zergling", "zergling", "zergling"])
+    # target at (15,16); two zerglings on the perpendicular line through it, one behind it on the attack axis
+    place(eng, [[10.0, 16.0], [15.0, 16.0], [15.0, 17.0], [15.0, 15.0], [16.5, 16.0]])
+    order(eng, 0, ATTACK, 1)
+    eng.advance(1)
+    # 2 hits x (10 + 5 vs light) = 30 on each unit on the line (+ one loop of zerg regeneration)
+    regen = 0.2734 / 16
+    assert [eng.hp[0, j].item() for j in (1, 2, 3)] == pytest.approx([5.0 + regen] * 3, abs=1e-4)
+    assert eng.hp[0, 4].item() == 35.0
+
+
+def test_attack_beyond_range_walks_into_range_first():
+    eng = duel(["marine"], ["marine"])
+    place(eng, [[6.0, 16.0], [16.0, 16.0]])
+    order(eng, 0, ATTACK, 1)
+    first = None
+    for loop in range(1, 80):
+        eng.advance(1)
+        if first is None and eng.hp[0, 1] < 45:
+            first = loop
+            gap = (eng.pos[0, 1, 0] - eng.pos[0, 0, 0]).item()
+            break
+    # it has to cover 10 - 5.75 = 4.25 at 2.25/16 per loop: ~30.2 loops, then fire
+    assert first is not None and 30 <= first <= 33
+    assert 5.6 <= gap <= 5.75 + 1e-3
+
+
+def test_movement_blocked_by_terrain():
+    eng = duel(["marine"], ["marine"], terrain="line")  # walkable strip y in [8, 24)
+    place(eng, [[16.0, 9.0], [28.0, 16.0]])
+    order(eng, 0, MOVE, goal=(16.0, 2.0))
+    eng.advance(80)
+    assert 8.0 <= eng.pos[0, 0, 1].item() < 8.2  # stopped at the cliff edge
+    # sliding: moving diagonally into the edge keeps the x component
+    order(eng, 0, MOVE, goal=(20.0, 4.0))
+    eng.advance(16)
+    assert eng.pos[0, 0, 0].item() > 16.5 and eng.pos[0, 0, 1].item() >= 8.0
+
+
+def test_shield_regeneration_after_ten_seconds():
+    eng = duel(["stalker"], ["stalker"])
+    place(eng, [[10.0, 16.0], [28.0, 16.0]])
+    eng.shield[:, 0] = 10.0
+    eng.advance(159)
+    assert eng.shield[0, 0].item() == 10.0
+    eng.advance(17)
+    assert eng.shield[0, 0].item() == pytest.approx(12.0, abs=0.2)
+
+
+def test_zerg_regeneration():
+    eng = duel(["zergling"], ["zergling"])
+    place(eng, [[10.0, 16.0], [28.0, 16.0]])
+    eng.hp[:, 0] = 10.0
+    eng.advance(160)
+    assert eng.hp[0, 0].item() == pytest.approx(10 + 10 * 0.2734, abs=1e-3)
+
+
+def test_stop_order_means_idle_and_dead_target_ends_attack():
+    eng = duel(["marine", "marine"], ["marine"])
+    place(eng, [[10.0, 16.0], [10.0, 17.0], [14.0, 16.0]])
+    order(eng, 0, ATTACK, 2)
+    order(eng, 1, STOP)
+    eng.hp[:, 2] = 6.0
+    eng.advance(2)
+    assert eng.hp[0, 2].item() == 0 and eng.order[0, 0].item() == STOP
+
+
+def test_scripted_ai_attacks_towards_allies():
+    eng = BattleEngine(get_map("3m"), 2, seed=0, scripted_sides=(1,))
+    start = eng.pos[:, 3:, 0].clone()
+    eng.advance(8 * 6)
+    assert bool((eng.pos[:, 3:, 0] < start - 3).all())  # walked west towards the allies
+    eng.advance(8 * 40)
+    assert bool((eng.hp[:, :3] == 0).all())  # idle allies get killed
+
