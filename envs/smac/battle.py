@@ -98,6 +98,12 @@ class SMACBattle:
             self._avail = [v.avail_actions() for v in self.views]
         return [m.clone() for m in self._avail[: self.n_seats]]
 
+    def state_changed(self) -> None:
+        """Call after editing ``engine`` tensors directly (scenario set-up, tests): drops cached
+        masks and re-bases the reward bookkeeping on the current hp and deaths."""
+        self._avail = None
+        self.tracker.reset(torch.ones(self.num_envs, dtype=torch.bool, device=self.device))
+
     def get_obs(self) -> list[torch.Tensor]:
         return self._observations()
 
