@@ -5,7 +5,8 @@
 ``policy_index[b]``'s weights: the rows are grouped by policy (a stable sort), laid out as a padded
 ``(groups, rows_per_group, features)`` tensor, and every layer is one batched matrix product
 ``baddbmm(b_g, x_g, W_g)`` over the groups present — the same numbers a per-policy loop gives, without
-the loop. The LSTM cell is written out (PyTorch's gate order i, f, g, o):
+a Python loop over policies. (Big evaluation batches go through in a few blocks of groups, so that the
+intermediate tensors stay cache-sized.) The LSTM cell is written out (PyTorch's gate order i, f, g, o):
 
     gates = x·W_ihᵀ + h·W_hhᵀ + b_ih + b_hh;  c' = σ(f)·c + σ(i)·tanh(g);  h' = σ(o)·tanh(c')
 """
@@ -22,6 +23,8 @@ from agents.ppo.network import MASKED_LOGIT, check_mask, check_obs, sample_actio
 
 class PolicyStack:
     """The stacked weights of ``policies`` (all with one network spec) and their batched ``act``."""
+
+    BLOCK_ELEMENTS = 2**18  # floats per intermediate tensor of one block of groups (~1 MB)
 
     def __init__(self, policies: Sequence[FrozenPPOPolicy], seed: int = 0):
         policies = list(policies)
@@ -74,43 +77,59 @@ class PolicyStack:
         if bool(((index < 0) | (index >= len(self))).any()):
             raise ValueError(f"policy_index must lie in [0, {len(self) - 1}]")
 
+        # Group the rows by policy: row b goes to slot ``dest[b] = group·width + rank within its group``
+        # of a padded (groups, width, ·) layout.
         groups, group_of_row = torch.unique(index, return_inverse=True)
         order = torch.argsort(group_of_row, stable=True)
-        group_sorted = group_of_row[order]
         counts = torch.bincount(group_of_row, minlength=len(groups))
-        first_row = torch.cumsum(counts, 0) - counts
-        slot = torch.arange(batch, device=self.device) - first_row[group_sorted]
         width = int(counts.max())
+        rank_sorted = torch.arange(batch, device=self.device) - (torch.cumsum(counts, 0) - counts)[group_of_row[order]]
+        rank = torch.empty_like(rank_sorted)
+        rank[order] = rank_sorted
+        dest = group_of_row * width + rank
+        # Rows already laid out policy by policy in equal numbers (e.g. an evaluation batch built
+        # policy-major) need no copying at all: the padded layout is a view of the batch.
+        laid_out = len(groups) * width == batch and bool(torch.equal(dest, torch.arange(batch, device=self.device)))
 
         def pad(x):
-            out = x.new_zeros(len(groups), width, *x.shape[1:])
-            out[group_sorted, slot] = x[order]
-            return out
+            if laid_out:
+                return x.reshape(len(groups), width, *x.shape[1:])
+            out = x.new_zeros(len(groups) * width, *x.shape[1:])
+            return out.index_copy_(0, dest, x).view(len(groups), width, *x.shape[1:])
 
         def unpad(y):
-            out = y.new_empty(batch, *y.shape[2:])
-            out[order] = y[group_sorted, slot]
-            return out
+            flat = y.reshape(len(groups) * width, *y.shape[2:])
+            return flat if laid_out else flat.index_select(0, dest)
 
         x = pad(obs)
-        new_state = None
-        if self.spec.body == "mlp":
-            for weight, bias in self.layers:
-                x = torch.tanh(torch.baddbmm(bias[groups][:, None, :], x, weight[groups]))
-        else:
+        if self.recurrent:
             h, c = state if state is not None else self.initial_state(batch)
             if episode_start is not None:
                 keep = (~torch.as_tensor(episode_start, dtype=torch.bool, device=self.device)).to(h.dtype)[:, None]
                 h, c = h * keep, c * keep
             h, c = pad(h), pad(c)
-            gates = torch.baddbmm(self.b_lstm[groups][:, None, :], x, self.w_ih[groups]) + torch.bmm(h, self.w_hh[groups])
-            i, f, g, o = gates.chunk(4, dim=-1)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
-            x = h
-            new_state = (unpad(h), unpad(c))
-        logits = unpad(torch.baddbmm(self.policy_b[groups][:, None, :], x, self.policy_w[groups]))
-        value = unpad(torch.baddbmm(self.value_b[groups][:, None, :], x, self.value_w[groups])).squeeze(-1)
+        logits = x.new_empty(len(groups), width, self.spec.n_actions)
+        value = x.new_empty(len(groups), width, 1)
+        # Groups go through the network a block at a time, so that the intermediate tensors stay small
+        # enough for the CPU caches (a few blocks for big evaluation batches, one for small ones).
+        widest = 4 * self.spec.hidden_size if self.recurrent else self.spec.hidden_size
+        block = max(1, self.BLOCK_ELEMENTS // (width * widest))
+        for lo in range(0, len(groups), block):
+            g = groups[lo:lo + block]
+            xb = x[lo:lo + block]
+            if self.recurrent:
+                gates = torch.baddbmm(self.b_lstm[g][:, None, :], xb, self.w_ih[g]).baddbmm_(h[lo:lo + block], self.w_hh[g])
+                i, f, cell, o = gates.chunk(4, dim=-1)
+                c_new = torch.sigmoid(f).mul_(c[lo:lo + block]).addcmul_(torch.sigmoid(i), torch.tanh(cell))
+                xb = torch.sigmoid(o).mul_(torch.tanh(c_new))
+                h[lo:lo + block], c[lo:lo + block] = xb, c_new
+            else:
+                for weight, bias in self.layers:
+                    xb = torch.baddbmm(bias[g][:, None, :], xb, weight[g]).tanh_()
+            logits[lo:lo + block] = torch.baddbmm(self.policy_b[g][:, None, :], xb, self.policy_w[g])
+            value[lo:lo + block] = torch.baddbmm(self.value_b[g][:, None, :], xb, self.value_w[g])
+        new_state = (unpad(h), unpad(c)) if self.recurrent else None
+        logits, value = unpad(logits), unpad(value).squeeze(-1)
         if mask is not None:
             logits = logits.masked_fill(~mask, MASKED_LOGIT)
         action, log_prob = sample_actions(logits, generator or self.generator, deterministic)

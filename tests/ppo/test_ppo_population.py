@@ -12,13 +12,18 @@ def population(body, size=5):
     return [PPOLearner(OBS, ACTIONS, PPOConfig(body=body), seed=s).snapshot() for s in range(size)]
 
 
-@pytest.mark.parametrize("body", ["mlp", "lstm"])
-def test_stack_equals_per_policy_inference(body):
+@pytest.mark.parametrize("body, layout", [("mlp", "shuffled"), ("lstm", "shuffled"), ("mlp", "policy-major"),
+                                           ("lstm", "policy-major")])
+def test_stack_equals_per_policy_inference(body, layout):
     policies = population(body)
     stack = stack_policies(policies)
+    stack.BLOCK_ELEMENTS = 64 * 256 * 8  # several blocks of groups even for this small batch
     gen = torch.Generator().manual_seed(0)
     batch = 40
-    index = torch.randint(0, 4, (batch,), generator=gen)  # policy 4 unused: groups may be absent
+    if layout == "shuffled":
+        index = torch.randint(0, 4, (batch,), generator=gen)  # policy 4 unused: groups may be absent
+    else:
+        index = torch.arange(5).repeat_interleave(8)  # no regrouping copies (a view of the batch)
     mask = torch.rand(batch, ACTIONS, generator=gen) < 0.7
     mask[:, 0] = True
     state = None if body == "mlp" else (torch.randn(batch, 64, generator=gen), torch.randn(batch, 64, generator=gen))
