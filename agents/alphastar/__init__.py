@@ -7,8 +7,9 @@ out = net(obs, state, actions=out.actions)  # teacher forcing: log-probs, entrop
 terms = alphastar_rl_loss(out.time_major(), behaviour_log_probs, sl_logits, rewards, discounts, bootstrap)
 """
 
-from .config import HEADS, SMAC_ACTION_TYPES, ActionTypeSpec, AlphaStarConfig, ScalarFeature
+from .config import HEADS, SMAC_ACTION_TYPES, ActionTypeSpec, AlphaStarConfig, BaselineSpec, ScalarFeature
 from .losses import (
+    RewardCosts,
     RLLossConfig,
     alphastar_rl_loss,
     discounts_from_dones,
@@ -34,7 +35,9 @@ __all__ = [
     "AlphaStarNet",
     "AlphaStarObs",
     "AlphaStarOutput",
+    "BaselineSpec",
     "RLLossConfig",
+    "RewardCosts",
     "ScalarFeature",
     "alphastar_rl_loss",
     "discounts_from_dones",

@@ -51,6 +51,18 @@ class ActionTypeSpec:
     unit_types: tuple[int, ...] | None = None
 
 
+@dataclass(frozen=True)
+class BaselineSpec:
+    """One value baseline, for one reward the agent is trained on (spec §4: Σ over rewards).
+
+    ``squash=True`` maps the output through (2/π)·atan((π/2)·x) into (−1, 1), right for a win/loss
+    return; a dense or pseudo-reward baseline uses ``squash=False``.
+    """
+
+    name: str
+    squash: bool = True
+
+
 # The single-commander SMAC action set of spec §5 (no-op, stop, move, attack unit, attack-move,
 # heal unit). The SMAC adapter may pass its own table.
 SMAC_ACTION_TYPES: tuple[ActionTypeSpec, ...] = (
@@ -102,6 +114,7 @@ class AlphaStarConfig:
         queue_hidden, max_selected_units, unit_key_size, selected_units_lstm_size,
         func_embed_size, location_resolution (output grid side; upsampled from the map_skip grid)
     Value
+        baselines (one value head per reward; the first is ``AlphaStarOutput.value``),
         value_hidden, value_resblocks
     """
 
@@ -145,7 +158,8 @@ class AlphaStarConfig:
     selected_units_lstm_size: int = 32
     func_embed_size: int = 64
     location_resolution: int = 32
-    # value baseline
+    # value baselines
+    baselines: tuple[BaselineSpec, ...] = (BaselineSpec("win_loss"),)
     value_hidden: int = 128
     value_resblocks: int = 2
 
@@ -222,6 +236,9 @@ class AlphaStarConfig:
                     raise ValueError(
                         f"action type {spec.name!r}: unit_types entries must be in [0, num_unit_types), got {u}"
                     )
+        names = [b.name for b in self.baselines]
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"baselines must list at least one BaselineSpec with unique names, got {names}")
         features = self.scalar_features
         if features is not None:
             names = [f.name for f in features]

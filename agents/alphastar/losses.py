@@ -25,7 +25,7 @@ Losses (each a scalar, masked mean over valid steps)
                            gradients flow through the target logits
     entropy_loss           −Σ_heads mean(used_h · H(π_target,h) / log N_h), N_h the number of legal
                            choices (a bonus: minimising the loss raises the entropy)
-    alphastar_rl_loss      baseline_cost·value + pg_cost·pg + upgo_cost·upgo + kl_cost·kl
+    alphastar_rl_loss      Σ_rewards (baseline_cost·value + pg_cost·pg + upgo_cost·upgo) + kl_cost·kl
                            + action_type_kl_cost·kl(action type, early game) + entropy_cost·entropy_loss
 
 Public-version bugs avoided (spec §4): KL and entropy use the *target* logits (gradients flow);
@@ -36,7 +36,7 @@ raises the probability of advantageous actions); the step mask multiplies, never
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -319,12 +319,34 @@ def entropy_loss(
 # ----------------------------------------------------------------------------------------------
 # combined
 @dataclass(frozen=True)
-class RLLossConfig:
-    """AlphaStar's loss weights (spec §4) as defaults; every one is a setting."""
+class RewardCosts:
+    """Weights of one reward's actor-critic terms: baseline_cost·TD(λ) + pg_cost·V-trace + upgo_cost·UPGO."""
 
     baseline_cost: float = 10.0
     pg_cost: float = 1.0
-    upgo_cost: float = 1.0
+    upgo_cost: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("baseline_cost", "pg_cost", "upgo_cost"):
+            v = getattr(self, name)
+            if not (v >= 0 and math.isfinite(v)):
+                raise ValueError(f"{name} must be a finite number ≥ 0, got {v}")
+
+
+def _alphastar_reward_costs() -> dict[str, RewardCosts]:
+    # Win/loss: baseline_cost 10, pg_cost 1, UPGO weight 1 (UPGO on win/loss only; spec §4).
+    return {"win_loss": RewardCosts(baseline_cost=10.0, pg_cost=1.0, upgo_cost=1.0)}
+
+
+@dataclass(frozen=True)
+class RLLossConfig:
+    """AlphaStar's loss weights (spec §4) as defaults; every one is a setting.
+
+    ``reward_costs`` maps each reward (= value baseline name) to its ``RewardCosts``; a pseudo-reward
+    or dense reward is added with its own entry, e.g. ``{"win_loss": ..., "damage": RewardCosts(1.0, 1.0)}``.
+    """
+
+    reward_costs: dict[str, RewardCosts] = field(default_factory=_alphastar_reward_costs)
     kl_cost: float = 2e-3
     action_type_kl_cost: float = 0.1
     entropy_cost: float = 1e-4
@@ -334,14 +356,21 @@ class RLLossConfig:
     kl_direction: str = "target_sl"
 
     def __post_init__(self) -> None:
-        for name in ("baseline_cost", "pg_cost", "upgo_cost", "kl_cost", "action_type_kl_cost", "entropy_cost"):
+        for name in ("kl_cost", "action_type_kl_cost", "entropy_cost"):
             v = getattr(self, name)
             if not (v >= 0 and math.isfinite(v)):
                 raise ValueError(f"{name} must be a finite number ≥ 0, got {v}")
+        if not self.reward_costs or not all(isinstance(c, RewardCosts) for c in self.reward_costs.values()):
+            raise ValueError("reward_costs must map at least one reward name to a RewardCosts")
         if not 0.0 <= self.td_lambda <= 1.0:
             raise ValueError(f"td_lambda must be in [0, 1], got {self.td_lambda}")
         if self.kl_direction not in ("target_sl", "sl_target"):
             raise ValueError(f"kl_direction must be 'target_sl' or 'sl_target', got {self.kl_direction!r}")
+
+
+def _per_reward(x, default: str) -> dict:
+    """A per-reward dict as is; a single array belongs to the first baseline."""
+    return x if isinstance(x, dict) else {default: x}
 
 
 def alphastar_rl_loss(
@@ -353,41 +382,64 @@ def alphastar_rl_loss(
     bootstrap_value,
     mask=None,
     early_game=None,
-    config: RLLossConfig = RLLossConfig(),
+    config: RLLossConfig | None = None,
 ) -> dict[str, torch.Tensor]:
-    """The combined AlphaStar loss for one reward (win/loss), from a *time-major* network output.
+    """The combined AlphaStar loss from a *time-major* network output (spec §4):
+
+        Σ_rewards [baseline_cost·TD(λ) + pg_cost·split V-trace + upgo_cost·split UPGO]
+        + kl_cost·KL + action_type_kl_cost·KL(action type, early game) + entropy_cost·(−entropy)
 
     target               ``AlphaStarOutput.time_major()`` of the learner teacher-forced with the
-                         behaviour actions (logits, log_probs, argument_used, pick mask, value)
+                         behaviour actions (logits, log_probs, argument_used, pick mask, values)
     behaviour_log_probs  per head ``[T, B]``, the actor's log-probabilities of its actions
     sl_logits            per head, the SL policy teacher-forced with the same actions (time-major);
                          ``None`` skips the KL terms
-    rewards, discounts   ``[T, B]``; bootstrap_value ``[B]``; mask ``[T, B]`` valid steps
+    rewards              ``[T, B]`` for the first baseline, or ``{baseline name: [T, B]}``
+    bootstrap_value      ``[B]`` or ``{baseline name: [B]}``, V at the state after the chunk
+    discounts            ``[T, B]``; mask ``[T, B]`` valid steps
     early_game           ``[T, B]`` bool, where the extra action-type KL applies; ``None`` → nowhere
 
-    Returns the weighted ``total`` and each unweighted term.
+    Returns ``total``, the unweighted terms summed over rewards (``value_loss``, ``pg_loss``,
+    ``upgo_loss``), the same per reward (``value_loss/<name>``, ...), ``kl_loss``,
+    ``action_type_kl_loss`` and ``entropy_loss``.
     """
-    values = target.value
+    config = config or RLLossConfig()
+    first = next(iter(target.values))
+    rewards = _per_reward(rewards, first)
+    bootstraps = _per_reward(bootstrap_value, first)
     pick_mask = target.selected_units_pick_mask
-    terms = {
-        "value_loss": td_lambda_value_loss(values, rewards, bootstrap_value, discounts, config.td_lambda, mask),
-        "pg_loss": split_vtrace_pg_loss(
+    zero = target.value.new_zeros(())
+    terms = {"value_loss": zero, "pg_loss": zero, "upgo_loss": zero}
+    total = zero
+    for name, reward in rewards.items():
+        if name not in target.values:
+            raise ValueError(f"rewards names a reward {name!r} without a baseline; baselines: {list(target.values)}")
+        if name not in config.reward_costs:
+            raise ValueError(f"config.reward_costs has no entry for reward {name!r}: {list(config.reward_costs)}")
+        if name not in bootstraps:
+            raise ValueError(f"bootstrap_value has no entry for reward {name!r}")
+        costs, values, boot = config.reward_costs[name], target.values[name], bootstraps[name]
+        value = td_lambda_value_loss(values, reward, boot, discounts, config.td_lambda, mask)
+        pg = split_vtrace_pg_loss(
             target.log_probs,
             behaviour_log_probs,
-            rewards,
+            reward,
             values,
-            bootstrap_value,
+            boot,
             discounts,
             mask,
             config.clip_rho_threshold,
             config.clip_pg_rho_threshold,
-        ),
-        "upgo_loss": split_upgo_loss(
-            target.log_probs, behaviour_log_probs, rewards, values, bootstrap_value, discounts, mask
-        ),
-        "entropy_loss": entropy_loss(target.logits, target.argument_used, pick_mask, mask),
-    }
-    zero = values.new_zeros(())
+        )
+        upgo = zero
+        if costs.upgo_cost > 0:
+            upgo = split_upgo_loss(target.log_probs, behaviour_log_probs, reward, values, boot, discounts, mask)
+        for key, term in (("value_loss", value), ("pg_loss", pg), ("upgo_loss", upgo)):
+            terms[f"{key}/{name}"] = term
+            terms[key] = terms[key] + term
+        total = total + costs.baseline_cost * value + costs.pg_cost * pg + costs.upgo_cost * upgo
+
+    terms["entropy_loss"] = entropy_loss(target.logits, target.argument_used, pick_mask, mask)
     terms["kl_loss"] = zero
     terms["action_type_kl_loss"] = zero
     if sl_logits is not None:
@@ -396,7 +448,7 @@ def alphastar_rl_loss(
         )
         if early_game is not None:
             # Multiplied by the early-game indicator, averaged over all valid steps (as AlphaStar).
-            early_used = {"action_type": target.argument_used["action_type"] & _step_mask(early_game, values)}
+            early_used = {"action_type": target.argument_used["action_type"] & _step_mask(early_game, target.value)}
             terms["action_type_kl_loss"] = policy_kl_loss(
                 target.logits,
                 sl_logits,
@@ -407,9 +459,7 @@ def alphastar_rl_loss(
                 direction=config.kl_direction,
             )
     terms["total"] = (
-        config.baseline_cost * terms["value_loss"]
-        + config.pg_cost * terms["pg_loss"]
-        + config.upgo_cost * terms["upgo_loss"]
+        total
         + config.kl_cost * terms["kl_loss"]
         + config.action_type_kl_cost * terms["action_type_kl_loss"]
         + config.entropy_cost * terms["entropy_loss"]

@@ -114,7 +114,8 @@ class AlphaStarOutput:
     entropies[head]         ``[B, T]`` entropy in nats; selected units: sum over active picks
     argument_used[head]     ``[B, T]`` bool
     selected_units_pick_mask ``[B, T, S]`` bool, the picks that count (incl. the end token)
-    value                   ``[B, T]`` in (−1, 1)
+    value                   ``[B, T]``, the first baseline (win/loss: in (−1, 1))
+    values                  ``{baseline name: [B, T]}``, every baseline of ``config.baselines``
     state                   LSTM (h, c), each ``[layers, B, lstm_size]``
     attention_maps          per transformer layer ``[B, T, heads, N, N]``
     """
@@ -126,6 +127,7 @@ class AlphaStarOutput:
     argument_used: dict[str, torch.Tensor]
     selected_units_pick_mask: torch.Tensor
     value: torch.Tensor
+    values: dict[str, torch.Tensor]
     state: LSTMState
     attention_maps: list[torch.Tensor]
 
@@ -141,6 +143,7 @@ class AlphaStarOutput:
             argument_used=swap(self.argument_used),
             selected_units_pick_mask=self.selected_units_pick_mask.transpose(0, 1),
             value=self.value.transpose(0, 1),
+            values=swap(self.values),
             attention_maps=[a.transpose(0, 1) for a in self.attention_maps],
         )
 
@@ -168,7 +171,7 @@ class AlphaStarNet(nn.Module):
         self.selected_units_head = SelectedUnitsHead(config)
         self.target_unit_head = TargetUnitHead(config)
         self.location_head = LocationHead(config)
-        self.value_baseline = ValueBaseline(config)
+        self.value_baselines = nn.ModuleDict({b.name: ValueBaseline(config, b.squash) for b in config.baselines})
         # The per-action-type argument table and the unit types able to take each action.
         specs = config.action_types
         uses = {
@@ -218,6 +221,7 @@ class AlphaStarNet(nn.Module):
         enc = self._encode(obs, state, flat, B, T)
         given = (lambda name: flat(getattr(actions, name)).long()) if actions is not None else (lambda name: None)
         heads = self._run_heads(obs, enc, given, flat, temperature, generator)
+        values = {name: unflat(v) for name, v in self._values(obs, enc, flat).items()}
 
         return AlphaStarOutput(
             actions=AlphaStarActions(**{h: unflat(v) for h, v in heads["actions"].items()}),
@@ -226,7 +230,8 @@ class AlphaStarNet(nn.Module):
             entropies={h: unflat(v) for h, v in heads["entropies"].items()},
             argument_used={h: unflat(v) for h, v in heads["used"].items()},
             selected_units_pick_mask=unflat(heads["pick_mask"]),
-            value=unflat(self._value(obs, enc, flat)),
+            value=values[self.config.baselines[0].name],
+            values=values,
             state=enc["state"],
             attention_maps=[unflat(a) for a in enc["attention"]],
         )
@@ -335,14 +340,17 @@ class AlphaStarNet(nn.Module):
         out["pick_mask"] = selected["pick_mask"] & used["selected_units"][:, None]
         return out
 
-    def _value(self, obs: AlphaStarObs, enc: dict, flat) -> torch.Tensor:
-        """Value baseline on lstm_out and both players' scalars (the opponent's are seen here only)."""
+    def _values(self, obs: AlphaStarObs, enc: dict, flat) -> dict[str, torch.Tensor]:
+        """Value baselines on lstm_out and both players' scalars (the opponent's are seen here only)."""
         if obs.opponent_scalars is None:
             opponent_scalar = torch.zeros_like(enc["embedded_scalar"])
         else:
             scalars = {k: flat(v) for k, v in split_scalars(self.config, obs.opponent_scalars).items()}
             opponent_scalar, _ = self.scalar_encoder(scalars)
-        return self.value_baseline(enc["lstm_out"], enc["embedded_scalar"], opponent_scalar)
+        return {
+            name: baseline(enc["lstm_out"], enc["embedded_scalar"], opponent_scalar)
+            for name, baseline in self.value_baselines.items()
+        }
 
     # ------------------------------------------------------------------------------------------
     def _rows_for_action(

@@ -365,3 +365,47 @@ def test_combined_loss_on_network_outputs():
     grads = [p.grad for p in learner.parameters() if p.grad is not None]
     assert grads and all(bool(torch.isfinite(g).all()) for g in grads)
     assert all(p.grad is None for p in sl_net.parameters())
+
+
+def test_combined_loss_sums_over_rewards_with_their_own_baselines():
+    """Σ_rewards [baseline_cost·TD(λ) + pg_cost·V-trace + upgo_cost·UPGO] (spec §4), one baseline per reward."""
+    from dataclasses import replace
+
+    from agents.alphastar import BaselineSpec, RewardCosts
+
+    config = replace(SMALL, baselines=(BaselineSpec("win_loss"), BaselineSpec("damage", squash=False)))
+    torch.manual_seed(3)
+    net = AlphaStarNet(config)
+    B, T = 2, 3
+    obs = random_obs(config, B, T, 5, seed=4)
+    with torch.no_grad():
+        actor = net(obs, generator=torch.Generator().manual_seed(5))
+    target = net(obs, actions=actor.actions).time_major()
+    assert set(target.values) == {"win_loss", "damage"}
+    torch.testing.assert_close(target.value, target.values["win_loss"])
+    behaviour = {h: v.transpose(0, 1) for h, v in actor.log_probs.items()}
+    rng = np.random.default_rng(6)
+    rewards = {"win_loss": np.zeros((T, B)), "damage": rng.random((T, B))}
+    rewards["win_loss"][-1] = [1.0, -1.0]
+    boot = {"win_loss": np.zeros(B), "damage": np.zeros(B)}
+    discounts = np.ones((T, B))
+    costs = {"win_loss": RewardCosts(10.0, 1.0, 1.0), "damage": RewardCosts(baseline_cost=2.0, pg_cost=0.5)}
+    loss_config = RLLossConfig(reward_costs=costs)
+    terms = alphastar_rl_loss(target, behaviour, None, rewards, discounts, boot, config=loss_config)
+    expected = (
+        10.0 * terms["value_loss/win_loss"]
+        + terms["pg_loss/win_loss"]
+        + terms["upgo_loss/win_loss"]
+        + 2.0 * terms["value_loss/damage"]
+        + 0.5 * terms["pg_loss/damage"]
+        + 1e-4 * terms["entropy_loss"]
+    )
+    torch.testing.assert_close(terms["total"], expected)
+    assert float(terms["upgo_loss/damage"]) == 0.0  # UPGO on win/loss only
+    # the damage value loss is computed against the damage baseline
+    alone = td_lambda_value_loss(target.values["damage"], rewards["damage"], boot["damage"], discounts, 0.8)
+    torch.testing.assert_close(terms["value_loss/damage"], alone)
+    with pytest.raises(ValueError, match="reward_costs"):
+        alphastar_rl_loss(target, behaviour, None, rewards, discounts, boot)  # no costs for "damage"
+    with pytest.raises(ValueError, match="baseline"):
+        alphastar_rl_loss(target, behaviour, None, {"gold": rewards["damage"]}, discounts, {"gold": boot["damage"]})
