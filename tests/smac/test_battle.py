@@ -1,0 +1,196 @@
+"""SMACBattle's two-seat contract, rewards, outcomes, errors, determinism; SMACEnv; PettingZoo;
+the scripted focus-fire policy (spec-smac.md §5-6)."""
+
+import numpy as np
+import pytest
+import torch
+from pettingzoo.test import parallel_api_test
+
+from envs.smac import FocusFirePolicy, SMACBattle, SMACEnv, SMACParallelEnv
+
+
+def random_actions(masks, gen):
+    """A uniformly random legal action per agent."""
+    return [torch.multinomial(m.reshape(-1, m.shape[-1]).float(), 1, generator=gen).reshape(m.shape[:-1]) for m in masks]
+
+
+def test_contract_shapes_and_auto_reset():
+    b = SMACBattle("3m", 8, two_player=True, seed=0)
+    obs = b.reset()
+    assert [o.shape for o in obs] == [(8, 3, 30), (8, 3, 30)]
+    assert b.n_agents == [3, 3] and b.n_actions == [9, 9] and b.episode_limit == 60
+    gen = torch.Generator().manual_seed(0)
+    finished = 0
+    for _ in range(70):
+        masks = b.action_masks()
+        assert masks[0].dtype == torch.bool and masks[0].shape == (8, 3, 9)
+        obs, rewards, done, info = b.step(random_actions(masks, gen))
+        assert rewards[0].shape == (8,) and done.shape == (8,) and info["winner"].dtype == torch.long
+        ended = info["winner"] >= 0
+        assert torch.equal(done, ended | info["draw"])  # every finished game: a winner or a draw
+        assert not bool((ended & info["draw"]).any())
+        if bool(done.any()):
+            finished += int(done.sum())
+            # auto-reset: a finished game's returned observation is the new game's first one
+            assert bool((b.episode_steps[done] == 0).all())
+            assert torch.allclose(obs[0][done], b.get_obs()[0][done])
+            assert bool((b.engine.hp[done] == b.engine.hp_max).all())
+    assert finished >= 8  # the 60-step limit ends every game at the latest
+
+
+def test_reward_hand_computed_kill():
+    """One marine shot kills an enemy with 6 hp: (6 + 10) / (max_reward / 20), 3m max_reward = 365."""
+    b = SMACBattle("3m", 1, two_player=True, reward_only_positive=False)
+    b.reset()
+    e = b.engine
+    e.pos[0] = torch.tensor([[10, 16], [10, 10], [10, 22], [14, 16], [28, 10], [28, 22]], dtype=torch.float32)
+    e.hp[0, 3] = 6.0
+    b.state_changed()
+    _, rewards, done, info = b.step([torch.tensor([[6, 1, 1]]), torch.tensor([[1, 1, 1]])])
+    assert not bool(done[0])
+    assert rewards[0].item() == pytest.approx((6 + 10) / (365 / 20))
+    # seat 1 (not only-positive): -0.5 * (6 hp lost) - 0.5 * 10 for the death
+    assert rewards[1].item() == pytest.approx(-(0.5 * 6 + 0.5 * 10) / (365 / 20))
+
+
+def test_win_bonus_and_sparse():
+    for sparse in (False, True):
+        b = SMACBattle("3m", 1, two_player=True, reward_sparse=sparse)
+        b.reset()
+        e = b.engine
+        e.pos[0] = torch.tensor([[10, 16], [10, 10], [10, 22], [14, 16], [28, 10], [28, 22]], dtype=torch.float32)
+        e.hp[0, 3] = 6.0
+        e.hp[0, 4:] = 0.0
+        b.state_changed()
+        _, rewards, done, info = b.step([torch.tensor([[6, 1, 1]]), torch.tensor([[1, 0, 0]])])
+        assert bool(done[0]) and info["winner"].item() == 0 and bool(info["battle_won"][0][0])
+        expected = 1 / (365 / 20) if sparse else (6 + 10 + 200) / (365 / 20)
+        assert rewards[0].item() == pytest.approx(expected)
+        assert rewards[1].item() == pytest.approx(-1 / (365 / 20) if sparse else 0.0)
+
+
+def test_mutual_destruction_is_a_draw():
+    b = SMACBattle("3m", 1, two_player=True)
+    b.reset()
+    e = b.engine
+    e.pos[0] = torch.tensor([[10, 16], [10, 10], [10, 22], [14, 16], [28, 10], [28, 22]], dtype=torch.float32)
+    e.hp[0, [1, 2, 4, 5]] = 0.0
+    e.hp[0, [0, 3]] = 6.0
+    b.state_changed()
+    _, _, done, info = b.step([torch.tensor([[6, 0, 0]]), torch.tensor([[6, 0, 0]])])
+    assert bool(done[0]) and bool(info["draw"][0]) and info["winner"].item() == -1
+
+
+def test_invalid_actions_raise():
+    b = SMACBattle("3m", 2, two_player=True)
+    b.reset()
+    ok = torch.ones(2, 3, dtype=torch.long)
+    with pytest.raises(ValueError, match="not available"):
+        b.step([torch.zeros(2, 3, dtype=torch.long), ok])  # no-op while alive
+    with pytest.raises(ValueError, match="not available"):
+        b.step([torch.full((2, 3), 6), ok])  # enemy out of shoot range
+    with pytest.raises(ValueError, match="out of range"):
+        b.step([torch.full((2, 3), 9), ok])
+    with pytest.raises(ValueError, match="shape"):
+        b.step([torch.ones(2, 2, dtype=torch.long), ok])
+    with pytest.raises(ValueError, match="integer"):
+        b.step([torch.ones(2, 3), ok])
+    with pytest.raises(ValueError, match="list of 2"):
+        b.step([ok])
+    single = SMACBattle("3m", 2, two_player=False)
+    single.reset()
+    with pytest.raises(ValueError, match="list of 1"):
+        single.step([ok, ok])
+    with pytest.raises(ValueError, match="map_name"):
+        SMACBattle("4m", 1)
+    with pytest.raises(ValueError, match="unknown SMAC flag"):
+        SMACBattle("3m", 1, obs_everything=True)
+
+
+def play(b, gen, steps):
+    trace = []
+    obs = b.reset()
+    for _ in range(steps):
+        obs, rewards, done, info = b.step(random_actions(b.action_masks(), gen))
+        trace.append(torch.cat([obs[0].flatten(), rewards[0], done.float()]))
+    return torch.stack(trace)
+
+
+def test_determinism_for_a_fixed_seed():
+    a = play(SMACBattle("2s3z", 4, two_player=False, seed=7), torch.Generator().manual_seed(1), 40)
+    b = play(SMACBattle("2s3z", 4, two_player=False, seed=7), torch.Generator().manual_seed(1), 40)
+    c = play(SMACBattle("2s3z", 4, two_player=False, seed=8), torch.Generator().manual_seed(1), 40)
+    assert torch.equal(a, b)
+    assert not torch.equal(a, c)  # the seed drives the cooldown jitter
+
+
+def run_scripted(b, policies, games):
+    obs = b.reset()
+    wins = np.zeros(len(policies))
+    draws = played = 0
+    while played < games:
+        masks = b.action_masks()
+        actions = [p.act(o, None, m)[0] for p, o, m in zip(policies, obs, masks)]
+        obs, _, done, info = b.step(actions)
+        for s in range(len(policies)):
+            wins[s] += int(info["battle_won"][s].sum())
+        draws += int(info["draw"].sum())
+        played += int(done.sum())
+    return wins / played, draws / played
+
+
+def test_mirrored_symmetric_map_is_even():
+    """One focus-fire policy plays both seats of 3m (seat 1 mirrored): about half the games each."""
+    b = SMACBattle("3m", 200, two_player=True, mirror=True, seed=3)
+    policy = FocusFirePolicy.for_battle(b, 0)
+    assert FocusFirePolicy.for_battle(b, 1).move_feats_size == policy.move_feats_size
+    (w0, w1), draws = run_scripted(b, [policy, policy], 200)
+    assert 0.35 <= w0 <= 0.65 and 0.35 <= w1 <= 0.65, (w0, w1, draws)
+
+
+@pytest.mark.parametrize("map_name", ["3m", "8m"])
+def test_focus_fire_beats_scripted_ai(map_name):
+    b = SMACBattle(map_name, 64, two_player=False, seed=0)
+    wins, _ = run_scripted(b, [FocusFirePolicy.for_battle(b, 0)], 64)
+    assert wins[0] >= 0.7, wins
+
+
+def test_random_policy_loses_to_scripted_ai():
+    b = SMACBattle("3m", 64, two_player=False, seed=0)
+    gen = torch.Generator().manual_seed(0)
+    obs = b.reset()
+    wins = played = 0
+    while played < 64:
+        obs, _, done, info = b.step(random_actions(b.action_masks(), gen))
+        wins += int(info["battle_won"][0].sum())
+        played += int(done.sum())
+    assert wins / played < 0.1
+
+
+def test_smac_env_episode_loop():
+    env = SMACEnv("3m", seed=0)
+    info = env.get_env_info()
+    assert info == {"state_shape": 48, "obs_shape": 30, "n_actions": 9, "n_agents": 3, "episode_limit": 60}
+    obs, state = env.reset()
+    assert len(obs) == 3 and obs[0].dtype == np.float32 and state.shape == (48,)
+    rng = np.random.default_rng(0)
+    terminated, steps = False, 0
+    while not terminated:
+        avail = env.get_avail_actions()
+        assert avail[0] == env.get_avail_agent_actions(0)
+        actions = [int(rng.choice(np.nonzero(a)[0])) for a in avail]
+        reward, terminated, step_info = env.step(actions)
+        assert isinstance(reward, float) and "battle_won" in step_info
+        steps += 1
+    assert steps <= 60 and "dead_allies" in step_info
+    # the terminal state stays readable (SMAC runners read it after the last step)
+    assert len(env.get_obs()) == 3 and env.get_stats()["battles_game"] == 1
+    with pytest.raises(ValueError):
+        SMACEnv("3m", step_mul=4)
+
+
+def test_pettingzoo_parallel_api():
+    parallel_api_test(SMACParallelEnv("3m", seed=0), num_cycles=100)
+    env = SMACParallelEnv("2m_vs_1z", seed=0, mirror=True)
+    assert env.possible_agents == ["red_0", "red_1", "blue_0"]
+    parallel_api_test(env, num_cycles=100)
