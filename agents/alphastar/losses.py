@@ -55,12 +55,14 @@ ACTION_GROUPS: dict[str, tuple[str, ...]] = {
 # ----------------------------------------------------------------------------------------------
 # helpers
 def _as_tensors(**arrays) -> tuple[dict[str, torch.Tensor], bool]:
-    """Tensors (float, gradient-stopped) of the given arrays, and whether all inputs were numpy."""
+    """Float tensors (gradient-stopped, on the device of the first tensor given) of the arrays, and
+    whether all inputs were numpy."""
     was_numpy = all(isinstance(a, np.ndarray) or np.isscalar(a) for a in arrays.values())
+    device = next((a.device for a in arrays.values() if isinstance(a, torch.Tensor)), torch.device("cpu"))
     out = {}
     for name, a in arrays.items():
         t = a.detach() if isinstance(a, torch.Tensor) else torch.as_tensor(np.asarray(a))
-        out[name] = t.float() if not t.is_floating_point() else t
+        out[name] = (t if t.is_floating_point() else t.float()).to(device)
     return out, was_numpy
 
 

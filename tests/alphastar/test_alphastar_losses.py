@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agents.alphastar import AlphaStarConfig, AlphaStarNet
 from agents.alphastar.distributions import MASKED_LOGIT
@@ -112,6 +114,26 @@ def test_vtrace_matches_reference(thresholds):
     vs_t, adv_t = vtrace(t(log_rhos), t(discounts), t(rewards), t(values), t(bootstrap), *thresholds)
     assert isinstance(vs_t, torch.Tensor)
     np.testing.assert_allclose(vs_t.numpy(), ref_vs, rtol=1e-10, atol=1e-10)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    T=st.integers(1, 6),
+    B=st.integers(1, 3),
+    rho_bar=st.sampled_from([0.5, 1.0, 3.0, None]),
+    pg_rho_bar=st.sampled_from([0.5, 1.0, None]),
+    seed=st.integers(0, 10_000),
+)
+def test_vtrace_matches_reference_property(T, B, rho_bar, pg_rho_bar, seed):
+    rng = np.random.default_rng(seed)
+    log_rhos = rng.normal(0, 1.0, (T, B))
+    rewards, values = rng.normal(size=(T, B)), rng.normal(size=(T, B))
+    bootstrap = rng.normal(size=B)
+    discounts = rng.choice([0.0, 0.9, 1.0], size=(T, B))
+    ref = _reference_vtrace(log_rhos, discounts, rewards, values, bootstrap, rho_bar or np.inf, pg_rho_bar or np.inf)
+    out = vtrace(log_rhos, discounts, rewards, values, bootstrap, rho_bar, pg_rho_bar)
+    np.testing.assert_allclose(out[0], ref[0], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(out[1], ref[1], rtol=1e-9, atol=1e-9)
 
 
 def test_vtrace_on_policy_is_the_n_step_return():
