@@ -61,41 +61,54 @@ class MLPBody(nn.Module):
 
 
 class LSTMBody(nn.Module):
-    """One LSTM cell of ``hidden_size``; the state ``(h, c)`` is zeroed where an episode starts."""
+    """One LSTM layer of ``hidden_size``; the state ``(h, c)`` is zeroed where an episode starts."""
 
     recurrent = True
 
     def __init__(self, obs_size: int, hidden_size: int):
         super().__init__()
         self.hidden_size = hidden_size
-        self.cell = nn.LSTMCell(obs_size, hidden_size)
+        self.lstm = nn.LSTM(obs_size, hidden_size)
 
     def reset_parameters(self, generator: torch.Generator) -> None:
-        nn.init.orthogonal_(self.cell.weight_ih, gain=1.0, generator=generator)
-        nn.init.orthogonal_(self.cell.weight_hh, gain=1.0, generator=generator)
-        nn.init.zeros_(self.cell.bias_ih)
-        nn.init.zeros_(self.cell.bias_hh)
+        nn.init.orthogonal_(self.lstm.weight_ih_l0, gain=1.0, generator=generator)
+        nn.init.orthogonal_(self.lstm.weight_hh_l0, gain=1.0, generator=generator)
+        nn.init.zeros_(self.lstm.bias_ih_l0)
+        nn.init.zeros_(self.lstm.bias_hh_l0)
 
     def initial_state(self, batch: int, device) -> tuple[torch.Tensor, torch.Tensor]:
         zeros = torch.zeros(batch, self.hidden_size, device=device)
         return zeros, zeros.clone()
 
-    def step(self, obs, state, episode_start=None):
-        """One step: ``(h, c) ← LSTMCell(obs, (h, c)·(1 − episode_start))``; returns ``(h, (h, c))``."""
+    @staticmethod
+    def _reset(state, episode_start):
         h, c = state
-        if episode_start is not None:
-            keep = (~episode_start.bool()).to(h.dtype)[:, None]
-            h, c = h * keep, c * keep
-        h, c = self.cell(obs, (h, c))
-        return h, (h, c)
+        if episode_start is None:
+            return h, c
+        keep = (~episode_start.bool()).to(h.dtype)[:, None]
+        return h * keep, c * keep
+
+    def step(self, obs, state, episode_start=None):
+        """One step: ``(h, c) ← LSTM(obs, (h, c)·(1 − episode_start))``; returns ``(h, (h, c))``."""
+        h, c = self._reset(state, episode_start)
+        out, (h, c) = self.lstm(obs[None], (h[None], c[None]))
+        return out[0], (h[0], c[0])
 
     def unroll(self, obs, state, episode_starts):
-        """``obs`` ``(L, B, obs_size)``, ``episode_starts`` ``(L, B)`` -> features ``(L, B, hidden)``."""
+        """``obs`` ``(L, B, obs_size)``, ``episode_starts`` ``(L, B)`` -> features ``(L, B, hidden)``.
+
+        The sequence is cut where any game starts an episode; each piece runs as one fused LSTM call
+        from the state reset at its first step (games whose episodes start together — RirRPS — need
+        one call per episode, not one per step).
+        """
+        cuts = [0] + (episode_starts[1:].any(dim=1).nonzero().squeeze(1) + 1).tolist() + [obs.shape[0]]
         features = []
-        for t in range(obs.shape[0]):
-            h, state = self.step(obs[t], state, episode_starts[t])
-            features.append(h)
-        return torch.stack(features), state
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            h, c = self._reset(state, episode_starts[a])
+            out, (h, c) = self.lstm(obs[a:b], (h[None], c[None]))
+            features.append(out)
+            state = (h[0], c[0])
+        return torch.cat(features), state
 
 
 class ActorCritic(nn.Module):

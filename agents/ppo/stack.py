@@ -47,9 +47,9 @@ class PolicyStack:
                 (stacked(lambda n: n.body.fc2.weight.T), stacked(lambda n: n.body.fc2.bias)),
             ]
         else:
-            self.w_ih = stacked(lambda n: n.body.cell.weight_ih.T)
-            self.w_hh = stacked(lambda n: n.body.cell.weight_hh.T)
-            self.b_lstm = stacked(lambda n: n.body.cell.bias_ih + n.body.cell.bias_hh)
+            self.w_ih = stacked(lambda n: n.body.lstm.weight_ih_l0.T)
+            self.w_hh = stacked(lambda n: n.body.lstm.weight_hh_l0.T)
+            self.b_lstm = stacked(lambda n: n.body.lstm.bias_ih_l0 + n.body.lstm.bias_hh_l0)
         self.policy_w = stacked(lambda n: n.policy_head.weight.T)
         self.policy_b = stacked(lambda n: n.policy_head.bias)
         self.value_w = stacked(lambda n: n.value_head.weight.T)

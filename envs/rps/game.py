@@ -111,7 +111,7 @@ class RepeatedMatrixGame:
         swap[(k * a0 + a1).flatten()] = (k * a1 + a0).flatten()
         swap[self.empty_slot] = self.empty_slot
         self._seat1_view = swap.to(self.device)
-        self._eye = torch.eye(self.n_slots, device=self.device)
+        self._no_trajectory = torch.zeros(1, self.trajectory_size, device=self.device)
 
         self._generator = torch.Generator(device=self.device)
         self.seed(seed)
@@ -186,13 +186,22 @@ class RepeatedMatrixGame:
 
     def _encode(self, slots: torch.Tensor) -> torch.Tensor:
         """``(n, m)`` slot indices -> ``(n, m·n_slots)`` concatenated one-hot blocks."""
-        return self._eye[slots].reshape(slots.shape[0], -1)
+        out = torch.zeros(*slots.shape, self.n_slots, device=self.device)
+        return out.scatter_(-1, slots[..., None], 1.0).reshape(slots.shape[0], -1)
 
     def _trajectories(self, done: torch.Tensor) -> list[torch.Tensor]:
-        """Per seat, the one-hot joint actions of repetitions 1 … R−1 (seat's view), zero where not done."""
+        """Per seat, the one-hot joint actions of repetitions 1 … R−1 (seat's view), zero where not done.
+
+        While no game ends, both entries are a read-only zero view (no per-step allocation).
+        """
+        if not bool(done.any()):
+            zeros = self._no_trajectory.expand(self.num_envs, -1)
+            return [zeros, zeros]
         first = self._history[:, : self.repetitions - 1]
-        keep = done[:, None].to(torch.float32)
-        return [self._encode(first) * keep, self._encode(self._seat1_view[first]) * keep]
+        trajectories = [self._encode(first), self._encode(self._seat1_view[first])]
+        if not bool(done.all()):
+            trajectories = [t * done[:, None] for t in trajectories]
+        return trajectories
 
     def _reset_games(self, which: torch.Tensor) -> None:
         self._recall[which] = self.empty_slot
