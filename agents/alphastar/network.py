@@ -16,6 +16,8 @@ the chosen action type's row of the table in ``config.action_types``. Unused arg
 −1, zero logits, zero log-probability and zero entropy — hence no loss and no gradient. Legal-choice
 masks come from the observation: available action types, selectable/targetable units (per entity,
 optionally per action type) and legal locations (optionally per action type).
+An action type whose required argument has no legal choice (no selectable unit, no target) must be
+marked unavailable by the adapter; the heads then never face an empty choice.
 
 Shapes: ``B`` games, ``T`` steps, ``N`` entity slots (≤ ``max_entities``), ``S`` =
 ``max_selected_units``, ``R`` = ``location_resolution`` (location index = y·R + x).

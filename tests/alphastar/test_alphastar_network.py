@@ -408,3 +408,18 @@ def test_entity_embeddings_are_scattered_onto_the_map():
     no_scatter = _net(replace(SMALL, scatter_channels=0))
     with torch.no_grad():
         no_scatter(replace(obs, entity_positions=None), generator=_gen(27))
+
+
+def test_step_without_units_stays_finite():
+    """A step with no unit at all (only no-op available) gives finite outputs and gradients."""
+    net = _net().train()
+    obs = random_obs(SMALL, 2, 2, 3, seed=28)
+    obs.entity_mask[0, 0] = False
+    obs.available_action_types[0, 0] = False
+    obs.available_action_types[0, 0, 0] = True
+    out = net(obs, generator=_gen(29))
+    assert int(out.actions.action_type[0, 0]) == 0
+    total = sum(out.log_probs[h].sum() + out.entropies[h].sum() for h in HEADS) + out.value.sum()
+    assert bool(torch.isfinite(total))
+    total.backward()
+    assert all(bool(torch.isfinite(p.grad).all()) for p in net.parameters() if p.grad is not None)
