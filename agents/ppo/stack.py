@@ -107,7 +107,8 @@ class PolicyStack:
             if episode_start is not None:
                 keep = (~torch.as_tensor(episode_start, dtype=torch.bool, device=self.device)).to(h.dtype)[:, None]
                 h, c = h * keep, c * keep
-            h, c = pad(h), pad(c)
+            h, c = pad(h), pad(c)  # may be views of the caller's state: read only, never written
+            h_new, c_new = torch.empty_like(h), torch.empty_like(c)
         logits = x.new_empty(len(groups), width, self.spec.n_actions)
         value = x.new_empty(len(groups), width, 1)
         # Groups go through the network a block at a time, so that the intermediate tensors stay small
@@ -120,15 +121,15 @@ class PolicyStack:
             if self.recurrent:
                 gates = torch.baddbmm(self.b_lstm[g][:, None, :], xb, self.w_ih[g]).baddbmm_(h[lo:lo + block], self.w_hh[g])
                 i, f, cell, o = gates.chunk(4, dim=-1)
-                c_new = torch.sigmoid(f).mul_(c[lo:lo + block]).addcmul_(torch.sigmoid(i), torch.tanh(cell))
-                xb = torch.sigmoid(o).mul_(torch.tanh(c_new))
-                h[lo:lo + block], c[lo:lo + block] = xb, c_new
+                cb = torch.sigmoid(f).mul_(c[lo:lo + block]).addcmul_(torch.sigmoid(i), torch.tanh(cell))
+                xb = torch.sigmoid(o).mul_(torch.tanh(cb))
+                h_new[lo:lo + block], c_new[lo:lo + block] = xb, cb
             else:
                 for weight, bias in self.layers:
                     xb = torch.baddbmm(bias[g][:, None, :], xb, weight[g]).tanh_()
             logits[lo:lo + block] = torch.baddbmm(self.policy_b[g][:, None, :], xb, self.policy_w[g])
             value[lo:lo + block] = torch.baddbmm(self.value_b[g][:, None, :], xb, self.value_w[g])
-        new_state = (unpad(h), unpad(c)) if self.recurrent else None
+        new_state = (unpad(h_new), unpad(c_new)) if self.recurrent else None
         logits, value = unpad(logits), unpad(value).squeeze(-1)
         if mask is not None:
             logits = logits.masked_fill(~mask, MASKED_LOGIT)

@@ -30,11 +30,14 @@ def test_stack_equals_per_policy_inference(body, layout):
     start = torch.rand(batch, generator=gen) < 0.3
     for step in range(2):  # the second step feeds back the stack's own recurrent state
         obs = torch.rand(batch, OBS, generator=gen)
-        action, new_state, info = stack.act(obs, state, index, mask, start, deterministic=True)
+        before = None if state is None else (state[0].clone(), state[1].clone())
+        action, new_state, info = stack.act(obs, state, index, mask, None if step else start, deterministic=True)
+        if state is not None:  # the caller's state is never written to
+            assert torch.equal(before[0], state[0]) and torch.equal(before[1], state[1])
         for p, policy in enumerate(policies):
             rows = index == p
             sub_state = None if state is None else (state[0][rows], state[1][rows])
-            a, s, ref = policy.act(obs[rows], sub_state, mask[rows], start[rows], deterministic=True)
+            a, s, ref = policy.act(obs[rows], sub_state, mask[rows], None if step else start[rows], deterministic=True)
             assert torch.allclose(info["logits"][rows], ref["logits"], atol=1e-5)
             assert torch.allclose(info["value"][rows], ref["value"], atol=1e-5)
             assert torch.equal(action[rows], a)
@@ -42,7 +45,6 @@ def test_stack_equals_per_policy_inference(body, layout):
                 assert torch.allclose(new_state[0][rows], s[0], atol=1e-5)
                 assert torch.allclose(new_state[1][rows], s[1], atol=1e-5)
         state = new_state
-        start = torch.zeros(batch, dtype=torch.bool)
     assert torch.all(mask[torch.arange(batch), action])
 
 
