@@ -5,10 +5,11 @@ from agents.ppo.config import PPOConfig
 from agents.ppo.frozen import FrozenPPOPolicy
 from agents.ppo.gae import compute_gae
 from agents.ppo.learner import PPOLearner
+from agents.ppo.loss import ppo_loss
 from agents.ppo.network import ActorCritic, LSTMBody, MLPBody, NetworkSpec
 from agents.ppo.stack import PolicyStack, stack_policies
 
 __all__ = [
     "ActorCritic", "FrozenPPOPolicy", "LSTMBody", "MLPBody", "NetworkSpec", "PPOConfig", "PPOLearner",
-    "PolicyStack", "compute_gae", "load_policy", "save_policy", "stack_policies",
+    "PolicyStack", "compute_gae", "load_policy", "ppo_loss", "save_policy", "stack_policies",
 ]

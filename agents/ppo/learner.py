@@ -9,7 +9,7 @@ next rollout — and ``update()`` runs PPO on the rollout:
 
     A = GAE(γ, λ) (``gae.compute_gae``), standardised over the rollout; returns R = A + V_old
     for each of ``epochs`` epochs, for each minibatch (shuffled):
-        ratio   = exp(log π(a|s) − log π_old(a|s))
+        ratio   = exp(log π(a|s) − log π_old(a|s))                      (``loss.ppo_loss``)
         L_clip  = mean(max(−A·ratio, −A·clip(ratio, 1 − ε, 1 + ε)))
         L_value = ½ · mean((V(s) − R)²)
         loss    = L_clip + c_v · L_value − c_e · mean(entropy)
@@ -32,6 +32,7 @@ from agents.ppo.buffer import RolloutBuffer
 from agents.ppo.config import PPOConfig
 from agents.ppo.frozen import FrozenPPOPolicy
 from agents.ppo.gae import compute_gae
+from agents.ppo.loss import ppo_loss
 from agents.ppo.network import ActorCritic, NetworkSpec, check_mask, check_obs, sample_actions
 
 
@@ -136,40 +137,28 @@ class PPOLearner:
         if cfg.normalize_advantages:
             advantages = (advantages - advantages.mean()) / (advantages.std() + 1e-8)
 
-        stats = {"policy_loss": [], "value_loss": [], "entropy": [], "approx_kl": [], "clip_fraction": []}
+        stats = []
         for _ in range(cfg.epochs):
             for logits, values, idx in self._minibatches(T, N):
                 log_probs = torch.log_softmax(logits, dim=-1)
                 new_log_prob = log_probs.gather(-1, buf.actions[:T][idx].unsqueeze(-1)).squeeze(-1)
                 entropy = -(log_probs.exp() * log_probs).sum(-1)
-                log_ratio = new_log_prob - buf.log_probs[:T][idx]
-                ratio = log_ratio.exp()
-                adv, ret = advantages[idx], returns[idx]
-
-                policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef)).mean()
-                value_loss = 0.5 * ((values - ret) ** 2).mean()
-                loss = policy_loss + cfg.value_coef * value_loss - cfg.entropy_coef * entropy.mean()
-
+                loss, minibatch_stats = ppo_loss(new_log_prob, buf.log_probs[:T][idx], advantages[idx], values,
+                                                 returns[idx], entropy, cfg.clip_coef, cfg.value_coef, cfg.entropy_coef)
                 self.optimizer.zero_grad()
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.max_grad_norm)
                 self.optimizer.step()
+                stats.append(minibatch_stats)
 
-                with torch.no_grad():
-                    stats["policy_loss"].append(policy_loss.item())
-                    stats["value_loss"].append(value_loss.item())
-                    stats["entropy"].append(entropy.mean().item())
-                    stats["approx_kl"].append(((ratio - 1) - log_ratio).mean().item())
-                    stats["clip_fraction"].append(((ratio - 1).abs() > cfg.clip_coef).float().mean().item())
-
+        metrics = {name: torch.stack([s[name] for s in stats]).mean().item() for name in stats[0]}
+        y, v = returns.flatten(), buf.values[:T].flatten()
+        metrics.update(explained_variance=(1.0 - ((y - v).var() / y.var()).item()) if y.var() > 0 else float("nan"),
+                       mean_reward=buf.rewards[:T].mean().item(), transitions=T * N)
         self.weight_version += 1
+        metrics["weight_version"] = self.weight_version
         buf.carry_over()
         self._refresh_carried_value()
-        y, v = returns.flatten(), buf.values[:T].flatten()
-        explained = 1.0 - ((y - v).var() / y.var()).item() if y.var() > 0 else float("nan")
-        metrics = {name: sum(values) / len(values) for name, values in stats.items()}
-        metrics.update(explained_variance=explained, transitions=T * N, weight_version=self.weight_version,
-                       mean_reward=buf.rewards[:T].mean().item())
         return metrics
 
     def _minibatches(self, T: int, N: int):

@@ -2,8 +2,10 @@
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from agents.ppo import PPOConfig, PPOLearner, compute_gae
+from agents.ppo import PPOConfig, PPOLearner, compute_gae, ppo_loss
 from envs.rps import RirRPS
 
 
@@ -25,6 +27,28 @@ def test_gae_hand_computed():
     assert torch.allclose(ret, expected + values, atol=1e-5)
     with pytest.raises(ValueError, match="last_value"):
         compute_gae(rewards, values, dones, torch.zeros(3), gamma, lam)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 3), st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.integers(0, 2**31 - 1))
+def test_gae_equals_the_discounted_sum_of_td_errors(T, N, gamma, lam, seed):
+    """A_t = Σ_k (γλ)^k δ_{t+k}, summed up to and including the step that ends the episode."""
+    gen = torch.Generator().manual_seed(seed)
+    rewards, values = torch.randn(T, N, generator=gen, dtype=torch.float64), torch.randn(T, N, generator=gen, dtype=torch.float64)
+    dones = torch.rand(T, N, generator=gen) < 0.3
+    last = torch.randn(N, generator=gen, dtype=torch.float64)
+    adv, ret = compute_gae(rewards, values, dones, last, gamma, lam)
+    for n in range(N):
+        for t in range(T):
+            total, weight = 0.0, 1.0
+            for k in range(t, T):
+                next_value = 0.0 if dones[k, n] else (values[k + 1, n] if k + 1 < T else last[n])
+                total += weight * (rewards[k, n] + gamma * next_value - values[k, n])
+                if dones[k, n]:
+                    break
+                weight *= gamma * lam
+            assert abs(adv[t, n].item() - float(total)) < 1e-9
+    assert torch.allclose(ret, adv + values)
 
 
 def train_against_biased_opponent(body: str, episodes: int, seed: int = 0):
@@ -76,3 +100,26 @@ def test_ppo_learns_to_beat_a_rock_biased_opponent(body, episodes):
     assert after > 0.8, f"{body}: win rate {after:.3f} after training"
     # Each seat sees the game from its own view, so what was learnt in seat 1 works in seat 0 too.
     assert win_rate_against_biased_opponent(learner.snapshot(), seat=0) > 0.8
+
+
+def test_ppo_loss_hand_computed():
+    # ratios 1.5, 0.5, 1.1 with advantages 1, 1, −1 and ε = 0.2:
+    #   max(−1.5, −1.2) = −1.2;  max(−0.5, −0.8) = −0.5;  max(1.1, 1.1) = 1.1  ->  L_clip = −0.6 / 3 = −0.2
+    # values 1, 2, 3 vs returns 0, 2, 5: L_value = ½ · (1 + 0 + 4) / 3 = 5/6; entropy mean 0.9.
+    new = torch.log(torch.tensor([1.5, 0.5, 1.1]))
+    old = torch.zeros(3)
+    adv = torch.tensor([1.0, 1.0, -1.0])
+    values, returns = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([0.0, 2.0, 5.0])
+    entropy = torch.tensor([0.9, 0.9, 0.9])
+    loss, stats = ppo_loss(new, old, adv, values, returns, entropy, clip_coef=0.2, value_coef=0.5, entropy_coef=0.01)
+    assert stats["policy_loss"].item() == pytest.approx(-0.2, abs=1e-6)
+    assert stats["value_loss"].item() == pytest.approx(5 / 6, abs=1e-6)
+    assert loss.item() == pytest.approx(-0.2 + 0.5 * 5 / 6 - 0.01 * 0.9, abs=1e-6)
+    assert stats["clip_fraction"].item() == pytest.approx(2 / 3)
+    kl = ((torch.tensor([1.5, 0.5, 1.1]) - 1) - new).mean().item()
+    assert stats["approx_kl"].item() == pytest.approx(kl, abs=1e-6)
+    # Gradient w.r.t. log π: a clipped sample (ratio 1.5 > 1.2 with A > 0) gets none; the others get
+    # d/dlogπ (−A·ratio/3) = −A·ratio/3.
+    new_param = new.clone().requires_grad_(True)
+    ppo_loss(new_param, old, adv, values, returns, entropy, 0.2, 0.5, 0.0)[0].backward()
+    assert torch.allclose(new_param.grad, torch.tensor([0.0, -0.5 / 3, 1.1 / 3]), atol=1e-6)
