@@ -11,7 +11,8 @@
 
 Masking: a unit is legal when it is present, selectable for the chosen action type, and not
 picked yet. The end token is illegal on the first pick (select at least one unit) unless no unit is
-selectable; picks after the end token (or after ``max_selected_units`` picks) are inactive.
+selectable; picks after the end token (or after ``max_selected_units`` picks) are inactive. The
+loop stops as soon as every selection in the batch has ended (the remaining picks get zero logits).
 
 Representation of a selection: ``[b, S]`` unit indices in pick order, then ``-1``; the end token is
 implicit (a selection of k < S units means k picks and then the end token, whose probability is part
@@ -70,6 +71,8 @@ class SelectedUnitsHead(nn.Module):
         done = ~used
         all_logits, picks, active_picks, log_p, ent = [], [], [], ae.new_zeros(b), ae.new_zeros(b)
         for i in range(self.max_picks):
+            if bool(done.all()):  # every selection has ended: the remaining picks are inactive
+                break
             x = F.relu(self.fc_query(self.fc_ae(ae) + func))
             h, c = self.lstm(x, (h, c))
             query = self.query_out(h)
@@ -94,6 +97,10 @@ class SelectedUnitsHead(nn.Module):
             picked_key = keys_with_end.gather(1, choice.view(b, 1, 1).expand(b, 1, keys.shape[-1])).squeeze(1)
             ae = ae + self.project(picked_key - key_mean) * real.unsqueeze(-1).to(ae.dtype)
             done = done | is_end
+        for _ in range(self.max_picks - len(all_logits)):
+            all_logits.append(keys_with_end.new_zeros(b, n + 1))
+            picks.append(torch.full((b,), -1, dtype=torch.long, device=ae.device))
+            active_picks.append(torch.zeros(b, dtype=torch.bool, device=ae.device))
         return {
             "logits": torch.stack(all_logits, 1),
             "selection": torch.stack(picks, 1),
