@@ -2,7 +2,7 @@
 
 One game: two players move simultaneously ``repetitions`` times. Each repetition seat 0 receives
 ``payoff[a0, a1]`` and seat 1 receives ``-payoff[a0, a1]``. The episode winner is the seat with the
-higher cumulative reward; a tie is broken uniformly at random with the environment's seeded
+higher cumulative reward; a tie (equal returns, up to float rounding) is broken uniformly at random with the environment's seeded
 generator, so every finished game has a winner (``info["draw"]`` is always False).
 
 Observation (imperfect recall): the last ``n_recall`` joint actions, oldest to newest, each a one-hot
@@ -104,6 +104,8 @@ class RepeatedMatrixGame:
         self.obs_size = n_recall * self.n_slots
         self.trajectory_size = (repetitions - 1) * self.n_slots
         self.symmetric = bool(torch.allclose(payoff, -payoff.T))
+        # Returns within float rounding of 0 are ties (biased RPS: 0.1 + 0.5 − 0.6 is not exactly 0 in float32).
+        self._tie_tolerance = 1e-5 * float(payoff.abs().max()) * repetitions
 
         # Seat 1 sees joint action k·a0 + a1 as k·a1 + a0; the empty slot stays empty.
         a0, a1 = torch.meshgrid(torch.arange(k), torch.arange(k), indexing="ij")
@@ -169,7 +171,8 @@ class RepeatedMatrixGame:
         done = self._t >= self.repetitions
 
         coin = torch.randint(0, 2, (self.num_envs,), generator=self._generator, device=self.device)
-        winner = torch.where(self._return0 > 0, 0, torch.where(self._return0 < 0, 1, coin))
+        tol = self._tie_tolerance
+        winner = torch.where(self._return0 > tol, 0, torch.where(self._return0 < -tol, 1, coin))
         winner = torch.where(done, winner, -1)
         episode_return0 = torch.where(done, self._return0, 0.0)
         info = {

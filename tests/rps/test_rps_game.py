@@ -5,6 +5,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from envs.rps import (
     BIASED_RPS_PAYOFF,
@@ -152,6 +154,15 @@ def test_other_games_payoffs():
     assert r0.tolist() == [2.0, -1.0, 0.0, 3.0] and r1.tolist() == [-2.0, 1.0, -0.0, -3.0]
     assert make_game("rpsls", 3).n_actions == 5
 
+    # Biased RPS returns that cancel in real numbers are ties despite float32 rounding: this sequence
+    # sums to 1.5e-8 in float32 (0.1 three times, −0.5, +0.5, −0.1 three times), yet is a coin flip.
+    ties = BiasedRPS(4000, repetitions=8, seed=0)
+    ties.reset()
+    plays = [(SCISSORS, PAPER)] * 3 + [(ROCK, PAPER), (PAPER, ROCK)] + [(PAPER, SCISSORS)] * 3
+    for x, y in plays:
+        _, _, done, info = ties.step([torch.full((4000,), x), torch.full((4000,), y)])
+    assert done.all() and abs(info["winner"].float().mean().item() - 0.5) < 0.04
+
 
 @pytest.mark.parametrize(
     "kwargs, param",
@@ -206,3 +217,31 @@ def test_pettingzoo_view_plays_the_same_game():
     assert decode_blocks(torch.as_tensor(obs["player_1"])[None], 10).tolist() == [[1, 1, 1]]
     with pytest.raises(ValueError, match="reset"):
         env.step({"player_0": 0, "player_1": 0})
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["rirrps", "biased-rps", "rpsls"]), st.integers(1, 4), st.integers(1, 6), st.integers(0, 2**31 - 1))
+def test_random_play_is_consistent(game, n_recall, repetitions, seed):
+    """Over random play: returns add up the step payoffs, the winner agrees with them, both seats'
+    observations are the same joint actions with the moves swapped, and the game restarts on time."""
+    env = make_game(game, 8, n_recall=n_recall, repetitions=repetitions, seed=seed)
+    k = env.n_actions
+    obs = env.reset()
+    gen = torch.Generator().manual_seed(seed)
+    for episode in range(2):
+        total = torch.zeros(8)
+        for t in range(repetitions):
+            a0, a1 = torch.randint(0, k, (8,), generator=gen), torch.randint(0, k, (8,), generator=gen)
+            obs, (r0, r1), done, info = env.step([a0, a1])
+            assert torch.equal(r0, env.payoff[a0, a1]) and torch.equal(r1, -r0)
+            total += r0
+            assert bool(done.all()) == (t == repetitions - 1) and not bool(done.any() and not done.all())
+            if not done.any():
+                s0, s1 = decode_blocks(obs[0], k * k + 1), decode_blocks(obs[1], k * k + 1)
+                assert s0[:, -1].tolist() == (k * a0 + a1).tolist() and s1[:, -1].tolist() == (k * a1 + a0).tolist()
+                swapped = torch.where(s0 == k * k, k * k, (s0 % k) * k + s0 // k)
+                assert torch.equal(swapped, s1)
+        assert torch.allclose(info["episode_reward"][0], total) and torch.allclose(info["episode_reward"][1], -total)
+        decided = total.abs() > 1e-3
+        assert torch.equal(info["winner"][decided], (total[decided] < 0).long())
+        assert torch.all(decode_blocks(obs[0], k * k + 1) == k * k)  # restarted: all empty
