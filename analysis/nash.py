@@ -16,11 +16,13 @@ optimal by the KKT conditions of the entropy program to machine precision — as
    collapsed into one strategy of multiplicity c_g; the maximal-entropy split of a group's mass
    is uniform, so the collapsed problem maximises the weighted entropy Σ_g q_g (log c_g − log q_g)
    and the mass is split equally afterwards. This is also what makes big populations fast.
-2. **Support and implicit equalities (one LP).** By Goldman–Tucker strict complementarity the
+2. **Support and implicit equalities (one or two LPs).** By Goldman–Tucker strict complementarity the
    strategies split into S = {i : p_i > 0 for some p ∈ Nash(A)} and T = the others, with
    (A p)_i = 0 for every Nash p when i ∈ S, and (A p)_j < 0 for some Nash p when j ∈ T. One LP
    finds a strictly complementary Nash x (x_i > 0 exactly on S, slack −(A x)_j > 0 exactly on
    T): maximise t subject to x ∈ Δ, A x ≤ 0, x − A x ≥ t·1; then S = {i : x_i > −(A x)_i}.
+   When the game is non-degenerate the plain Nash LP's vertex is already strictly
+   complementary, and that LP is the only one solved.
 3. **Entropy over the slice.** Nash(A) = {q ≥ 0 on S : 1ᵀq = 1, A_SS q = 0, A_TS q ≤ 0}. The
    maximiser is q ∝ c · exp(−Gᵀλ − Cᵀμ), with G an orthonormal basis of the row space of A_SS,
    C the (normalised) rows of A_TS and μ ≥ 0: the minimiser of the smooth convex dual
@@ -117,13 +119,17 @@ def lp_nash(A, atol: float = 1e-8) -> np.ndarray:
     Which Nash is returned (typically a vertex of the Nash polytope) is up to the LP solver;
     use :func:`maxent_nash` for the canonical one.
     """
-    A = as_antisymmetric(A, atol=atol)
+    return _as_probabilities(_nash_lp(as_antisymmetric(A, atol=atol)))
+
+
+def _nash_lp(A: np.ndarray) -> np.ndarray:
+    """A vertex of {p ∈ Δ : A p ≤ 0} found by HiGHS (the raw LP solution)."""
     n = len(A)
     res = linprog(np.zeros(n), A_ub=A, b_ub=np.zeros(n), A_eq=np.ones((1, n)), b_eq=[1.0],
                   bounds=(0, None), method="highs")
     if res.status != 0:
         raise RuntimeError(f"HiGHS failed on the Nash LP: {res.message}")
-    return _as_probabilities(res.x)
+    return res.x
 
 
 def duplicate_groups(A) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -171,7 +177,7 @@ def _maxent_weighted(A: np.ndarray, weights: np.ndarray) -> np.ndarray:
     n = len(A)
     if n == 1:
         return np.ones(1)
-    in_S = _strictly_complementary_support(A)
+    in_S = _support(A)
     q = np.zeros(n)
     A_SS = A[np.ix_(in_S, in_S)]
     C = A[np.ix_(~in_S, in_S)]
@@ -185,6 +191,24 @@ def _maxent_weighted(A: np.ndarray, weights: np.ndarray) -> np.ndarray:
     C = C / np.where(norms > 0, norms, 1.0)
     q[in_S] = _maxent_dual_newton(G, C, np.log(weights[in_S])) if s > 1 else 1.0
     return q
+
+
+def _support(A: np.ndarray) -> np.ndarray:
+    """S = strategies that some Nash of the antisymmetric A plays (module step 2).
+
+    First one plain Nash LP: if its vertex x is already strictly complementary — every index
+    has x_i > 0 or slack −(A x)_i > 0 (with a margin) — then S = {x_i > 0} exactly, because any
+    Nash q has q_i = 0 where (A x)_i < 0 (qᵀA x = 0 and every term is ≤ 0). That is the generic
+    case (a unique, non-degenerate Nash). Otherwise (ties, faces of equilibria) the LP of
+    :func:`_strictly_complementary_support` decides.
+    """
+    x = _nash_lp(A)
+    slack = -(A @ x)
+    margin = 1e-9 * max(1.0, float(np.max(np.abs(A))))
+    played, beaten = x > margin, slack > margin
+    if np.all(played ^ beaten):
+        return played
+    return _strictly_complementary_support(A)
 
 
 def _strictly_complementary_support(A: np.ndarray) -> np.ndarray:
