@@ -11,16 +11,19 @@ resolved for all games and all units at once, in this order:
    cooldown becomes ``cooldown + jitter`` loops, jitter uniform in {-1, 0, 1, 2} (§1, seeded);
 4. damage (§8): each hit deals ``damage + bonus`` (bonus if the target has an attribute in
    ``bonus_vs``); zealots and colossi hit twice; hits are taken by the shield first and the part
-   that reaches hp is reduced by the target's armour, to a minimum of 0.5 for a hit that lands
-   entirely on hp; colossus hits also land on every enemy ground unit on a short line through the
+   that reaches hp is reduced by the target's armour per hit, to a minimum of 0.5 for a hit that
+   lands entirely on hp (hits landing on one unit in the same loop: see ``_damage``); colossus hits also land on every enemy ground unit on a short line through the
    target perpendicular to the attack direction; a baneling that reaches its target explodes,
    hitting every enemy ground unit within 2.2 (+ their radius) and dying;
 5. Medivac healing: 9 hp/s on a bio ally within 4 (edge distance), 1 energy per 3 hp;
 6. movement at each unit's speed: towards a move point, towards an attack/heal target until in
    range, or along the attack-move flow field; a step into a blocked cell slides along x or y
-   or stops; overlapping ground units push each other apart;
+   or stops;
 7. regeneration: shields +2/s after 10 s without damage, zerg +0.2734 hp/s, energy +0.5625/s;
 8. deaths (hp <= 0).
+
+After the 8 loops of a step, overlapping ground units push each other apart (collisions are
+resolved once per step, not per loop: an approximation that keeps every loop O(E x U)).
 
 Orders: ``STOP`` (idle), ``MOVE`` (to ``goal``), ``ATTACK`` (unit ``target``), ``HEAL`` (unit
 ``target``), ``AMOVE`` (scripted attack-move to ``goal``).
@@ -182,6 +185,15 @@ class BattleEngine:
         self.has_shields = bool((self.shield_max > 0).any())
         self.has_splash = bool((self.is_line | self.explodes).any())
         self.has_colliders = bool(self.collides.sum() > 1)
+        self.collider_units = torch.nonzero(self.collides).flatten()
+        self.splashes = self.is_line | self.explodes
+        self.splash_units = torch.nonzero(self.splashes).flatten()
+        self.any_splash = bool(self.splashes.any())
+        self.any_explodes = bool(self.explodes.any())
+        self.any_healer = bool(self.heals.any())
+        self.any_zerg = bool(self.is_zerg.any())
+        self.zerg_regen = torch.where(self.is_zerg, ZERG_REGEN_PER_S / LOOPS_PER_SECOND, 0.0)
+        self.unit_index = torch.arange(U, device=dev)[None, :]
 
         walk = spec.pathing_grid()
         self.walkable = torch.tensor(walk.reshape(-1), device=dev)
@@ -261,9 +273,10 @@ class BattleEngine:
 
     # ------------------------------------------------------------------ loops
     def advance(self, loops: int = STEP_MUL) -> None:
-        """Run ``loops`` game loops (one environment step = 8)."""
+        """Run ``loops`` game loops (one environment step = 8), then separate overlapping units."""
         for _ in range(loops):
             self._loop()
+        self._separate()
 
     def _walkable(self, p: torch.Tensor) -> torch.Tensor:
         """(E, U) may each unit stand at ``p`` (E, U, 2)?  Air: inside the map; colossi: walkable or
@@ -274,59 +287,55 @@ class BattleEngine:
         ground = torch.where(self.cliff_walker, self.cliff_walkable[cell], self.walkable[cell])
         return inside & (self.is_air | ground)
 
-    def _scripted_orders(self, alive, dist, tgt_alive, tgt_edge) -> None:
+    def _targets(self):
+        """Vector to, distance to and edge distance to each unit's current target, (E, U, 2), (E, U), (E, U)."""
+        idx = self.target
+        vec = self.pos.gather(1, idx[..., None].expand(-1, -1, 2)) - self.pos
+        dist = vec.norm(dim=-1)
+        return vec, dist, dist - self.radius - self.radius[idx]
+
+    def _scripted_orders(self, alive) -> None:
         """The map's scripted AI for units of ``scripted_sides`` (spec §7): keep attacking a living
         target within weapon range; otherwise acquire the closest living enemy it can hit within
         sight range 9; otherwise attack-move towards the other side's spawn.  A Medivac heals the
         most damaged bio ally within sight, else follows its army's centroid."""
-        sc = self.is_scripted[None, :] & alive
-        keep = (self.order == ATTACK) & tgt_alive & (tgt_edge <= self.weapon_range)
-        cand = self.can_target[None] & alive[:, None, :] & (dist <= SIGHT_RANGE)
-        d = torch.where(cand, dist, torch.inf)
-        best_d, best = d.min(dim=2)
-        has = torch.isfinite(best_d)
-        order = torch.where(keep, ATTACK, torch.where(has, ATTACK, AMOVE))
-        target = torch.where(keep, self.target, best)
-        goal = self.amove_goal.expand_as(self.goal)
-        if bool(self.heals.any()):
-            same = ~self.opponent & ~torch.eye(self.num_units, dtype=torch.bool, device=self.device)
-            frac = self.hp / self.hp_max
-            hurt = alive & self.is_bio[None, :] & (self.hp < self.hp_max)
-            hcand = same[None] & hurt[:, None, :] & (dist <= SIGHT_RANGE)
-            hfrac = torch.where(hcand, frac[:, None, :].expand_as(dist), torch.inf)
-            hbest_f, hbest = hfrac.min(dim=2)
-            hhas = torch.isfinite(hbest_f)
-            army = alive & ~self.heals[None, :]
-            centroids = []
-            for s in (0, 1):
-                w = (army & (self.side == s)[None, :]).float()
-                c = (self.pos * w[..., None]).sum(1) / w.sum(1, keepdim=True).clamp(min=1)
-                centroids.append(c)
-            follow = torch.stack(centroids, 1)[:, self.side]  # (E, U, 2)
-            order = torch.where(self.heals[None, :], torch.where(hhas, HEAL, MOVE), order)
-            target = torch.where(self.heals[None, :], hbest, target)
-            goal = torch.where(self.heals[None, :, None], follow, goal)
-        self.order = torch.where(sc, order, self.order)
-        self.target = torch.where(sc, target, self.target)
-        self.goal = torch.where(sc[..., None], goal, self.goal)
+        _, _, tgt_edge = self._targets()
+        tgt_alive = alive.gather(1, self.target)
+        for side in self.scripted_sides:
+            own, other = self.side_slices[side], self.side_slices[1 - side]
+            a_own = alive[:, own]
+            dist = torch.cdist(self.pos[:, own], self.pos[:, other])  # (E, n_own, n_other)
+            keep = (self.order[:, own] == ATTACK) & tgt_alive[:, own] & (tgt_edge[:, own] <= self.weapon_range[own])
+            cand = self.can_target[own, other][None] & alive[:, None, other] & (dist <= SIGHT_RANGE)
+            best_d, best = torch.where(cand, dist, torch.inf).min(dim=2)
+            order = torch.where(keep | torch.isfinite(best_d), ATTACK, AMOVE)
+            target = torch.where(keep, self.target[:, own], best + other.start)
+            goal = self.amove_goal[own].expand(self.num_envs, -1, -1)
+            heals = self.heals[own]
+            if bool(heals.any()):
+                d_own = torch.cdist(self.pos[:, own], self.pos[:, own])
+                frac = self.hp[:, own] / self.hp_max[own]
+                hurt = alive[:, own] & self.is_bio[own][None, :] & (self.hp[:, own] < self.hp_max[own])
+                not_self = ~torch.eye(d_own.shape[1], dtype=torch.bool, device=self.device)
+                hcand = not_self[None] & hurt[:, None, :] & (d_own <= SIGHT_RANGE)
+                hbest_f, hbest = torch.where(hcand, frac[:, None, :].expand_as(d_own), torch.inf).min(dim=2)
+                army = (a_own & ~heals[None, :]).float()
+                centroid = (self.pos[:, own] * army[..., None]).sum(1) / army.sum(1, keepdim=True).clamp(min=1)
+                order = torch.where(heals[None, :], torch.where(torch.isfinite(hbest_f), HEAL, MOVE), order)
+                target = torch.where(heals[None, :], hbest + own.start, target)
+                goal = torch.where(heals[None, :, None], centroid[:, None, :].expand_as(goal), goal)
+            self.order[:, own] = torch.where(a_own, order, self.order[:, own])
+            self.target[:, own] = torch.where(a_own, target, self.target[:, own])
+            self.goal[:, own] = torch.where(a_own[..., None], goal, self.goal[:, own])
 
     def _loop(self) -> None:
         E, U = self.num_envs, self.num_units
         alive = self.alive
-        diff = self.pos[:, None, :, :] - self.pos[:, :, None, :]  # diff[e, i, j] = p_j - p_i
-        dist = diff.norm(dim=-1)
-        idx = self.target
-        tgt_alive = alive.gather(1, idx)
-        tgt_vec = diff.gather(2, idx[:, :, None, None].expand(E, U, 1, 2)).squeeze(2)
-        tgt_dist = tgt_vec.norm(dim=-1)
-        tgt_edge = tgt_dist - self.radius - self.radius[idx]
         if self.scripted_sides:
-            self._scripted_orders(alive, dist, tgt_alive, tgt_edge)
-            idx = self.target
-            tgt_alive = alive.gather(1, idx)
-            tgt_vec = diff.gather(2, idx[:, :, None, None].expand(E, U, 1, 2)).squeeze(2)
-            tgt_dist = tgt_vec.norm(dim=-1)
-            tgt_edge = tgt_dist - self.radius - self.radius[idx]
+            self._scripted_orders(alive)
+        idx = self.target
+        tgt_vec, tgt_dist, tgt_edge = self._targets()
+        tgt_alive = alive.gather(1, idx)
 
         # 2. orders on dead targets end
         targeted = (self.order == ATTACK) | (self.order == HEAL)
@@ -343,92 +352,108 @@ class BattleEngine:
         self.cooldown = torch.where(fire, self.cooldown + self.cooldown_loops + jitter, self.cooldown.clamp(min=0))
 
         # 4. damage
-        hp_loss, shield_loss = self._damage(fire, idx, diff, dist, tgt_vec, tgt_dist, alive)
+        hp_loss, shield_loss = self._damage(fire, idx, tgt_vec, tgt_dist, alive)
         boom = fire & self.explodes
 
         # 5. healing
-        heal_now = healing & in_range & (self.hp.gather(1, idx) < self.hp_max[idx]) & self.is_bio[idx]
-        heal_rate = MEDIVAC_HEAL_PER_S / LOOPS_PER_SECOND
-        missing = (self.hp_max[idx] - self.hp.gather(1, idx)).clamp(min=0)
-        amount = torch.where(heal_now, torch.minimum(torch.minimum(missing, self.energy * MEDIVAC_HP_PER_ENERGY),
-                                                     torch.full_like(missing, heal_rate)), 0.0)
-        healed = torch.zeros_like(self.hp).scatter_add_(1, idx, amount)
-        self.energy = self.energy - amount / MEDIVAC_HP_PER_ENERGY
+        if self.any_healer:
+            tgt_hp = self.hp.gather(1, idx)
+            heal_now = healing & in_range & (tgt_hp < self.hp_max[idx]) & self.is_bio[idx]
+            missing = (self.hp_max[idx] - tgt_hp).clamp(min=0)
+            rate = torch.full_like(missing, MEDIVAC_HEAL_PER_S / LOOPS_PER_SECOND)
+            amount = torch.where(heal_now, torch.minimum(torch.minimum(missing, self.energy * MEDIVAC_HP_PER_ENERGY),
+                                                         rate), 0.0)
+            healed = torch.zeros_like(self.hp).scatter_add_(1, idx, amount)
+            self.energy = self.energy - amount / MEDIVAC_HP_PER_ENERGY
+        else:
+            healed = 0.0
 
-        # 6. movement
-        disp = torch.zeros_like(self.pos)
+        # 6. movement: chase a target into range, walk to a point, or attack-move along the flow field
         chase = (attacking | healing) & ~in_range
         chase_len = torch.minimum(self.speed.expand_as(tgt_edge), (tgt_edge - self.weapon_range + 1e-3).clamp(min=0))
-        disp = torch.where(chase[..., None], tgt_vec / tgt_dist.clamp(min=1e-6)[..., None] * chase_len[..., None], disp)
-        moving = (self.order == MOVE) & alive
         to_goal = self.goal - self.pos
         goal_d = to_goal.norm(dim=-1)
+        moving = (self.order == MOVE) & alive
         move_len = torch.minimum(self.speed.expand_as(goal_d), goal_d)
-        disp = torch.where(moving[..., None], to_goal / goal_d.clamp(min=1e-6)[..., None] * move_len[..., None], disp)
+        step_len = torch.where(chase, chase_len, torch.where(moving, move_len, 0.0))
+        direction = torch.where(chase[..., None], tgt_vec / tgt_dist.clamp(min=1e-6)[..., None],
+                                to_goal / goal_d.clamp(min=1e-6)[..., None])
         self.order = torch.where(moving & (goal_d <= self.speed), STOP, self.order)
-        amoving = (self.order == AMOVE) & alive & (goal_d > 0.5)
-        if bool(amoving.any()):
+        if self.scripted_sides:
+            amoving = (self.order == AMOVE) & alive & (goal_d > 0.5)
             cell = self.pos[..., 0].clamp(0, 31).long() * MAP_SIZE + self.pos[..., 1].clamp(0, 31).long()
-            direction = self.flow[self.side[None, :].expand(E, U), cell]
-            disp = torch.where(amoving[..., None], direction * self.speed[None, :, None], disp)
-        self._apply_motion(disp, diff, dist, alive)
+            flow = self.flow[self.side[None, :].expand(E, U), cell]
+            direction = torch.where(amoving[..., None], flow, direction)
+            step_len = torch.where(amoving, self.speed.expand_as(step_len), step_len)
+        self._move(direction * step_len[..., None], alive)
 
         # 7. regeneration; 8. deaths
         damaged = (hp_loss + shield_loss) > 0
         self.since_damage = torch.where(damaged, 0.0, self.since_damage + 1.0)
         hp = self.hp - hp_loss + healed
-        hp = torch.where(boom, 0.0, hp)
-        hp = torch.where(hp > 0, hp + torch.where(self.is_zerg, ZERG_REGEN_PER_S / LOOPS_PER_SECOND, 0.0), hp)
-        regen_shield = self.since_damage >= SHIELD_REGEN_DELAY_S * LOOPS_PER_SECOND
-        shield = self.shield - shield_loss + torch.where(regen_shield, SHIELD_REGEN_PER_S / LOOPS_PER_SECOND, 0.0)
-        self.energy = torch.where(self.heals, (self.energy + MEDIVAC_ENERGY_REGEN_PER_S / LOOPS_PER_SECOND)
-                                  .clamp(max=MEDIVAC_MAX_ENERGY), self.energy)
+        if self.any_explodes:
+            hp = torch.where(boom, 0.0, hp)
+        if self.any_zerg:
+            hp = torch.where(hp > 0, hp + self.zerg_regen, hp)
+        if self.has_shields:
+            regen = torch.where(self.since_damage >= SHIELD_REGEN_DELAY_S * LOOPS_PER_SECOND,
+                                SHIELD_REGEN_PER_S / LOOPS_PER_SECOND, 0.0)
+            self.shield = torch.where(hp > 0, (self.shield - shield_loss + regen).clamp(min=0).minimum(self.shield_max),
+                                      0.0)
+        if self.any_healer:
+            self.energy = torch.where(self.heals, (self.energy + MEDIVAC_ENERGY_REGEN_PER_S / LOOPS_PER_SECOND)
+                                      .clamp(max=MEDIVAC_MAX_ENERGY), self.energy)
         now_alive = alive & (hp > 0)
         self.hp = torch.where(now_alive, torch.minimum(hp, self.hp_max), 0.0)
-        self.shield = torch.where(now_alive, shield.clamp(min=0) .minimum(self.shield_max), 0.0)
         self.order = torch.where(now_alive, self.order, STOP)
 
-    def _damage(self, fire, idx, diff, dist, tgt_vec, tgt_dist, alive):
-        """(hp_loss, shield_loss), each (E, U), of the hits fired this loop (module docstring, 4)."""
-        E, U = self.num_envs, self.num_units
-        armor = self.armor[None, :]
-        if not self.has_shields and not self.has_splash:
-            # One target per attacker and no shields: scatter the armour-reduced hits.
-            per_hit = (self.raw_damage[torch.arange(U, device=self.device)[None, :], idx] - self.armor[idx]).clamp(min=0.5)
-            dealt = torch.where(fire, per_hit * self.hits, 0.0)
-            return torch.zeros_like(self.hp).scatter_add_(1, idx, dealt), torch.zeros_like(self.hp)
-        onehot = torch.zeros(E, U, U, dtype=torch.bool, device=self.device).scatter_(2, idx[..., None], True)
-        hit = onehot & fire[..., None]
-        ground_enemy = self.opponent[None] & alive[:, None, :] & ~self.is_air[None, None, :]
-        if bool(self.is_line.any()):
-            u = tgt_vec / tgt_dist.clamp(min=1e-6)[..., None]  # (E, U, 2) attack direction
-            rel = diff - tgt_vec[:, :, None, :]  # p_j - p_target
-            along = (rel * u[:, :, None, :]).sum(-1)
-            across = rel[..., 0] * -u[:, :, None, 1] + rel[..., 1] * u[:, :, None, 0]
-            r = self.radius[None, None, :]
-            on_line = (along.abs() <= COLOSSUS_LINE_HALF_WIDTH + r) & (across.abs() <= COLOSSUS_LINE_HALF_LENGTH + r)
-            hit = hit | (fire & self.is_line[None, :])[..., None] & ground_enemy & on_line
-        if bool(self.explodes.any()):
-            blast = dist <= self.splash_radius[None, :, None] + self.radius[None, None, :]
-            hit = hit | (fire & self.explodes[None, :])[..., None] & ground_enemy & blast
-        first = torch.where(hit, self.raw_damage[None], 0.0)  # (E, U attackers, U targets)
-        slots = torch.cat([first, first[:, self.double_hit]], dim=1) if len(self.double_hit) else first
-        if not self.has_shields:
-            hp_hits = torch.where(slots > 0, (slots - armor[:, None, :]).clamp(min=0.5), 0.0)
-            return hp_hits.sum(1), torch.zeros_like(self.hp)
-        # Hits in slot order: the shield left before a hit is the shield minus all earlier hits.
-        before = slots.cumsum(1) - slots
-        shield_left = (self.shield[:, None, :] - before).clamp(min=0)
-        absorbed = torch.minimum(slots, shield_left)
-        rest = slots - absorbed
-        on_hp = torch.where(absorbed > 0, (rest - armor[:, None, :]).clamp(min=0),
-                            (slots - armor[:, None, :]).clamp(min=0.5))
-        on_hp = torch.where(slots > 0, on_hp, 0.0)
-        return on_hp.sum(1), absorbed.sum(1)
+    def _damage(self, fire, idx, tgt_vec, tgt_dist, alive):
+        """(hp_loss, shield_loss), each (E, U), of the hits fired this loop (module docstring, 4).
 
-    def _apply_motion(self, disp, diff, dist, alive) -> None:
-        """Move by ``disp`` inside the walkable terrain (slide along x or y when blocked), then push
-        overlapping ground units apart by half their overlap each (when that stays walkable)."""
+        Per target, with R the raw damage and N the number of hits landing this loop: the shield
+        absorbs ``min(shield, R)``; if nothing was absorbed, hp loses ``sum max(hit - armor, 0.5)``;
+        otherwise the ``R - absorbed`` that got through loses ``armor`` per hit that reached hp,
+        ``ceil((R - absorbed) / mean hit)`` hits (exact when the hits are equal, as per attack)."""
+        armor_t = self.armor[idx]
+        raw = self.raw_damage[self.unit_index, idx]  # (E, U) per-hit damage on the target
+        single = fire & ~self.splashes  # splash units hit through their splash mask, target included
+        hits = torch.where(single, self.hits, 0).float()
+        R = torch.zeros_like(self.hp).scatter_add_(1, idx, raw * hits)
+        N = torch.zeros_like(self.hp).scatter_add_(1, idx, hits)
+        bare = torch.zeros_like(self.hp).scatter_add_(1, idx, (raw - armor_t).clamp(min=0.5) * hits)
+        if self.any_splash and bool((fire & self.splashes).any()):
+            sp = self.splash_units
+            f = fire[:, sp]  # (E, S)
+            rel = self.pos[:, None, :, :] - self.pos[:, sp, None, :]  # (E, S, U, 2): p_j - p_attacker
+            target_onehot = torch.nn.functional.one_hot(idx[:, sp], self.num_units).bool()
+            ground_enemy = self.opponent[sp][None] & alive[:, None, :] & ~self.is_air[None, None, :]
+            r = self.radius[None, None, :]
+            tv = tgt_vec[:, sp]
+            u = tv / tgt_dist[:, sp].clamp(min=1e-6)[..., None]  # attack direction
+            d_t = rel - tv[:, :, None, :]  # p_j - p_target
+            along = (d_t * u[:, :, None, :]).sum(-1)
+            across = d_t[..., 0] * -u[:, :, None, 1] + d_t[..., 1] * u[:, :, None, 0]
+            on_line = (along.abs() <= COLOSSUS_LINE_HALF_WIDTH + r) & (across.abs() <= COLOSSUS_LINE_HALF_LENGTH + r)
+            blast = rel.norm(dim=-1) <= self.splash_radius[sp][None, :, None] + r
+            area = torch.where(self.is_line[sp][None, :, None], on_line, blast)
+            hit = f[..., None] & (target_onehot | (ground_enemy & area))
+            n = torch.where(hit, self.hits[sp][None, :, None].float(), 0.0)  # (E, S, U)
+            h = self.raw_damage[sp][None]  # (1, S, U)
+            R = R + (n * h).sum(1)
+            N = N + n.sum(1)
+            bare = bare + (n * (h - self.armor[None, None, :]).clamp(min=0.5)).sum(1)
+        if not self.has_shields:
+            return bare, torch.zeros_like(self.hp)
+        absorbed = torch.minimum(self.shield, R)
+        through = R - absorbed
+        mean_hit = R / N.clamp(min=1)
+        n_through = torch.ceil(through / mean_hit.clamp(min=1e-6) - 1e-6)
+        partial = (through - self.armor * n_through).clamp(min=0)
+        hp_loss = torch.where(absorbed > 0, partial, bare)
+        return hp_loss, absorbed
+
+    def _move(self, disp, alive) -> None:
+        """Move by ``disp`` inside the walkable terrain; a blocked step slides along x or y, or stops."""
         pos = self.pos
         full = pos + disp
         slide_x = torch.stack([full[..., 0], pos[..., 1]], -1)
@@ -436,14 +461,30 @@ class BattleEngine:
         new = torch.where(self._walkable(full)[..., None], full,
                           torch.where(self._walkable(slide_x)[..., None], slide_x,
                                       torch.where(self._walkable(slide_y)[..., None], slide_y, pos)))
-        if self.has_colliders:
-            both = (alive & self.collides[None, :])
-            pair = both[:, :, None] & both[:, None, :]
-            overlap = (self.radius[:, None] + self.radius[None, :] - dist).clamp(min=0)
-            overlap = torch.where(pair, overlap, 0.0)
-            overlap.diagonal(dim1=1, dim2=2).zero_()
-            unit = diff / dist.clamp(min=1e-6)[..., None]
-            push = -(overlap[..., None] * unit).sum(2) * 0.5
-            pushed = new + push
-            new = torch.where(self._walkable(pushed)[..., None], pushed, new)
         self.pos = torch.where(alive[..., None], new, pos)
+
+    def _separate(self) -> None:
+        """Push overlapping ground units (not colossi, not air) apart by half their overlap each, once
+        per step, where the pushed position stays walkable."""
+        if not self.has_colliders:
+            return
+        c = self.collider_units
+        alive = self.alive[:, c]
+        p = self.pos[:, c]
+        diff = p[:, None, :, :] - p[:, :, None, :]  # p_j - p_i
+        dist = diff.norm(dim=-1)
+        r = self.radius[c]
+        pair = alive[:, :, None] & alive[:, None, :]
+        overlap = torch.where(pair, (r[:, None] + r[None, :] - dist).clamp(min=0), 0.0)
+        overlap.diagonal(dim1=1, dim2=2).zero_()
+        push = -(overlap[..., None] * diff / dist.clamp(min=1e-6)[..., None]).sum(2) * 0.5
+        pushed = p + push
+        ok = self._ground_walkable(pushed) & alive
+        self.pos[:, c] = torch.where(ok[..., None], pushed, p)
+
+    def _ground_walkable(self, p: torch.Tensor) -> torch.Tensor:
+        """Is ``p`` (..., 2) inside the map on a walkable cell (for ordinary ground units)?"""
+        x, y = p[..., 0], p[..., 1]
+        inside = (x >= 0) & (x < MAP_SIZE) & (y >= 0) & (y < MAP_SIZE)
+        cell = (x.clamp(0, MAP_SIZE - 1).long() * MAP_SIZE + y.clamp(0, MAP_SIZE - 1).long())
+        return inside & self.walkable[cell]
