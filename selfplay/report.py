@@ -38,8 +38,9 @@ def relative_population_table(config, runs, agent: str, seed: int) -> pd.DataFra
 def embedding_inputs(config, runs, agent: str, seed: int) -> tuple[dict, dict]:
     """Basis trajectories of the reference agents and each scheme's (time-ordered, subsampled) ones."""
     from agents.reference import embedding_basis
+    from selfplay.registry import make_env
 
-    basis = embedding_basis(config.env, episodes=config.basis_episodes, seed=seed)
+    basis = embedding_basis(make_env(config.env, 250, seed=seed), episodes=config.basis_episodes, seed=seed)
     trajectories = {}
     for r in runs:
         if r.agent != agent or r.seed != seed:
