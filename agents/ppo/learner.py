@@ -252,7 +252,9 @@ class PPOLearner:
     # ------------------------------------------------------------------ internals
 
     def _new_optimizer(self) -> torch.optim.Adam:
-        return torch.optim.Adam(self.network.parameters(), lr=self.config.learning_rate, eps=self.config.adam_eps)
+        # The fused kernel (CPU and CUDA) does the same Adam step with fewer small-tensor operations.
+        return torch.optim.Adam(self.network.parameters(), lr=self.config.learning_rate, eps=self.config.adam_eps,
+                                fused=True)
 
     def _ensure_buffer(self, batch: int) -> None:
         if self.buffer is not None:
