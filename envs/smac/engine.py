@@ -278,12 +278,11 @@ class BattleEngine:
             self._loop()
         self._separate()
 
-    def _walkable(self, p: torch.Tensor) -> torch.Tensor:
-        """(E, U) may each unit stand at ``p`` (E, U, 2)?  Air: inside the map; colossi: walkable or
-        cliff; others: walkable."""
-        x, y = p[..., 0], p[..., 1]
+    def _walkable(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """(E, U) may each unit stand at (x, y), each (E, U)?  Air: inside the map; colossi: walkable
+        or cliff; others: walkable."""
         inside = (x >= 0) & (x < MAP_SIZE) & (y >= 0) & (y < MAP_SIZE)
-        cell = (x.clamp(0, MAP_SIZE - 1).long() * MAP_SIZE + y.clamp(0, MAP_SIZE - 1).long())
+        cell = x.clamp(0, MAP_SIZE - 1).long() * MAP_SIZE + y.clamp(0, MAP_SIZE - 1).long()
         ground = torch.where(self.cliff_walker, self.cliff_walkable[cell], self.walkable[cell])
         return inside & (self.is_air | ground)
 
@@ -291,7 +290,7 @@ class BattleEngine:
         """Vector to, distance to and edge distance to each unit's current target, (E, U, 2), (E, U), (E, U)."""
         idx = self.target
         vec = self.pos.gather(1, idx[..., None].expand(-1, -1, 2)) - self.pos
-        dist = vec.norm(dim=-1)
+        dist = torch.hypot(vec[..., 0], vec[..., 1])
         return vec, dist, dist - self.radius - self.radius[idx]
 
     def _scripted_orders(self, alive) -> None:
@@ -372,7 +371,7 @@ class BattleEngine:
         chase = (attacking | healing) & ~in_range
         chase_len = torch.minimum(self.speed.expand_as(tgt_edge), (tgt_edge - self.weapon_range + 1e-3).clamp(min=0))
         to_goal = self.goal - self.pos
-        goal_d = to_goal.norm(dim=-1)
+        goal_d = torch.hypot(to_goal[..., 0], to_goal[..., 1])
         moving = (self.order == MOVE) & alive
         move_len = torch.minimum(self.speed.expand_as(goal_d), goal_d)
         step_len = torch.where(chase, chase_len, torch.where(moving, move_len, 0.0))
@@ -454,30 +453,32 @@ class BattleEngine:
 
     def _move(self, disp, alive) -> None:
         """Move by ``disp`` inside the walkable terrain; a blocked step slides along x or y, or stops."""
-        pos = self.pos
-        full = pos + disp
-        slide_x = torch.stack([full[..., 0], pos[..., 1]], -1)
-        slide_y = torch.stack([pos[..., 0], full[..., 1]], -1)
-        new = torch.where(self._walkable(full)[..., None], full,
-                          torch.where(self._walkable(slide_x)[..., None], slide_x,
-                                      torch.where(self._walkable(slide_y)[..., None], slide_y, pos)))
-        self.pos = torch.where(alive[..., None], new, pos)
+        x, y = self.pos[..., 0], self.pos[..., 1]
+        nx, ny = x + disp[..., 0], y + disp[..., 1]
+        full = self._walkable(nx, ny)
+        slide_x = ~full & self._walkable(nx, y)
+        slide_y = ~full & ~slide_x & self._walkable(x, ny)
+        move = alive & (full | slide_x | slide_y)
+        new_x = torch.where(move & (full | slide_x), nx, x)
+        new_y = torch.where(move & (full | slide_y), ny, y)
+        self.pos = torch.stack([new_x, new_y], -1)
 
     def _separate(self) -> None:
         """Push overlapping ground units (not colossi, not air) apart by half their overlap each, once
-        per step, where the pushed position stays walkable."""
+        per step, where the pushed position stays walkable:
+        ``push_i = 1/2 sum_j overlap_ij (p_i - p_j) / |p_i - p_j|`` (a batched matrix product)."""
         if not self.has_colliders:
             return
         c = self.collider_units
         alive = self.alive[:, c]
         p = self.pos[:, c]
-        diff = p[:, None, :, :] - p[:, :, None, :]  # p_j - p_i
-        dist = diff.norm(dim=-1)
+        dist = torch.cdist(p, p)
         r = self.radius[c]
         pair = alive[:, :, None] & alive[:, None, :]
         overlap = torch.where(pair, (r[:, None] + r[None, :] - dist).clamp(min=0), 0.0)
         overlap.diagonal(dim1=1, dim2=2).zero_()
-        push = -(overlap[..., None] * diff / dist.clamp(min=1e-6)[..., None]).sum(2) * 0.5
+        w = overlap / dist.clamp(min=1e-6) * 0.5
+        push = p * w.sum(2, keepdim=True) - torch.bmm(w, p)
         pushed = p + push
         ok = self._ground_walkable(pushed) & alive
         self.pos[:, c] = torch.where(ok[..., None], pushed, p)

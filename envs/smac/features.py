@@ -171,76 +171,100 @@ class SideView:
         return hp, sh
 
     def _onehot(self, types: torch.Tensor, shape) -> torch.Tensor:
+        """One-hot unit-type bits of ``types``, broadcast to ``shape`` + (bits,)."""
         return torch.nn.functional.one_hot(types, self.bits).float().expand(*shape, self.bits)
 
     # ---------------------------------------------------------- observation
     def observations(self, avail: torch.Tensor, last_action: torch.Tensor, timestep: torch.Tensor) -> torch.Tensor:
         """float (E, n_agents, obs_size), spec §3 / SMAC's ``get_obs_agent``.
 
-        ``last_action`` (E, n_agents, n_actions) one-hot; ``timestep`` (E,) = episode_steps / limit."""
+        ``last_action`` (E, n_agents, n_actions) one-hot; ``timestep`` (E,) = episode_steps / limit.
+        Written column by column into one preallocated tensor (no per-agent loops)."""
         c, eng = self.config, self.engine
         E, n, m = eng.num_envs, self.n_agents, self.n_enemies
+        out = torch.zeros(E, n, self.obs_size, device=eng.device)
         pa, pe = self.positions()
+        ax, ay, ex, ey = pa[..., 0], pa[..., 1], pe[..., 0], pe[..., 1]
         alive_a = eng.alive[:, self.ally_slice]
         alive_e = eng.alive[:, self.enemy_slice]
-        parts = [avail[..., 2:6].float()]
+        out[..., :N_ACTIONS_MOVE] = avail[..., 2:6]  # dead agents: all False
+        o = N_ACTIONS_MOVE
         if c.obs_pathing_grid or c.obs_terrain_height:
-            x, y = torch.trunc(pa[..., 0]), torch.trunc(pa[..., 1])
+            x, y = torch.trunc(ax), torch.trunc(ay)
             ma = MOVE_AMOUNT
             offs = [(0, 2 * ma), (0, -2 * ma), (2 * ma, 0), (-2 * ma, 0), (ma, ma), (-ma, -ma), (ma, -ma), (-ma, ma)]
             if c.obs_pathing_grid:
-                parts.append(torch.stack([self._grid_lookup(self.pathing, x + dx, y + dy, 1.0) for dx, dy in offs], -1))
+                for k, (dx, dy) in enumerate(offs):
+                    out[..., o + k] = self._grid_lookup(self.pathing, x + dx, y + dy, 1.0) * alive_a
+                o += N_OBS_PATHING
             if c.obs_terrain_height:
-                parts.append(torch.stack([self._grid_lookup(self.terrain_height, x + dx, y + dy, 1.0)
-                                          for dx, dy in offs + [(0, 0)]], -1))
-        # enemies
-        rel = pe[:, None, :, :] - pa[:, :, None, :]  # (E, n, m, 2)
-        dist = rel.norm(dim=-1)
-        vis = alive_a[:, :, None] & alive_e[:, None, :] & (dist < SIGHT_RANGE)
-        cols = [avail[..., N_ACTIONS_NO_ATTACK:].float(), dist / SIGHT_RANGE, rel[..., 0] / SIGHT_RANGE,
-                rel[..., 1] / SIGHT_RANGE]
+                for k, (dx, dy) in enumerate(offs + [(0, 0)]):
+                    out[..., o + k] = self._grid_lookup(self.terrain_height, x + dx, y + dy, 1.0) * alive_a
+                o += N_OBS_HEIGHT
+        # enemies: [attackable, dist/9, dx/9, dy/9, (hp, shield), type bits] where visible
+        nf = self.enemy_feats_size
+        en = out[..., o:o + m * nf].view(E, n, m, nf)
+        dx = ex[:, None, :] - ax[:, :, None]
+        dy = ey[:, None, :] - ay[:, :, None]
+        dist = torch.hypot(dx, dy)
+        vis = (alive_a[:, :, None] & alive_e[:, None, :] & (dist < SIGHT_RANGE)).float()
+        scaled = vis / SIGHT_RANGE
+        en[..., 0] = avail[..., N_ACTIONS_NO_ATTACK:] * vis
+        en[..., 1] = dist * scaled
+        en[..., 2] = dx * scaled
+        en[..., 3] = dy * scaled
+        k = 4
         hp_e, sh_e = self._health(self.enemy_slice)
         if c.obs_all_health:
-            cols.append(hp_e[:, None, :].expand(E, n, m))
+            en[..., k] = hp_e[:, None, :] * vis
+            k += 1
             if self.shield_enemy:
-                cols.append(sh_e[:, None, :].expand(E, n, m))
-        en = torch.stack(cols, -1)
+                en[..., k] = sh_e[:, None, :] * vis
+                k += 1
         if self.bits:
-            en = torch.cat([en, self._onehot(self.enemy_type, (E, n, m))], -1)
-        parts.append((en * vis[..., None]).reshape(E, n, -1))
-        # allies (every other agent, in agent order)
-        o = self.others
-        pa_o = pa[:, o]  # (E, n, n-1, 2)
-        rel_a = pa_o - pa[:, :, None, :]
-        dist_a = rel_a.norm(dim=-1)
-        alive_o = alive_a[:, o]
-        vis_a = alive_a[:, :, None] & alive_o & (dist_a < SIGHT_RANGE)
-        cols = [torch.ones_like(dist_a), dist_a / SIGHT_RANGE, rel_a[..., 0] / SIGHT_RANGE, rel_a[..., 1] / SIGHT_RANGE]
+            en[..., k:k + self.bits] = self._onehot(self.enemy_type, (m,))[None, None] * vis[..., None]
+        o += m * nf
+        # allies (every other agent, in agent order): [visible, dist/9, dx/9, dy/9, (hp, shield), type, (last action)]
+        nf = self.ally_feats_size
+        al = out[..., o:o + (n - 1) * nf].view(E, n, n - 1, nf)
+        oth = self.others
+        dx = ax[:, oth] - ax[:, :, None]
+        dy = ay[:, oth] - ay[:, :, None]
+        dist = torch.hypot(dx, dy)
+        vis = (alive_a[:, :, None] & alive_a[:, oth] & (dist < SIGHT_RANGE)).float()
+        scaled = vis / SIGHT_RANGE
+        al[..., 0] = vis
+        al[..., 1] = dist * scaled
+        al[..., 2] = dx * scaled
+        al[..., 3] = dy * scaled
+        k = 4
         hp_a, sh_a = self._health(self.ally_slice)
         if c.obs_all_health:
-            cols.append(hp_a[:, o])
+            al[..., k] = hp_a[:, oth] * vis
+            k += 1
             if self.shield_ally:
-                cols.append(sh_a[:, o])
-        al = torch.stack(cols, -1)
+                al[..., k] = sh_a[:, oth] * vis
+                k += 1
         if self.bits:
-            al = torch.cat([al, self._onehot(self.ally_type[o], (E, n, n - 1))], -1)
+            al[..., k:k + self.bits] = self._onehot(self.ally_type[oth], (n, n - 1))[None] * vis[..., None]
+            k += self.bits
         if c.obs_last_action:
-            al = torch.cat([al, last_action[:, o].float()], -1)
-        parts.append((al * vis_a[..., None]).reshape(E, n, -1))
-        # own
-        own = []
+            al[..., k:k + self.n_actions] = last_action[:, oth].float() * vis[..., None]
+        o += (n - 1) * nf
+        # own: [(hp, shield), type bits] (+ timestep, for dead agents too, as SMAC appends it last)
+        alive_f = alive_a.float()
         if c.obs_own_health:
-            own.append(hp_a[..., None])
+            out[..., o] = hp_a * alive_f
+            o += 1
             if self.shield_ally:
-                own.append(sh_a[..., None])
+                out[..., o] = sh_a * alive_f
+                o += 1
         if self.bits:
-            own.append(self._onehot(self.ally_type, (E, n)))
-        if own:
-            parts.append(torch.cat(own, -1))
-        obs = torch.cat(parts, -1) * alive_a[..., None]
+            out[..., o:o + self.bits] = self._onehot(self.ally_type, (n,))[None] * alive_f[..., None]
+            o += self.bits
         if c.obs_timestep_number:
-            obs = torch.cat([obs, timestep[:, None, None].expand(E, n, 1).to(obs.dtype)], -1)
-        return obs
+            out[..., o] = timestep[:, None].to(out.dtype)
+        return out
 
     # ---------------------------------------------------------------- state
     def _cooldown_feature(self) -> torch.Tensor:
