@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import math
+import numbers
 
 import torch
 
@@ -48,8 +49,9 @@ class PPOLearner:
         self.config = config if config is not None else PPOConfig()
         if not isinstance(self.config, PPOConfig):
             raise ValueError(f"config must be a PPOConfig, got {type(config).__name__}")
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        seed = int(seed)
         self.spec = NetworkSpec(obs_size, n_actions, self.config.body, self.config.hidden_size)
         self.seed = seed
         self.device = torch.device(device)

@@ -20,6 +20,7 @@ view. It is returned per seat in ``info["trajectory"]`` for games that just ende
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import torch
@@ -83,8 +84,9 @@ class RepeatedMatrixGame:
         if not torch.isfinite(payoff).all():
             raise ValueError("payoff must contain only finite values")
         for param, value, low in (("num_envs", num_envs, 1), ("n_recall", n_recall, 1), ("repetitions", repetitions, 1)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < low:
                 raise ValueError(f"{param} must be an integer >= {low}, got {value!r}")
+        num_envs, n_recall, repetitions = int(num_envs), int(n_recall), int(repetitions)
         k = payoff.shape[0]
         if action_names is None:
             action_names = [f"action_{i}" for i in range(k)]
