@@ -78,7 +78,8 @@ def main():
     for body in (["mlp", "lstm"] if args.body == "both" else [args.body]):
         for layout in ("shuffled", "policy-major"):
             run(body, args.policies, args.rows, args.repeats, layout)
-        run(body, args.policies, 4096, args.repeats)
+        for rows in (16384, 1024):  # one chunk of selfplay.evaluate's games; a training-time batch
+            run(body, args.policies, rows, args.repeats)
 
 
 if __name__ == "__main__":
