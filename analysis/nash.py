@@ -202,10 +202,13 @@ def _support(A: np.ndarray) -> np.ndarray:
     case (a unique, non-degenerate Nash). Otherwise (ties, faces of equilibria) the LP of
     :func:`_strictly_complementary_support` decides.
     """
-    x = _nash_lp(A)
+    x = _as_probabilities(_nash_lp(A))
     slack = -(A @ x)
+    gap = max(0.0, float(np.max(-slack)))  # how far the LP's point is from a Nash (~1e-13)
     margin = 1e-9 * max(1.0, float(np.max(np.abs(A))))
-    played, beaten = x > margin, slack > margin
+    # Any Nash q has Σ_j q_j slack_j ≤ gap, so q_j ≤ gap / slack_j: a slack far above the gap
+    # (and above round-off) excludes j; a tie (x_j = slack_j = 0) sends us to the second LP.
+    played, beaten = x > margin, slack > max(margin, 1e3 * gap)
     if np.all(played ^ beaten):
         return played
     return _strictly_complementary_support(A)

@@ -7,7 +7,9 @@ On the same random antisymmetric matrices (n = 50 … 1000), three families:
                25 matches, A = W − ½, with ~30 % repeated checkpoints: ties and faces of Nash.
 prints the time of maxent_nash, of one HiGHS LP finding *a* Nash (analysis.nash.lp_nash),
 of OpenSpiel's maxent Nash (open_spiel.python.algorithms.nash_averaging, a cvxpy program) when
-importable, their ratios, the Nash gap max(A p) of each, and max |p_ours − p_openspiel|.
+importable, their ratios, the Nash gap max(A p) of each, and max |p_ours − p_openspiel|; for the
+gaussian family (unique Nash) also max |p_ours − p_LP|, and with --tight max |p_ours − p| for
+the same convex program solved by Clarabel at tolerance 1e-10.
 
     python benchmarks/nash.py            # n = 50, 100, 200, 500, 1000
     python benchmarks/nash.py --quick    # n = 50, 100, 200
@@ -47,6 +49,17 @@ def checkpoints(n: int, rng: np.random.Generator) -> np.ndarray:
     return 0.5 * (A - A.T)  # exactly antisymmetric (OpenSpiel insists)
 
 
+def tight_reference(A: np.ndarray) -> np.ndarray:
+    """OpenSpiel's convex program (max Σ entr(p) s.t. A p ≤ 0, p ∈ Δ) solved by Clarabel at
+    tolerance 1e-10: a slow but accurate third-party reference for the agreement column."""
+    import cvxpy as cp
+
+    x = cp.Variable(len(A))
+    problem = cp.Problem(cp.Maximize(cp.sum(cp.entr(x))), [A @ x <= 0, x >= 0, cp.sum(x) == 1])
+    problem.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+    return np.clip(np.asarray(x.value).ravel(), 0, None) / np.clip(x.value, 0, None).sum()
+
+
 FAMILIES = {"gaussian": gaussian, "duplicates": duplicates, "checkpoints": checkpoints}
 
 
@@ -76,17 +89,22 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", help="matrix sizes (overrides the default)")
     parser.add_argument("--openspiel-max-n", type=int, default=500, help="largest n given to OpenSpiel")
     parser.add_argument("--threads", type=int, default=1, help="BLAS threads (1: no oversubscription)")
+    parser.add_argument("--families", nargs="*", choices=list(FAMILIES), default=list(FAMILIES))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tight", action="store_true",
+                        help="also compare with the same cvxpy program solved at tolerance 1e-10")
     args = parser.parse_args()
     sizes = args.sizes or ([50, 100, 200] if args.quick else [50, 100, 200, 500, 1000])
     openspiel = openspiel_solver()
     header = (f"{'family':<12}{'n':>6}{'maxent s':>10}{'LP s':>9}{'maxent/LP':>10}{'OpenSpiel s':>12}"
-              f"{'OS/maxent':>10}{'gap ours':>10}{'gap OS':>10}{'max|dp|':>10}")
+              f"{'OS/maxent':>10}{'gap ours':>10}{'gap OS':>10}{'max|dp|':>10}"
+              + f"{'|dp| LP':>10}" + (f"{'|dp| tight':>11}" if args.tight else ""))
     print(header)
     print("-" * len(header))
     with threadpool_limits(limits=args.threads):
         maxent_nash(gaussian(5, np.random.default_rng(0)))  # warm-up (imports, HiGHS load)
-        for family, make in FAMILIES.items():
+        for family in args.families:
+            make = FAMILIES[family]
             for n in sizes:
                 A = make(n, np.random.default_rng(args.seed + n))
                 p, t_maxent = timed(maxent_nash, A)
@@ -102,6 +120,10 @@ def main() -> None:
                         row += f"{'failed: ' + type(err).__name__:>22}{nash_gap(A, p):>10.1e}"
                 else:
                     row += f"{'-':>12}{'-':>10}{nash_gap(A, p):>10.1e}{'-':>10}{'-':>10}"
+                # gaussian games have a unique Nash: the LP's must then equal ours
+                row += f"{np.max(np.abs(p - q)):>10.1e}" if family == "gaussian" else f"{'-':>10}"
+                if args.tight and n <= args.openspiel_max_n:
+                    row += f"{np.max(np.abs(p - tight_reference(A))):>11.1e}"
                 print(row, flush=True)
 
 
