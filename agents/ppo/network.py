@@ -12,6 +12,7 @@ entropy stays finite.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass
 
 import torch
@@ -32,8 +33,9 @@ class NetworkSpec:
     def __post_init__(self):
         for name in ("obs_size", "n_actions", "hidden_size"):
             value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            object.__setattr__(self, name, int(value))  # plain ints, so that specs compare and save cleanly
         if self.body not in ("mlp", "lstm"):
             raise ValueError(f"body must be 'mlp' or 'lstm', got {self.body!r}")
 
