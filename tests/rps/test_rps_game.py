@@ -194,12 +194,13 @@ def test_bad_actions_raise():
 
 
 def test_pettingzoo_parallel_api():
-    from pettingzoo.test import parallel_api_test
+    from pettingzoo.test import parallel_api_test, parallel_seed_test
 
     for game in ("rirrps", "rpsls"):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             parallel_api_test(MatrixGameParallelEnv(game, seed=0), num_cycles=50)
+    parallel_seed_test(lambda: MatrixGameParallelEnv("biased-rps"), num_cycles=30)  # same seed, same play
 
 
 def test_pettingzoo_view_plays_the_same_game():
