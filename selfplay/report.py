@@ -41,6 +41,7 @@ def embedding_inputs(config, runs, agent: str, seed: int) -> tuple[dict, dict]:
     from selfplay.registry import make_env
 
     basis = embedding_basis(make_env(config.env, 250, seed=seed), episodes=config.basis_episodes, seed=seed)
+    basis = {name.capitalize(): vectors for name, vectors in basis.items()}  # "Rock", "Paper", "Scissors"
     trajectories = {}
     for r in runs:
         if r.agent != agent or r.seed != seed:
@@ -130,10 +131,11 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
         lines += ["", f"## Relative population performance ({agent}, seed {config.seeds[0]})", "",
                   "v(row, column) = pᵀ A q for the Nash (p, q) of the cross-population game A = W − ½ "
                   "between the two schemes' checkpoint populations; positive: the row's population wins.", "",
-                  _markdown_table(table.round(4).reset_index().rename(columns={"index": "scheme"}))]
-    titles = {"rpp": "Relative population performance", "embedding": "Trajectory embeddings",
-              "winrate": "Winrate matrices (with maxent-Nash support)", "nash": "Maxent Nash over checkpoints"}
-    for key in ("rpp", "embedding", "winrate", "nash"):
+                  _markdown_table(table.round(4).reset_index().rename(columns={"index": "scheme"})), "",
+                  f"![rpp_{agent}](figures/rpp_{agent}.png)"]
+    titles = {"embedding": "Trajectory embeddings", "winrate": "Winrate matrices (with maxent-Nash support)",
+              "nash": "Maxent Nash over checkpoints"}
+    for key in ("embedding", "winrate", "nash"):
         if figure_paths.get(key):
             lines += ["", f"## {titles[key]}", ""]
             lines += [f"![{p.stem}]({rel(p)})" for p in figure_paths[key]]

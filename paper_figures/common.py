@@ -1,0 +1,59 @@
+"""What the paper-figure scripts share: the paper's experimental scale and reading a comparison.
+
+The paper (spec-selfplay §5): every scheme × {MLP-PPO, RNN-PPO}, 1e4 episodes each, PPO Table I
+(horizon 2048, minibatch 64), 100 evaluation checkpoints, 25 matches per pair.
+A script given ``--from DIR`` reads a finished ``selfplay compare`` / ``make_all`` directory; otherwise
+it runs the comparison it needs into ``--out`` (resumable: finished runs are not trained again).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from selfplay.compare import DEFAULT_SCHEMES, CompareConfig, compare, slug
+
+AGENTS = ["ppo-mlp", "ppo-rnn"]
+AGENT_LABELS = {"ppo-mlp": "MLP-PPO", "ppo-rnn": "RNN-PPO"}
+
+
+def paper_config(episodes: int = 10_000, checkpoints: int = 100, matches: int = 25, agents=None, schemes=None,
+                 seeds=(0,), jobs: int | None = None) -> CompareConfig:
+    return CompareConfig(agents=list(agents or AGENTS), schemes=list(schemes or DEFAULT_SCHEMES), seeds=list(seeds),
+                         episodes=episodes, checkpoints=checkpoints, matches=matches, num_envs=64,
+                         ppo={"horizon": 2048, "minibatch_size": 64}, embedding=True, embed_per_run=episodes,
+                         basis_episodes=1000, jobs=jobs)
+
+
+def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--from", dest="source", help="read a finished comparison directory instead of training")
+    parser.add_argument("--out", default="runs/paper", help="where to train (if no --from) and write figures")
+    parser.add_argument("--episodes", type=int, default=10_000)
+    parser.add_argument("--checkpoints", type=int, default=100)
+    parser.add_argument("--matches", type=int, default=25)
+    parser.add_argument("--jobs", type=int, default=None)
+
+
+def comparison_dir(args: argparse.Namespace, agents=None, schemes=None) -> Path:
+    """The directory holding the comparison: ``--from`` as is, or one trained now into ``--out``."""
+    if args.source:
+        return Path(args.source)
+    config = paper_config(args.episodes, args.checkpoints, args.matches, agents, schemes, jobs=args.jobs)
+    compare(config, args.out)
+    return Path(args.out)
+
+
+def run_dir(source: Path, agent: str, scheme: str, seed: int = 0) -> Path:
+    return source / "runs" / agent / f"{slug(scheme)}-s{seed}"
+
+
+def winrate(source: Path, agent: str, scheme: str, seed: int = 0) -> dict:
+    data = np.load(run_dir(source, agent, scheme, seed) / "evaluation" / "winrate.npz")
+    return {k: data[k] for k in data.files}
+
+
+def summary(source: Path) -> pd.DataFrame:
+    return pd.read_csv(source / "evaluation" / "summary.csv")

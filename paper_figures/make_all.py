@@ -1,0 +1,43 @@
+"""Reproduce the paper from scratch: every default scheme × {MLP-PPO, RNN-PPO}, 1e4 episodes,
+100 evaluation checkpoints, 25 matches per pair; then Fig. 1, Fig. 2, Fig. 3 and the RPP tables.
+
+    python -m paper_figures.make_all --out runs/paper [--episodes 10000 --checkpoints 100 --matches 25]
+
+Writes ``DIR/evaluation/summary.csv``, ``DIR/report.md`` and ``DIR/figures/*.png`` (including
+``fig1_sample_rates.png``, ``fig2_embeddings.png``, ``fig3_winrate_matrices.png``,
+``table_rpp_<agent>.png``). Resumable: run it again after an interruption.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from paper_figures import fig1_sample_rates, fig2_embeddings, fig3_winrate_matrices, table_rpp
+from paper_figures.common import paper_config
+from selfplay.compare import compare
+
+
+def main(argv=None) -> Path:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="runs/paper")
+    parser.add_argument("--episodes", type=int, default=10_000)
+    parser.add_argument("--checkpoints", type=int, default=100)
+    parser.add_argument("--matches", type=int, default=25)
+    parser.add_argument("--jobs", type=int, default=None)
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    start = time.perf_counter()
+    compare(paper_config(args.episodes, args.checkpoints, args.matches, jobs=args.jobs), out)
+    print(f"comparison done in {time.perf_counter() - start:.0f}s")
+    fig1_sample_rates.main(["--out", str(out / "figures" / "fig1_sample_rates.png")])
+    fig2_embeddings.make_figure(out, out)
+    fig3_winrate_matrices.make_figure(out, out)
+    table_rpp.make_tables(out, out)
+    print(f"everything done in {time.perf_counter() - start:.0f}s -> {out}")
+    return out
+
+
+if __name__ == "__main__":
+    main()
