@@ -175,7 +175,8 @@ class SMACBattle:
             raise ValueError(f"actions must be a list of {self.n_seats} per-seat tensors "
                              f"({'two_player' if self.two_player else 'single-player: seat 0 only'}), "
                              f"got {type(actions).__name__} of length {len(actions) if hasattr(actions, '__len__') else '?'}")
-        masks = self.action_masks()
+        self.action_masks()
+        masks = self._avail
         out = []
         for s, a in enumerate(actions):
             a = torch.as_tensor(a, device=self.device)

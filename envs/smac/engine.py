@@ -192,6 +192,7 @@ class BattleEngine:
         self.any_explodes = bool(self.explodes.any())
         self.any_healer = bool(self.heals.any())
         self.any_zerg = bool(self.is_zerg.any())
+        self.any_special_mover = bool((self.is_air | self.cliff_walker).any())
         self.zerg_regen = torch.where(self.is_zerg, ZERG_REGEN_PER_S / LOOPS_PER_SECOND, 0.0)
         self.unit_index = torch.arange(U, device=dev)[None, :]
 
@@ -283,6 +284,8 @@ class BattleEngine:
         or cliff; others: walkable."""
         inside = (x >= 0) & (x < MAP_SIZE) & (y >= 0) & (y < MAP_SIZE)
         cell = x.clamp(0, MAP_SIZE - 1).long() * MAP_SIZE + y.clamp(0, MAP_SIZE - 1).long()
+        if not self.any_special_mover:
+            return inside & self.walkable[cell]
         ground = torch.where(self.cliff_walker, self.cliff_walkable[cell], self.walkable[cell])
         return inside & (self.is_air | ground)
 
@@ -455,12 +458,14 @@ class BattleEngine:
         """Move by ``disp`` inside the walkable terrain; a blocked step slides along x or y, or stops."""
         x, y = self.pos[..., 0], self.pos[..., 1]
         nx, ny = x + disp[..., 0], y + disp[..., 1]
-        full = self._walkable(nx, ny)
+        full = self._walkable(nx, ny) | ~alive
+        if bool(full.all()):  # nobody blocked (the common case): skip the slide tests
+            self.pos = torch.where(alive[..., None], torch.stack([nx, ny], -1), self.pos)
+            return
         slide_x = ~full & self._walkable(nx, y)
         slide_y = ~full & ~slide_x & self._walkable(x, ny)
-        move = alive & (full | slide_x | slide_y)
-        new_x = torch.where(move & (full | slide_x), nx, x)
-        new_y = torch.where(move & (full | slide_y), ny, y)
+        new_x = torch.where(alive & (full | slide_x), nx, x)
+        new_y = torch.where(alive & (full | slide_y), ny, y)
         self.pos = torch.stack([new_x, new_y], -1)
 
     def _separate(self) -> None:
@@ -477,6 +482,8 @@ class BattleEngine:
         pair = alive[:, :, None] & alive[:, None, :]
         overlap = torch.where(pair, (r[:, None] + r[None, :] - dist).clamp(min=0), 0.0)
         overlap.diagonal(dim1=1, dim2=2).zero_()
+        if not bool((overlap > 0).any()):
+            return
         w = overlap / dist.clamp(min=1e-6) * 0.5
         push = p * w.sum(2, keepdim=True) - torch.bmm(w, p)
         pushed = p + push
