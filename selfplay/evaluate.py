@@ -43,7 +43,12 @@ def play_matches(
     home_seat = np.tile((np.arange(matches_per_pair) >= (matches_per_pair + 1) // 2).astype(np.int64), len(pairs))
     seat0 = np.where(home_seat == 0, home, away)
     seat1 = np.where(home_seat == 0, away, home)
-    stack = stack_policies(list(policies)) if stack_policies is not None and len(policies) > 1 else None
+    stack = None
+    if stack_policies is not None and len(policies) > 1:
+        try:
+            stack = stack_policies(list(policies))
+        except ValueError:  # policies of different kinds (e.g. MLP and LSTM): one pass per policy instead
+            stack = None
     winners = np.empty(len(home), dtype=np.int64)
     draws = np.empty(len(home), dtype=bool)
     for chunk, start in enumerate(range(0, len(home), max_games)):
