@@ -86,6 +86,14 @@ class SMACCommander:
                 "location": minus(), "selected": torch.zeros(E, self.n_entities, dtype=torch.bool, device=self.device)}
 
     # ------------------------------------------------------------------ api
+    @property
+    def masks(self) -> dict[str, torch.Tensor]:
+        """The masks of the last ``observe()``: available [E, A], selectable / targetable [E, A, N],
+        location [E, R, R]."""
+        if self._masks is None:
+            raise ValueError("masks need observe() first")
+        return self._masks
+
     def due(self) -> torch.Tensor:
         """(E,) bool: games where the commander acts this step."""
         return self.wait <= 0

@@ -161,6 +161,14 @@ class SideFeatures:
         smax = eng.shield_max[u]
         return hp, torch.where(smax > 0, eng.shield[:, u] / smax.clamp(min=1e-6), 0.0)
 
+    def threatened(self, pos: torch.Tensor | None = None, alive: torch.Tensor | None = None) -> torch.Tensor:
+        """(E, N) bool: within weapon range + radii + 1 of a living opposing unit that can hit it."""
+        pos = self.positions() if pos is None else pos
+        alive = self.alive() if alive is None else alive
+        dist = torch.cdist(pos, pos)
+        reach = self.weapon_range[None, :] + self.radius[None, :] + self.radius[:, None] + 1.0  # [victim, attacker]
+        return (self.can_hit_all.T[None] & alive[:, None, :] & (dist <= reach[None])).any(-1)
+
     def cooldown(self) -> torch.Tensor:
         """(E, n) own weapon cooldown as the share of the weapon cycle left, in [0, 1]."""
         return (self.engine.cooldown[:, self.own] / self.cycle).clamp(0, 1) * self.armed
@@ -235,9 +243,7 @@ class SideFeatures:
         opposite = (self.is_own[:, None] != self.is_own[None, :])[None] & alive[:, None, :]
         near = torch.where(opposite, dist, torch.inf).min(-1).values
         f[..., c["nearest_opponent"]] = (near / SIGHT_RANGE).clamp(max=1.0)
-        reach = self.weapon_range[None, :] + self.radius[None, :] + self.radius[:, None] + 1.0  # [victim, attacker]
-        threat = self.can_hit_all.T[None] & alive[:, None, :] & (dist <= reach[None])
-        f[..., c["threatened"]] = threat.any(-1).float()
+        f[..., c["threatened"]] = self.threatened(pos, alive).float()
         shoot = opposite & (dist <= SHOOT_RANGE)
         f[..., c["in_shoot_range"]] = shoot.any(-1).float()
         f[..., c["weapon_range"]] = self.weapon_range / 10.0

@@ -1,0 +1,208 @@
+"""Scripted demonstrators that play a SMAC seat *as a commander* (spec-alphastar.md §3, §5): they
+emit the same ``AlphaStarActions`` the network emits, through the same ``SMACCommander`` (its masks
+and its order executor), so their games are supervised-learning data for the network.
+
+Both are batched over games and deterministic (no randomness: the same state gives the same action).
+Each decision applies the first rule that fires:
+
+``FocusFireDemonstrator`` (focus fire: every gun on the weakest enemy in reach)
+    1. contact (an attackable enemy within shoot range 6 of an own armed unit): the focus target
+       is the contact enemy with the lowest (hp + shield) ratio (ties: lowest slot); own armed units
+       whose current order is not "attack the focus" get attack_unit(focus), delay 0;
+    2. a Medivac idle with a damaged bio ally to heal: heal_unit(most damaged), delay 0;
+    3. an idle Medivac further than 3 from its army's centre: move to that centre, delay 0;
+    4. no contact and some armed unit not attack-moving: attack_move (those units) to the cell of
+       the enemy closest to the army's centre, delay 1;
+    5. otherwise no_op, delay 0 in contact, else 2.
+
+``KitingDemonstrator`` (hit and run, for ranged units against shorter-ranged enemies)
+    0. armed units whose weapon is cooling down (more than ``cooling`` = 0.1 of the cycle left), that
+       are threatened by a shorter-ranged enemy (within its weapon range + radii + ``margin`` = 2.5)
+       and not already moving: move them ``retreat`` = 3.5 map units away from the enemy closest to
+       their centre (the move ends within 1 of the point), delay 0; then the focus-fire rules, where
+       rule 1 only orders units whose weapon is ready or that are not so threatened. Against equal
+       or longer range it is plain focus fire. (Defaults from a sweep on 3s_vs_3z: 32/32 wins vs the
+       scripted AI, where focus fire wins none.)
+
+Orders stay with the units between decisions (the executor), so most decisions are no_op.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .network import UNUSED, AlphaStarActions
+from .smac.executor import ATTACK, ATTACK_MOVE as ORDER_ATTACK_MOVE, HEAL, IDLE, MOVE as ORDER_MOVE
+from .smac.features import ATTACK_MOVE, ATTACK_UNIT, GRID, HEAL_UNIT, MOVE, NO_OP, SHOOT_RANGE
+
+RETREAT_DISTANCE = 3.5
+MEDIVAC_LEASH = 3.0
+
+
+def selection(units: torch.Tensor, size: int) -> torch.Tensor:
+    """(E, S) slot indices of the true entries of ``units`` (E, n), in slot order, then −1."""
+    E, n = units.shape
+    idx = torch.arange(n, device=units.device).expand(E, n)
+    key = torch.where(units, idx, idx + n).sort(-1).values
+    sel = torch.where(key < n, key, UNUSED)
+    if size >= n:
+        return torch.cat([sel, sel.new_full((E, size - n), UNUSED)], -1)
+    return sel[:, :size]
+
+
+class _Rules:
+    """One decision under construction: a rule sets the action of the games where it fires and no
+    earlier rule has."""
+
+    def __init__(self, E: int, S: int, device):
+        minus = lambda: torch.full((E,), UNUSED, dtype=torch.long, device=device)  # noqa: E731
+        self.a = {"action_type": torch.full((E,), NO_OP, dtype=torch.long, device=device), "delay": minus(),
+                  "queued": minus(), "target_unit": minus(), "location": minus(),
+                  "selected_units": torch.full((E, S), UNUSED, dtype=torch.long, device=device)}
+        self.open = torch.ones(E, dtype=torch.bool, device=device)
+        self.S = S
+
+    def fire(self, when, action_type, units=None, target=None, location=None, delay=0):
+        w = when & self.open
+        a = self.a
+        a["action_type"] = torch.where(w, action_type, a["action_type"])
+        a["delay"] = torch.where(w, delay if torch.is_tensor(delay) else torch.full_like(a["delay"], delay), a["delay"])
+        if units is not None:
+            a["queued"] = torch.where(w, 0, a["queued"])
+            a["selected_units"] = torch.where(w[:, None], selection(units, self.S), a["selected_units"])
+        if target is not None:
+            a["target_unit"] = torch.where(w, target, a["target_unit"])
+        if location is not None:
+            a["location"] = torch.where(w, location, a["location"])
+        self.open = self.open & ~w
+
+    def actions(self) -> AlphaStarActions:
+        return AlphaStarActions(**self.a)
+
+
+class FocusFireDemonstrator:
+    """Focus fire through the commander's action space (module docstring)."""
+
+    name = "focus_fire"
+
+    def __call__(self, commander) -> AlphaStarActions:
+        return self._decide(commander, kiting=False)
+
+    # shared by the kiting demonstrator ---------------------------------------------------------
+    def _decide(self, cmd, kiting: bool, cooling: float = 0.3, margin: float = 1.0,
+                retreat: float = RETREAT_DISTANCE) -> AlphaStarActions:
+        side, ex, masks = cmd.side, cmd.executor, cmd.masks
+        E, n, N, S = cmd.num_envs, side.n, side.N, cmd.max_selected_units
+        dev = side.device
+        rules = _Rules(E, S, dev)
+        pos = side.positions()
+        alive = side.alive()
+        hp, shield = side.health()
+        own_pos, enemy_pos = pos[:, :n], pos[:, n:]
+        shooters = masks["selectable"][:, ATTACK_UNIT, :n]
+        targets = masks["targetable"][:, ATTACK_UNIT, n:]
+        dist = torch.cdist(own_pos, enemy_pos)  # (E, n, m)
+        contact = targets & ((dist <= SHOOT_RANGE) & shooters[..., None]).any(1)  # (E, m)
+        in_contact = contact.any(-1)
+        health = torch.where(contact, hp[:, n:] + shield[:, n:], torch.inf)
+        focus = health.argmin(-1)  # (E,) enemy index
+        current, cur_target = ex.current, ex.target[..., 0]
+        on_focus = (current == ATTACK) & (cur_target == focus[:, None])
+
+        if kiting:
+            threat = _outranged_threat(side, pos, alive, margin)
+            cool = side.cooldown() > cooling
+            runners = shooters & cool & threat & (current != ORDER_MOVE)
+            centre = _masked_mean(own_pos, runners)
+            away = _nearest(enemy_pos, alive[:, n:], centre)
+            direction = centre - away
+            point = centre + retreat * direction / direction.norm(dim=-1, keepdim=True).clamp(min=1e-6)
+            rules.fire(in_contact & runners.any(-1), MOVE, units=runners,
+                       location=_walkable_cell(side, point), delay=0)
+            ready = ~cool | ~threat
+        else:
+            ready = torch.ones_like(shooters)
+        attackers = shooters & ready & ~on_focus
+        rules.fire(in_contact & attackers.any(-1), ATTACK_UNIT, units=attackers, target=focus + n, delay=0)
+
+        healers = masks["selectable"][:, HEAL_UNIT, :n]
+        if bool(healers.any()):
+            patients = masks["targetable"][:, HEAL_UNIT, :n]
+            worst = torch.where(patients, hp[:, :n], torch.inf).argmin(-1)
+            idle_healers = healers & (current != HEAL)
+            rules.fire(masks["available"][:, HEAL_UNIT] & idle_healers.any(-1), HEAL_UNIT, units=idle_healers,
+                       target=worst, delay=0)
+            army = alive[:, :n] & ~side.heals
+            centre = _masked_mean(own_pos, army)
+            far = idle_healers & (current == IDLE) & ((own_pos - centre[:, None]).norm(dim=-1) > MEDIVAC_LEASH)
+            rules.fire(army.any(-1) & far.any(-1), MOVE, units=far, location=_walkable_cell(side, centre), delay=0)
+
+        movers = masks["selectable"][:, ATTACK_MOVE, :n] & (current != ORDER_ATTACK_MOVE) & ~(current == ATTACK)
+        centre = _masked_mean(own_pos, alive[:, :n])
+        goal = _nearest(enemy_pos, alive[:, n:], centre)
+        rules.fire(~in_contact & movers.any(-1) & masks["available"][:, ATTACK_MOVE], ATTACK_MOVE, units=movers,
+                   location=_walkable_cell(side, goal), delay=1)
+        rules.fire(torch.ones_like(in_contact), NO_OP, delay=torch.where(in_contact, 0, 2))
+        return rules.actions()
+
+
+class KitingDemonstrator(FocusFireDemonstrator):
+    """Hit and run (module docstring); ``cooling``: share of the weapon cycle left that counts as cooling."""
+
+    name = "kiting"
+
+    def __init__(self, cooling: float = 0.1, margin: float = 2.5, retreat: float = RETREAT_DISTANCE):
+        if not 0.0 <= cooling < 1.0:
+            raise ValueError(f"cooling must be in [0, 1), got {cooling!r}")
+        if margin < 0:
+            raise ValueError(f"margin must be >= 0, got {margin!r}")
+        if not retreat > 0:
+            raise ValueError(f"retreat must be > 0, got {retreat!r}")
+        self.cooling, self.margin, self.retreat = cooling, margin, retreat
+
+    def __call__(self, commander) -> AlphaStarActions:
+        return self._decide(commander, kiting=True, cooling=self.cooling, margin=self.margin, retreat=self.retreat)
+
+
+DEMONSTRATORS = {"focus_fire": FocusFireDemonstrator, "kiting": KitingDemonstrator}
+
+
+def make_demonstrator(name: str):
+    """The demonstrator called ``name`` (``DEMONSTRATORS``); raises ``ValueError`` otherwise."""
+    if name not in DEMONSTRATORS:
+        raise ValueError(f"demonstrator must be one of {sorted(DEMONSTRATORS)}, got {name!r}")
+    return DEMONSTRATORS[name]()
+
+
+# ------------------------------------------------------------------------------ geometry helpers
+def _outranged_threat(side, pos: torch.Tensor, alive: torch.Tensor, margin: float) -> torch.Tensor:
+    """(E, n) own units within reach (weapon range + radii + ``margin``) of a living enemy that can hit them
+    and whose weapon range is shorter than theirs (only those are worth running from)."""
+    n = side.n
+    dist = torch.cdist(pos[:, :n], pos[:, n:])  # (E, n, m)
+    rng_own, rng_en = side.weapon_range[:n], side.weapon_range[n:]
+    reach = rng_en[None, :] + side.radius[:n, None] + side.radius[None, n:] + margin
+    hits_me = side.can_hit_all[n:, :n].T  # (n, m): enemy j can hit own i
+    shorter = rng_en[None, :] < rng_own[:, None]
+    return (hits_me & shorter)[None].logical_and(alive[:, None, n:]).logical_and(dist <= reach).any(-1)
+
+
+def _masked_mean(points: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """(E, 2) mean of ``points`` (E, k, 2) over ``mask`` (E, k); the plain mean where the mask is empty."""
+    w = mask.float()
+    w = torch.where(w.sum(-1, keepdim=True) > 0, w, torch.ones_like(w))
+    return (points * w[..., None]).sum(1) / w.sum(-1, keepdim=True)
+
+
+def _nearest(points: torch.Tensor, mask: torch.Tensor, to: torch.Tensor) -> torch.Tensor:
+    """(E, 2) the point of ``points`` (E, k, 2) under ``mask`` closest to ``to`` (E, 2)."""
+    d = torch.where(mask, (points - to[:, None]).norm(dim=-1), torch.inf)
+    return points.gather(1, d.argmin(-1)[:, None, None].expand(-1, 1, 2)).squeeze(1)
+
+
+def _walkable_cell(side, point: torch.Tensor) -> torch.Tensor:
+    """(E,) flat index y·R + x of the walkable cell whose centre is closest to ``point`` (E, 2)."""
+    walk = side.walkable.flatten()
+    cells = torch.nonzero(walk).flatten()
+    centres = torch.stack([(cells % GRID).float() + 0.5, (cells // GRID).float() + 0.5], -1)
+    return cells[torch.cdist(point[:, None], centres[None].expand(point.shape[0], -1, -1)).squeeze(1).argmin(-1)]
