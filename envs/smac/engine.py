@@ -181,9 +181,7 @@ class BattleEngine:
         self.opponent = self.side[:, None] != self.side[None, :]
         # Who may target whom with an attack: opposite side, and air only for anti-air weapons.
         self.can_target = self.opponent & (~self.is_air[None, :] | self.hits_air[:, None])
-        self.double_hit = torch.nonzero(self.hits >= 2).flatten()
         self.has_shields = bool((self.shield_max > 0).any())
-        self.has_splash = bool((self.is_line | self.explodes).any())
         self.has_colliders = bool(self.collides.sum() > 1)
         self.collider_units = torch.nonzero(self.collides).flatten()
         self.splashes = self.is_line | self.explodes

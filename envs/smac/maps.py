@@ -161,49 +161,52 @@ def _terrain(kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return walk.astype(bool), height.astype(np.float64), cliff
 
 
-def _pack_group(centre: tuple[float, float], radii: list[float], walk: np.ndarray) -> np.ndarray:
+def _pack_group(centre: tuple[float, float], radii: list[float], walk: np.ndarray,
+                placed: list[np.ndarray], placed_r: list[float]) -> np.ndarray:
     """Greedy packing: each unit takes the free candidate point closest to ``centre`` in the metric
-    ``hypot(3 dx, dy)`` (ties by angle), i.e. a formation spread along y, facing the enemy in x, such that it overlaps no placed unit and stands on a walkable cell.  Offsets in x are
-    returned relative to ``centre`` so that the mirror side can reuse them."""
+    ``hypot(3 dx, dy)`` (ties by angle), i.e. a formation spread along y, facing the enemy in x,
+    such that it overlaps no unit placed so far (``placed``, updated) and stands on a walkable cell."""
     step = 0.25
     g = np.arange(-24, 25) * step
     gx, gy = np.meshgrid(g, g, indexing="ij")
     cand = np.stack([gx.ravel(), gy.ravel()], 1)
     order = np.lexsort((np.arctan2(cand[:, 1], cand[:, 0]), np.round(np.hypot(3 * cand[:, 0], cand[:, 1]), 6)))
-    cand = cand[order]
-    placed: list[np.ndarray] = []
-    placed_r: list[float] = []
+    cand = np.asarray(centre) + cand[order]
+    out = []
     for r in radii:
-        for off in cand:
-            p = np.asarray(centre) + off
+        for p in cand:
             cx, cy = int(p[0]), int(p[1])
             if not (0 <= cx < MAP_SIZE and 0 <= cy < MAP_SIZE and walk[cx, cy]):
                 continue
-            if placed and np.any(np.hypot(*(np.array(placed) - off).T) < np.array(placed_r) + r - 1e-9):
+            if placed and np.any(np.hypot(*(np.array(placed) - p).T) < np.array(placed_r) + r - 1e-9):
                 continue
-            placed.append(off)
+            placed.append(p)
             placed_r.append(r)
+            out.append(p)
             break
         else:
             raise RuntimeError("spawn packing failed")  # cannot happen for the maps of §7
-    return np.array(placed)
+    return np.array(out)
 
 
 @lru_cache(maxsize=None)
 def _spawn_positions_cached(spec: MapSpec, side: int) -> tuple[tuple[float, float], ...]:
+    """Pack every spawn point's units in turn.  Side 1 is packed in the mirror image (x -> 32 - x)
+    and mirrored back, so symmetric maps are exactly symmetric."""
     walk = _terrain(spec.terrain)[0]
     ordered = spec._ordered(side)
     centres = [spec.groups[side][g][2] for _, g in ordered]
+    frame_walk = walk if side == 0 else walk[::-1]
     pos = np.zeros((len(ordered), 2))
+    placed: list[np.ndarray] = []
+    placed_r: list[float] = []
     for centre in dict.fromkeys(centres):  # every spawn point once, all its units packed together
         idx = [k for k, c in enumerate(centres) if c == centre]
-        # Pack with the allies' orientation; the enemies (side 1) use the mirror image in x.
-        mirror_walk = walk if side == 0 else walk[::-1]
         c = centre if side == 0 else (MAP_SIZE - centre[0], centre[1])
-        offs = _pack_group(c, [UNIT_STATS[ordered[k][0]].radius for k in idx], mirror_walk)
+        pts = _pack_group(c, [UNIT_STATS[ordered[k][0]].radius for k in idx], frame_walk, placed, placed_r)
         if side == 1:
-            offs[:, 0] = -offs[:, 0]
-        pos[idx] = np.asarray(centre) + offs
+            pts[:, 0] = MAP_SIZE - pts[:, 0]
+        pos[idx] = pts
     return tuple(map(tuple, pos))
 
 
