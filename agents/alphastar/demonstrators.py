@@ -8,7 +8,9 @@ Each decision applies the first rule that fires:
 ``FocusFireDemonstrator`` (focus fire: every gun on the weakest enemy in reach)
     1. contact (an attackable enemy within shoot range 6 of an own armed unit): the focus target
        is the contact enemy with the lowest (hp + shield) ratio (ties: lowest slot); own armed units
-       whose current order is not "attack the focus" get attack_unit(focus), delay 0;
+       that can hit it and whose current order is not "attack the focus" get attack_unit(focus),
+       delay 0; then own armed units that cannot hit the focus (e.g. marauders, an air focus) get
+       the weakest contact enemy that all of them can hit;
     2. a Medivac idle with a damaged bio ally to heal: heal_unit(most damaged), delay 0;
     3. an idle Medivac further than 3 from its army's centre: move to that centre, delay 0;
     4. no contact and some armed unit not attack-moving: attack_move (those units) to the cell of
@@ -33,7 +35,7 @@ import torch
 
 from .network import UNUSED, AlphaStarActions
 from .smac.executor import ATTACK, ATTACK_MOVE as ORDER_ATTACK_MOVE, HEAL, IDLE, MOVE as ORDER_MOVE
-from .smac.features import ATTACK_MOVE, ATTACK_UNIT, GRID, HEAL_UNIT, MOVE, NO_OP, SHOOT_RANGE
+from .smac.features import ATTACK_MOVE, ATTACK_UNIT, HEAL_UNIT, MOVE, NO_OP, SHOOT_RANGE
 
 RETREAT_DISTANCE = 3.5
 MEDIVAC_LEASH = 3.0
@@ -122,8 +124,18 @@ class FocusFireDemonstrator:
             ready = ~cool | ~threat
         else:
             ready = torch.ones_like(shooters)
-        attackers = shooters & ready & ~on_focus
+        can_hit = side.can_hit[None].expand(E, n, side.m)  # (E, n, m)
+        hits_focus = can_hit.gather(2, focus[:, None, None].expand(E, n, 1)).squeeze(-1)
+        attackers = shooters & ready & hits_focus & ~on_focus
         rules.fire(in_contact & attackers.any(-1), ATTACK_UNIT, units=attackers, target=focus + n, delay=0)
+        # units that cannot hit the focus (a ground-only weapon, an air focus): the weakest contact
+        # enemy that all of them can hit
+        others = shooters & ready & ~hits_focus
+        fits = contact & ~(others[..., None] & ~can_hit).any(1)
+        second = torch.where(fits, health, torch.inf).argmin(-1)
+        on_second = (current == ATTACK) & (cur_target == second[:, None])
+        others = others & ~on_second
+        rules.fire(fits.any(-1) & others.any(-1), ATTACK_UNIT, units=others, target=second + n, delay=0)
 
         healers = masks["selectable"][:, HEAL_UNIT, :n]
         if bool(healers.any()):
@@ -201,8 +213,8 @@ def _nearest(points: torch.Tensor, mask: torch.Tensor, to: torch.Tensor) -> torc
 
 
 def _walkable_cell(side, point: torch.Tensor) -> torch.Tensor:
-    """(E,) flat index y·R + x of the walkable cell whose centre is closest to ``point`` (E, 2)."""
+    """(E,) flat index y·grid + x of the walkable grid cell whose centre is closest to ``point`` (E, 2)."""
     walk = side.walkable.flatten()
     cells = torch.nonzero(walk).flatten()
-    centres = torch.stack([(cells % GRID).float() + 0.5, (cells // GRID).float() + 0.5], -1)
+    centres = side.cell_centres(cells)
     return cells[torch.cdist(point[:, None], centres[None].expand(point.shape[0], -1, -1)).squeeze(1).argmin(-1)]

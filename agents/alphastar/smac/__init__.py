@@ -4,9 +4,11 @@
 
 from .commander import CommanderConfig, SMACCommander
 from .executor import OrderExecutor
+from .policy import AlphaStarSMACPolicy
 from .features import COMMANDER_ACTION_TYPES, ENTITY_FEATURES, SPATIAL_PLANES, UNIT_TYPES, commander_config
 
 __all__ = [
+    "AlphaStarSMACPolicy",
     "COMMANDER_ACTION_TYPES",
     "ENTITY_FEATURES",
     "SPATIAL_PLANES",

@@ -12,8 +12,8 @@ One commander plays one seat of all ``E`` games of a battle. Per environment ste
 Actions (``AlphaStarActions`` with fields ``[E]``, selected units ``[E, S]``): action type
 (``COMMANDER_ACTION_TYPES``), delay ``d`` (the commander acts again ``d + 1`` steps later), queued,
 selected units (entity slots of own units, pick order, then −1), target unit (entity slot: an enemy
-for attack_unit, an own unit for heal_unit), location (flat cell index y·32 + x; the order's point
-is the cell centre). Unused arguments must be −1. Anything the last ``observe()``'s masks forbid
+for attack_unit, an own unit for heal_unit), location (flat cell index y·grid + x; the order's
+point is the cell centre). Unused arguments must be −1. Anything the last ``observe()``'s masks forbid
 raises ``ValueError`` (never silently replaced).
 """
 
@@ -29,7 +29,6 @@ from .features import (
     ATTACK_MOVE as AT_ATTACK_MOVE,
     ATTACK_UNIT,
     COMMANDER_ACTION_TYPES,
-    GRID,
     HEAL_UNIT,
     MOVE as AT_MOVE,
     STOP as AT_STOP,
@@ -44,11 +43,13 @@ ORDER_OF_ACTION = {AT_STOP: STOP, AT_MOVE: MOVE, ATTACK_UNIT: ATTACK, AT_ATTACK_
 @dataclass(frozen=True)
 class CommanderConfig:
     """num_delays: delay choices (must equal the network's); queue_depth: orders waiting per unit;
-    max_selected_units: picks per action (None → the map's largest side)."""
+    max_selected_units: picks per action (None → the map's largest side); grid: side of the
+    spatial / location grid over the 32×32 map (32, 16 or 8)."""
 
     num_delays: int = 8
     queue_depth: int = 4
     max_selected_units: int | None = None
+    grid: int = 32
 
     def __post_init__(self):
         if not isinstance(self.num_delays, int) or self.num_delays < 1:
@@ -62,7 +63,7 @@ class SMACCommander:
 
     def __init__(self, battle, seat: int = 0, config: CommanderConfig = CommanderConfig()):
         self.battle, self.seat, self.config = battle, seat, config
-        self.side = SideFeatures(battle, seat)
+        self.side = SideFeatures(battle, seat, config.grid)
         self.num_envs = E = battle.engine.num_envs
         self.n_agents, self.n_entities = self.side.n, self.side.N
         self.max_selected_units = config.max_selected_units or max(battle.engine.n_side)
@@ -78,7 +79,7 @@ class SMACCommander:
         """The ``AlphaStarConfig`` that fits this commander (``features.commander_config``)."""
         sizes = dict(num_delays=self.config.num_delays, max_selected_units=self.max_selected_units)
         sizes.update(overrides)
-        return commander_config(self.battle, **sizes)
+        return commander_config(self.battle, self.config.grid, **sizes)
 
     def _empty_last(self, E: int) -> dict:
         minus = lambda: torch.full((E,), UNUSED, dtype=torch.long, device=self.device)  # noqa: E731
@@ -151,7 +152,7 @@ class SMACCommander:
         target = a["target_unit"]
         target = torch.where(at == ATTACK_UNIT, target - n, target).clamp(min=0)
         loc = a["location"].clamp(min=0)
-        goal = torch.stack([(loc % GRID).float() + 0.5, (loc // GRID).float() + 0.5], -1)
+        goal = self.side.cell_centres(loc)
         self.executor.issue(units, kind, target, goal, a["queued"] == 1)
         self.wait = torch.where(g, a["delay"] + 1, self.wait)
         selected = torch.zeros(E, self.n_entities + 1, dtype=torch.bool, device=self.device)
@@ -193,7 +194,8 @@ class SMACCommander:
         """Raise ``ValueError`` naming the argument and the first game where a choice is illegal."""
         masks = self._masks
         E, N, A = self.num_envs, self.n_entities, len(COMMANDER_ACTION_TYPES)
-        R2 = GRID * GRID
+        g = self.side.grid
+        R2 = g * g
         rows = torch.arange(E, device=self.device)
 
         def fail(bad: torch.Tensor, name: str, allowed: str) -> None:
@@ -232,6 +234,6 @@ class SMACCommander:
         t_ok = masks["targetable"][rows, at.clamp(0, A - 1), t.clamp(0, N - 1)]
         fail(uses["target_unit"] & ~t_ok, "target_unit", "a targetable unit of the action type (mask)")
         loc = a["location"]
-        fail(uses["location"] & ((loc < 0) | (loc >= R2)), "location", f"cells 0..{R2 - 1} (y*{GRID}+x)")
+        fail(uses["location"] & ((loc < 0) | (loc >= R2)), "location", f"cells 0..{R2 - 1} (y*{g}+x)")
         l_ok = masks["location"].reshape(E, R2)[rows, loc.clamp(0, R2 - 1)]
         fail(uses["location"] & ~l_ok, "location", "a walkable cell (mask)")

@@ -7,7 +7,9 @@ of a mirrored battle sees x mirrored) and batched over the ``E`` games.
 
 Entities: one slot per unit of the map, the seat's own units first (agent order), then the
 enemies; dead units are absent (``entity_mask``). ``ENTITY_FEATURES`` lists the columns.
-Spatial planes ``[C, y, x]`` on the 32×32 map grid (cell = 1×1 map unit): ``SPATIAL_PLANES``.
+Spatial planes ``[C, y, x]`` on a ``grid``×``grid`` grid of the 32×32 map (default 32: a cell is
+one map unit; 16 or 8 for a cheaper network): ``SPATIAL_PLANES``; the location argument uses the
+same grid (flat index y·grid + x, the order's point is the cell centre).
 Scalars: the network's default scalar features (``AlphaStarConfig.default_scalar_features``).
 Masks (spec §5): available action types; selectable units per action type (own alive units; armed
 ones for attack_unit, Medivacs for heal_unit); targetable units per action type (alive enemies that
@@ -66,7 +68,8 @@ ENTITY_FEATURES = (
 ENTITY_FEATURE_SIZE = sum(w for _, w in ENTITY_FEATURES)
 SPATIAL_PLANES = ("own_units", "enemy_units", "own_health", "enemy_health", "walkable", "terrain_height",
                   "own_order_goals", "last_location")
-GRID = 32  # every SMAC map is 32×32 (spec-smac.md §7); one cell per map unit
+MAP_SIZE = 32  # every SMAC map is 32×32 map units (spec-smac.md §7)
+GRID = 32  # default grid side: one cell per map unit (16 or 8: cells of 2×2 or 4×4 map units)
 SIGHT_RANGE = 9.0
 SHOOT_RANGE = 6.0
 MAX_ENERGY = 200.0
@@ -83,17 +86,17 @@ def _offsets() -> dict[str, int]:
 COLUMN = _offsets()
 
 
-def commander_config(battle, **overrides) -> AlphaStarConfig:
-    """An ``AlphaStarConfig`` whose input and action sizes fit ``battle``'s map (both seats);
-    ``overrides`` set any other size (e.g. a smaller network)."""
+def commander_config(battle, grid: int = GRID, **overrides) -> AlphaStarConfig:
+    """An ``AlphaStarConfig`` whose input and action sizes fit ``battle``'s map (both seats) on a
+    ``grid``×``grid`` spatial/location grid; ``overrides`` set any other size (e.g. a smaller network)."""
     n0, n1 = battle.engine.n_side
     sizes = dict(
         entity_feature_size=ENTITY_FEATURE_SIZE,
         max_entities=n0 + n1,
         num_unit_types=len(UNIT_TYPES),
         spatial_channels=len(SPATIAL_PLANES),
-        spatial_size=GRID,
-        location_resolution=GRID,
+        spatial_size=grid,
+        location_resolution=grid,
         max_selected_units=max(n0, n1),
         action_types=COMMANDER_ACTION_TYPES,
     )
@@ -104,15 +107,19 @@ def commander_config(battle, **overrides) -> AlphaStarConfig:
 class SideFeatures:
     """Static facts of one seat (unit types, who can hit whom, terrain) and the feature builder."""
 
-    def __init__(self, battle, seat: int):
+    def __init__(self, battle, seat: int, grid: int = GRID):
         n_seats = getattr(battle, "n_seats", 2)
         if seat not in range(n_seats):
             raise ValueError(f"seat must be in range({n_seats}) for this battle (two_player="
                              f"{getattr(battle, 'two_player', True)}), got {seat!r}")
         eng = battle.engine
         spec = eng.spec
-        if (spec.map_x, spec.map_y) != (GRID, GRID):
-            raise ValueError(f"the commander needs a {GRID}x{GRID} map, got {spec.map_x}x{spec.map_y}")
+        if (spec.map_x, spec.map_y) != (MAP_SIZE, MAP_SIZE):
+            raise ValueError(f"the commander needs a {MAP_SIZE}x{MAP_SIZE} map, got {spec.map_x}x{spec.map_y}")
+        if grid not in (8, 16, 32):
+            raise ValueError(f"grid must be 8, 16 or 32 (cells of 4, 2 or 1 map units), got {grid!r}")
+        self.grid = grid
+        self.cell_size = MAP_SIZE / grid
         unknown = sorted(set(eng.unit_names) - set(UNIT_TYPES))
         if unknown:
             raise ValueError(f"unit types {unknown} are not in UNIT_TYPES {UNIT_TYPES}")
@@ -141,9 +148,11 @@ class SideFeatures:
         self.weapon_range = eng.weapon_range[self.units]
         self.radius = eng.radius[self.units]
         self.speed = eng.speed[self.units] * 16.0
+        # grid cells sample the map at their centres; [y, x] (flat index y·grid + x)
+        centre = ((torch.arange(grid, device=dev) + 0.5) * self.cell_size).long()
         walk = self.view.pathing > 0  # [x, y], mirrored for a mirrored seat
-        self.walkable = walk.T.contiguous()  # [y, x]
-        self.height = self.view.terrain_height.T.contiguous()
+        self.walkable = walk[centre][:, centre].T.contiguous()
+        self.height = self.view.terrain_height[centre][:, centre].T.contiguous()
         self.heal_column_ok = torch.arange(self.n, device=dev) < self.m  # SMAC heals ally a via column 6+a
 
     # ------------------------------------------------------------------ state
@@ -203,7 +212,7 @@ class SideFeatures:
         available[:, ATTACK_MOVE] = selectable[:, ATTACK_MOVE].any(-1)
         available[:, ATTACK_UNIT] = selectable[:, ATTACK_UNIT].any(-1) & targetable[:, ATTACK_UNIT].any(-1)
         available[:, HEAL_UNIT] = selectable[:, HEAL_UNIT].any(-1) & targetable[:, HEAL_UNIT].any(-1)
-        location = self.walkable[None].expand(E, GRID, GRID)
+        location = self.walkable[None].expand(E, self.grid, self.grid)
         return {"available": available, "selectable": selectable, "targetable": targetable, "location": location}
 
     # --------------------------------------------------------------- features
@@ -224,8 +233,8 @@ class SideFeatures:
         f[..., c["health_ratio"]] = hp
         f[..., c["shield_ratio"]] = shield
         f[..., c["energy_ratio"]] = eng.energy[:, self.units] / MAX_ENERGY
-        f[..., c["x"]] = pos[..., 0] / GRID
-        f[..., c["y"]] = pos[..., 1] / GRID
+        f[..., c["x"]] = pos[..., 0] / MAP_SIZE
+        f[..., c["y"]] = pos[..., 1] / MAP_SIZE
         f[..., :n, c["weapon_cooldown"]] = self.cooldown()
         f[..., :n, c["order"]:c["order"] + 6] = torch.nn.functional.one_hot(executor.current, 6).float()
         f[..., :n, c["queued_orders"]] = executor.queued_count.float() / max(executor.slots - 1, 1)
@@ -252,8 +261,17 @@ class SideFeatures:
         return f * alive[..., None], present
 
     def cells(self) -> torch.Tensor:
-        """(E, N, 2) integer map cells (x, y) of the entities."""
-        return self.positions().floor().long().clamp(0, GRID - 1)
+        """(E, N, 2) integer grid cells (x, y) of the entities."""
+        return self.to_cells(self.positions())
+
+    def to_cells(self, points: torch.Tensor) -> torch.Tensor:
+        """Grid cells (x, y) of map points (..., 2)."""
+        return (points / self.cell_size).floor().long().clamp(0, self.grid - 1)
+
+    def cell_centres(self, flat: torch.Tensor) -> torch.Tensor:
+        """Map points (..., 2) of the centres of flat cell indices y·grid + x."""
+        g = self.grid
+        return torch.stack([(flat % g).float() + 0.5, (flat // g).float() + 0.5], -1) * self.cell_size
 
     def spatial(self, executor, last: dict) -> torch.Tensor:
         """(E, C, R, R) planes, ``[y, x]`` (flat index y·R + x, as the location head)."""
@@ -262,8 +280,9 @@ class SideFeatures:
         hp, shield = self.health()
         health = (hp + shield) * alive
         cells = self.cells()
-        flat = cells[..., 1] * GRID + cells[..., 0]  # (E, N)
-        planes = torch.zeros(E, len(SPATIAL_PLANES), GRID * GRID, device=self.device)
+        g = self.grid
+        flat = cells[..., 1] * g + cells[..., 0]  # (E, N)
+        planes = torch.zeros(E, len(SPATIAL_PLANES), g * g, device=self.device)
         own = self.is_own.float()[None]
         planes[:, 0].scatter_add_(1, flat, alive * own)
         planes[:, 1].scatter_add_(1, flat, alive * (1 - own))
@@ -271,12 +290,12 @@ class SideFeatures:
         planes[:, 3].scatter_add_(1, flat, health * (1 - own))
         planes[:, 4] = self.walkable.flatten().float()
         planes[:, 5] = self.height.flatten()
-        goal = executor.goal[..., 0, :].floor().long().clamp(0, GRID - 1)
+        goal = self.to_cells(executor.goal[..., 0, :])
         has_goal = ((executor.current == ORDER_MOVE) | (executor.current == ORDER_ATTACK_MOVE)).float() * alive[:, : self.n]
-        planes[:, 6].scatter_add_(1, goal[..., 1] * GRID + goal[..., 0], has_goal)
+        planes[:, 6].scatter_add_(1, goal[..., 1] * g + goal[..., 0], has_goal)
         loc = last["location"]
         planes[:, 7].scatter_add_(1, loc.clamp(min=0)[:, None], (loc >= 0).float()[:, None])
-        return planes.view(E, len(SPATIAL_PLANES), GRID, GRID)
+        return planes.view(E, len(SPATIAL_PLANES), g, g)
 
     def scalars(self, last: dict, available: torch.Tensor, num_delays: int) -> tuple[dict, dict]:
         """(scalars, opponent_scalars), dicts of [E, size] for the default scalar features."""
