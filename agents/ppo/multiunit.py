@@ -74,7 +74,7 @@ class MultiUnitPPOConfig:
     horizon: int = 3200
     learning_rate: float = 5e-4
     adam_eps: float = 1e-5
-    epochs: int = 5
+    epochs: int = 10
     num_minibatches: int = 1
     gamma: float = 0.99
     gae_lambda: float = 0.95

@@ -52,7 +52,7 @@ def run_learner_side(env, learner, steps, updates=True):
 def test_masks_respected_and_dead_units_noop_vs_scripted(body):
     env = SMACBattle("3m", num_envs=16, two_player=False, seed=1)
     learner = make_learner(env, body=body, bptt_length=4)
-    dead_seen = run_learner_side(env, learner, 120)
+    dead_seen = run_learner_side(env, learner, 90)
     assert dead_seen > 0  # units died, so the dead-unit rule was exercised
     assert learner.weight_version >= 2
 
