@@ -41,8 +41,7 @@ def evaluate(policy, map_name: str, games: int, seed: int, num_envs: int = 64, c
 def train(map_name: str, steps: int, num_envs: int, config: MultiUnitPPOConfig, seed: int, log_every: int = 10):
     """Train for ``steps`` game-steps (all games); returns ``(learner, history, seconds)``."""
     env = SMACBattle(map_name, num_envs=num_envs, two_player=False, seed=seed)
-    learner = MultiUnitPPOLearner(env.obs_size[0], env.n_agents[0], env.n_actions[0], config, seed=seed,
-                                  state_size=env.state_size[0])
+    learner = MultiUnitPPOLearner.for_battle(env, 0, config, seed=seed)
     obs = env.reset()
     state = learner.initial_state(num_envs)
     start = torch.ones(num_envs, dtype=torch.bool)
@@ -95,9 +94,7 @@ def main() -> None:
                                 learning_rate=args.lr, body=args.body, centralized_value=args.centralized_value)
     print(f"map {args.map}  body {args.body}  centralised value {args.centralized_value}  "
           f"{args.num_envs} games  {args.steps} game-steps  seed {args.seed}")
-    learner0 = MultiUnitPPOLearner(*(lambda e: (e.obs_size[0], e.n_agents[0], e.n_actions[0]))(
-        SMACBattle(args.map, 1, two_player=False)), config, seed=args.seed,
-        state_size=SMACBattle(args.map, 1, two_player=False).state_size[0])
+    learner0 = MultiUnitPPOLearner.for_battle(SMACBattle(args.map, 1, two_player=False), 0, config, seed=args.seed)
     before = evaluate(learner0.snapshot(), args.map, args.eval_games, seed=10_000 + args.seed)
     learner, history, seconds = train(args.map, args.steps, args.num_envs, config, args.seed)
     after = evaluate(learner.snapshot(), args.map, args.eval_games, seed=10_000 + args.seed)

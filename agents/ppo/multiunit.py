@@ -501,6 +501,15 @@ class MultiUnitPPOLearner:
         self.buffer: MultiUnitRolloutBuffer | None = None
         self._snapshot: MultiUnitFrozenPolicy | None = None
 
+    @classmethod
+    def for_battle(cls, battle, seat: int = 0, config: MultiUnitPPOConfig | None = None, seed: int = 0,
+                   device=None) -> "MultiUnitPPOLearner":
+        """A learner sized for ``seat`` of a ``SMACBattle`` (observation, units, actions, global state)."""
+        if seat not in range(battle.n_seats):
+            raise ValueError(f"seat must be one of {list(range(battle.n_seats))} for this battle, got {seat!r}")
+        return cls(battle.obs_size[seat], battle.n_agents[seat], battle.n_actions[seat], config, seed,
+                   battle.device if device is None else device, state_size=battle.state_size[seat])
+
     @property
     def recurrent(self) -> bool:
         return self.spec.body != "mlp"

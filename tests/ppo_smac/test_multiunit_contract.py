@@ -15,8 +15,7 @@ from envs.smac import SMACBattle
 
 def make_learner(env, seat=0, seed=0, **overrides):
     config = MultiUnitPPOConfig(**{"horizon": 64, "epochs": 2, **overrides})
-    return MultiUnitPPOLearner(env.obs_size[seat], env.n_agents[seat], env.n_actions[seat], config, seed=seed,
-                               state_size=env.state_size[seat])
+    return MultiUnitPPOLearner.for_battle(env, seat, config, seed=seed)
 
 
 def run_learner_side(env, learner, steps, updates=True):
@@ -282,6 +281,8 @@ def test_bad_input_raises_value_error_naming_the_parameter():
         central.act(obs, None, mask, None)
     with pytest.raises(ValueError, match="global_state"):
         central.act(obs, None, mask, None, global_state=torch.zeros(2, 5))
+    with pytest.raises(ValueError, match="seat"):
+        MultiUnitPPOLearner.for_battle(env, seat=1)  # single-player: seat 1 is the scripted AI
     with pytest.raises(ValueError, match="state_size"):
         MultiUnitPPOLearner(30, 3, 9, MultiUnitPPOConfig(centralized_value=True))
     learner.act(obs, None, mask, None)
