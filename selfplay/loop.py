@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from selfplay.batching import assign_state, group_by_policy, index_state
+from selfplay.games import GameRunner
 from selfplay.menagerie import Menagerie
 from selfplay.payoff import Payoff
 from selfplay.registry import agent_kit, check_env_name, make_env
@@ -68,11 +68,6 @@ class RunResult:
     seconds: float
     menagerie_size: int
     checkpoints: int
-
-
-def learner_scores(winner: np.ndarray, draw: np.ndarray, seat: np.ndarray) -> np.ndarray:
-    """The learner's score per finished game: 1 if it won, ½ for a draw, 0 if it lost."""
-    return np.where(draw, 0.5, (winner == seat).astype(float))
 
 
 class SelfPlayTrainer:
@@ -180,72 +175,38 @@ class SelfPlayTrainer:
             self.menagerie.add(self.learner.snapshot(), step=0, player=LEARNER_KEY, episode=0,
                                weight_version=self.learner.weight_version)
         checkpoint_every = cfg.episodes / cfg.checkpoints
-        n = cfg.num_envs
         start = time.perf_counter() - self.seconds
         bar = _progress(cfg, self.episodes)
         if cfg.tensorboard:
             self._writer = _tensorboard(self.run.tensorboard)
 
-        obs = self.env.reset()
-        seat = torch.as_tensor(self.rng.integers(0, 2, n))
-        opponents = self.scheme.sample_many(self.menagerie, n, self.payoff, self.rng)
-        opp_policies = [e.policy for e in opponents]
-        groups = group_by_policy(opp_policies)
-        learner_state = self.learner.initial_state(n)
-        opp_state = opp_policies[0].initial_state(n)
-        episode_start = torch.ones(n, dtype=torch.bool)
-        while self.episodes < cfg.episodes:
-            masks = self.env.action_masks()
-            learner_obs = _select(seat, obs)
-            opp_obs = _select(1 - seat, obs)
-            action, learner_state, _ = self.learner.act(learner_obs, learner_state, _select(seat, masks), episode_start)
-            opp_action = torch.empty_like(action)
-            opp_mask = _select(1 - seat, masks)
-            for policy, games in groups:
-                idx = torch.as_tensor(games)
-                a, s, _ = policy.act(opp_obs[idx], index_state(opp_state, idx), opp_mask[idx], episode_start[idx])
-                opp_action[idx] = a
-                assign_state(opp_state, idx, s)
-            zero = (seat == 0).view(-1, *([1] * (action.dim() - 1)))
-            obs, rewards, done, info = self.env.step([torch.where(zero, action, opp_action),
-                                                      torch.where(zero, opp_action, action)])
-            reward = _select(seat, rewards)
-            self.learner.record(reward, done)
-            self.steps += n
-            episode_start = done.clone()
+        def draw(k: int):
+            return [(e.id, e.policy) for e in self.scheme.sample_many(self.menagerie, k, self.payoff, self.rng)]
 
-            if bool(done.any()):
-                finished = torch.nonzero(done).flatten().numpy()
-                finished = finished[: cfg.episodes - self.episodes]
-                scores = learner_scores(info["winner"].numpy()[finished], info["draw"].numpy()[finished],
-                                        seat.numpy()[finished])
-                traj = info.get("trajectory")
-                for k, game in enumerate(finished):
-                    opp_id = opponents[game].id
-                    self.payoff.update(LEARNER_KEY, opp_id, float(scores[k]))
-                    self.matches.append((self.episodes, LEARNER_KEY, opp_id, int(seat[game]), float(scores[k])))
-                    if traj is not None:
-                        self.trajectories.append(traj[int(seat[game])][game][None].numpy().astype(np.uint8))
-                    self.episodes += 1
-                    curation = self.scheme.curate(self.menagerie, self._learner_info(), self.payoff, float(scores[k]))
-                    if curation.reset_to is not None:
-                        self.learner.restore(curation.reset_to)
-                    if self.episodes >= (len(self.checkpoints) + 1) * checkpoint_every - 1e-9:
-                        self.checkpoints.add(self.learner.snapshot(), step=self.steps, episode=self.episodes,
-                                             weight_version=self.learner.weight_version)
+        runner = GameRunner(self.env, self.learner, draw, self.rng)
+        runner.start()
+        while self.episodes < cfg.episodes:
+            finished = runner.step()
+            self.steps += runner.n
+            for game in finished[: cfg.episodes - self.episodes]:
+                self.payoff.update(LEARNER_KEY, game.opponent, game.score)
+                self.matches.append((self.episodes, LEARNER_KEY, game.opponent, game.seat, game.score))
+                if game.trajectory is not None:
+                    self.trajectories.append(game.trajectory[None])
+                self.episodes += 1
+                curation = self.scheme.curate(self.menagerie, self._learner_info(), self.payoff, game.score)
+                if curation.reset_to is not None:
+                    self.learner.restore(curation.reset_to)
+                if self.episodes >= (len(self.checkpoints) + 1) * checkpoint_every - 1e-9:
+                    self.checkpoints.add(self.learner.snapshot(), step=self.steps, episode=self.episodes,
+                                         weight_version=self.learner.weight_version)
+            if finished:
                 if self._writer is not None:
-                    self._writer.add_scalar("selfplay/win_rate", float(scores.mean()), self.episodes)
+                    self._writer.add_scalar("selfplay/win_rate", float(np.mean([g.score for g in finished])), self.episodes)
                     self._writer.add_scalar("selfplay/menagerie_size", len(self.menagerie), self.episodes)
                 if bar is not None:
-                    bar.update(len(finished))
-                # new games: new seats and new opponents from Ω as it is now
-                fin = torch.as_tensor(torch.nonzero(done).flatten())
-                new = self.scheme.sample_many(self.menagerie, len(fin), self.payoff, self.rng)
-                seat[fin] = torch.as_tensor(self.rng.integers(0, 2, len(fin)))
-                for g, entry in zip(fin.tolist(), new):
-                    opponents[g] = entry
-                    opp_policies[g] = entry.policy
-                groups = group_by_policy(opp_policies)
+                    bar.update(min(len(finished), cfg.episodes - bar.n))
+                runner.restart([g.game for g in finished])
 
             if self.learner.ready() and self.episodes < cfg.episodes:
                 metrics = self.learner.update()
@@ -273,15 +234,6 @@ class SelfPlayTrainer:
 def train(config: TrainConfig, out: str | Path) -> RunResult:
     """Train (or resume) one run into ``out``."""
     return SelfPlayTrainer(config, out).train()
-
-
-def _select(seat, per_seat: list):
-    """Per game, the entry of ``per_seat`` belonging to ``seat`` (0 or 1)."""
-    first, second = per_seat
-    shape = (-1,) + (1,) * (first.dim() - 1)
-    import torch
-
-    return torch.where(seat.view(shape) == 0, first, second)
 
 
 def _progress(cfg: TrainConfig, initial: int):

@@ -6,7 +6,8 @@ import torch
 
 from selfplay import Menagerie
 from selfplay.evaluate import play_matches, round_robin_pairs, winrate_from_pair_scores
-from selfplay.loop import SelfPlayTrainer, TrainConfig, learner_scores, train
+from selfplay.games import learner_scores
+from selfplay.loop import SelfPlayTrainer, TrainConfig, train
 
 
 class Fixed:

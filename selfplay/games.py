@@ -1,0 +1,97 @@
+"""``num_envs`` games of one learner against per-game opponents (architecture.md, "Self-play loop").
+
+Each game has its own opponent (drawn when the game starts) and its own random learner seat.
+Every step the learner acts for all games in one batch and the opponents act grouped by policy
+object (one forward pass per distinct policy). ``step`` returns the games that just ended with the
+learner's score; the caller records them (payoff, G, ...) and then calls ``restart`` for those games,
+so that new opponents are drawn from Ω as it is *after* curation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable
+
+import numpy as np
+import torch
+
+from selfplay.batching import assign_state, group_by_policy, index_state
+
+# draw(k) -> k (opponent key, frozen policy) pairs
+Draw = Callable[[int], list[tuple[Hashable, Any]]]
+
+
+@dataclass
+class FinishedGame:
+    game: int  # index of the game slot in the batch
+    opponent: Hashable  # the key it was drawn under (entry id, player name, ...)
+    seat: int  # the learner's seat
+    score: float  # the learner's score: 1 win, ½ draw, 0 loss
+    trajectory: np.ndarray | None  # the learner's trajectory vector, if the env gives one
+
+
+def learner_scores(winner: np.ndarray, draw: np.ndarray, seat: np.ndarray) -> np.ndarray:
+    """The learner's score per finished game: 1 if it won, ½ for a draw, 0 if it lost."""
+    return np.where(draw, 0.5, (winner == seat).astype(float))
+
+
+def select_seat(seat: torch.Tensor, per_seat: list) -> torch.Tensor:
+    """Per game, the entry of ``per_seat = [seat0, seat1]`` belonging to ``seat`` (0 or 1)."""
+    first, second = per_seat
+    return torch.where(seat.view((-1,) + (1,) * (first.dim() - 1)) == 0, first, second)
+
+
+class GameRunner:
+    def __init__(self, env: Any, learner: Any, draw: Draw, rng: np.random.Generator) -> None:
+        self.env, self.learner, self.draw, self.rng = env, learner, draw, rng
+        self.n = env.num_envs
+
+    def start(self) -> None:
+        n = self.n
+        self.obs = self.env.reset()
+        self.seat = torch.as_tensor(self.rng.integers(0, 2, n))
+        drawn = self.draw(n)
+        self.keys = [k for k, _ in drawn]
+        self.policies = [p for _, p in drawn]
+        self.groups = group_by_policy(self.policies)
+        self.learner_state = self.learner.initial_state(n)
+        self.opp_state = self.policies[0].initial_state(n)
+        self.episode_start = torch.ones(n, dtype=torch.bool)
+
+    def step(self) -> list[FinishedGame]:
+        """One environment step of every game; the learner records its reward."""
+        masks = self.env.action_masks()
+        seat = self.seat
+        action, self.learner_state, _ = self.learner.act(select_seat(seat, self.obs), self.learner_state,
+                                                         select_seat(seat, masks), self.episode_start)
+        opp_obs, opp_mask = select_seat(1 - seat, self.obs), select_seat(1 - seat, masks)
+        opp_action = torch.empty_like(action)
+        for policy, games in self.groups:
+            idx = torch.as_tensor(games)
+            a, s, _ = policy.act(opp_obs[idx], index_state(self.opp_state, idx), opp_mask[idx], self.episode_start[idx])
+            opp_action[idx] = a
+            assign_state(self.opp_state, idx, s)
+        zero = (seat == 0).view((-1,) + (1,) * (action.dim() - 1))
+        self.obs, rewards, done, info = self.env.step([torch.where(zero, action, opp_action),
+                                                      torch.where(zero, opp_action, action)])
+        self.learner.record(select_seat(seat, rewards), done)
+        self.episode_start = done.clone()
+        if not bool(done.any()):
+            return []
+        finished = torch.nonzero(done).flatten().numpy()
+        seats = seat.numpy()[finished]
+        scores = learner_scores(info["winner"].numpy()[finished], info["draw"].numpy()[finished], seats)
+        traj = info.get("trajectory")
+        return [FinishedGame(int(g), self.keys[g], int(s), float(sc),
+                             None if traj is None else traj[int(s)][g].numpy().astype(np.uint8))
+                for g, s, sc in zip(finished, seats, scores)]
+
+    def restart(self, games: list[int]) -> None:
+        """New seats and new opponents for the given game slots (their games already restarted)."""
+        if not games:
+            return
+        idx = torch.as_tensor(games)
+        self.seat[idx] = torch.as_tensor(self.rng.integers(0, 2, len(games)))
+        for g, (key, policy) in zip(games, self.draw(len(games))):
+            self.keys[g], self.policies[g] = key, policy
+        self.groups = group_by_policy(self.policies)
