@@ -208,6 +208,7 @@ class BattleEngine:
         self.flow = torch.stack(flows)  # (2, 32*32, 2), indexed by the moving unit's side
 
         E = num_envs
+        self._target_cache = None
         self.pos = torch.zeros(E, U, 2, device=dev)
         self.hp = torch.zeros(E, U, device=dev)
         self.shield = torch.zeros(E, U, device=dev)
@@ -273,8 +274,10 @@ class BattleEngine:
     # ------------------------------------------------------------------ loops
     def advance(self, loops: int = STEP_MUL) -> None:
         """Run ``loops`` game loops (one environment step = 8), then separate overlapping units."""
-        for _ in range(loops):
-            self._loop()
+        jitter = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (loops, self.num_envs, self.num_units),
+                               device=self.device, generator=self.generator).float()
+        for k in range(loops):
+            self._loop(jitter[k])
         self._separate()
 
     def _walkable(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -292,7 +295,22 @@ class BattleEngine:
         idx = self.target
         vec = self.pos.gather(1, idx[..., None].expand(-1, -1, 2)) - self.pos
         dist = torch.hypot(vec[..., 0], vec[..., 1])
-        return vec, dist, dist - self.radius - self.radius[idx]
+        return vec, dist, dist - self._target_info()["reach"]
+
+    def _target_info(self) -> dict:
+        """Per-(attacker, target) constants gathered by the current ``target`` (E, U): radii sum,
+        target armour, raw per-hit damage, target hp_max and bio flag.  Recomputed only when the
+        targets change (every loop with a scripted side, else once per step)."""
+        if self._target_cache is None or not torch.equal(self._target_cache[0], self.target):
+            idx = self.target
+            self._target_cache = (idx.clone(), {
+                "reach": self.radius + self.radius[idx],
+                "armor": self.armor[idx],
+                "raw": self.raw_damage[self.unit_index, idx],
+                "hp_max": self.hp_max[idx],
+                "bio": self.is_bio[idx],
+            })
+        return self._target_cache[1]
 
     def _scripted_orders(self, alive) -> None:
         """The map's scripted AI for units of ``scripted_sides`` (spec §7): keep attacking a living
@@ -328,7 +346,8 @@ class BattleEngine:
             self.target[:, own] = torch.where(a_own, target, self.target[:, own])
             self.goal[:, own] = torch.where(a_own[..., None], goal, self.goal[:, own])
 
-    def _loop(self) -> None:
+    def _loop(self, jitter: torch.Tensor) -> None:
+        """One game loop; ``jitter`` (E, U) are the cooldown jitters of shots fired in it."""
         E, U = self.num_envs, self.num_units
         alive = self.alive
         if self.scripted_sides:
@@ -347,8 +366,6 @@ class BattleEngine:
         # 3. cooldowns and firing
         self.cooldown = self.cooldown - 1.0
         fire = attacking & in_range & (self.cooldown <= 0) & self.armed
-        jitter = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (E, U), device=self.device,
-                               generator=self.generator).float()
         self.cooldown = torch.where(fire, self.cooldown + self.cooldown_loops + jitter, self.cooldown.clamp(min=0))
 
         # 4. damage
@@ -358,8 +375,9 @@ class BattleEngine:
         # 5. healing
         if self.any_healer:
             tgt_hp = self.hp.gather(1, idx)
-            heal_now = healing & in_range & (tgt_hp < self.hp_max[idx]) & self.is_bio[idx]
-            missing = (self.hp_max[idx] - tgt_hp).clamp(min=0)
+            info = self._target_info()
+            heal_now = healing & in_range & (tgt_hp < info["hp_max"]) & info["bio"]
+            missing = (info["hp_max"] - tgt_hp).clamp(min=0)
             rate = torch.full_like(missing, MEDIVAC_HEAL_PER_S / LOOPS_PER_SECOND)
             amount = torch.where(heal_now, torch.minimum(torch.minimum(missing, self.energy * MEDIVAC_HP_PER_ENERGY),
                                                          rate), 0.0)
@@ -414,8 +432,9 @@ class BattleEngine:
         absorbs ``min(shield, R)``; if nothing was absorbed, hp loses ``sum max(hit - armor, 0.5)``;
         otherwise the ``R - absorbed`` that got through loses ``armor`` per hit that reached hp,
         ``ceil((R - absorbed) / mean hit)`` hits (exact when the hits are equal, as per attack)."""
-        armor_t = self.armor[idx]
-        raw = self.raw_damage[self.unit_index, idx]  # (E, U) per-hit damage on the target
+        info = self._target_info()
+        armor_t = info["armor"]
+        raw = info["raw"]  # (E, U) per-hit damage on the target
         single = fire & ~self.splashes  # splash units hit through their splash mask, target included
         hits = torch.where(single, self.hits, 0).float()
         R = torch.zeros_like(self.hp).scatter_add_(1, idx, raw * hits)
