@@ -32,7 +32,9 @@ optimal by the KKT conditions of the entropy program to machine precision — as
    need not lie in the relative interior of Nash(A)), which is why they are kept as
    multipliers rather than merely checked. When the slice is a single point (the generic case),
    q is the null vector of A_SS and no iteration is needed.
-4. **Certificate.** The result is checked: p ≥ 0, Σp = 1, max(A p) ≤ tol·max(1, max|A|).
+4. **Certificate.** The result is checked: p ≥ 0, Σp = 1, max(A p) ≤ tol·max|A|.
+
+A is first divided by max|A| (the Nash set does not change), so every tolerance is relative.
 
 The meta-solvers for PSRO share the signature ``solver(A) -> p`` over an antisymmetric A:
 :func:`maxent_nash`, :func:`lp_nash`, :func:`uniform`, :func:`rectified_nash`, :func:`alpha_rank`.
@@ -153,7 +155,7 @@ def maxent_nash(A, tol: float = 1e-9, atol: float = 1e-8) -> np.ndarray:
     Parameters
     ----------
     A : (n, n) antisymmetric payoff matrix (``ValueError`` if |A + Aᵀ| > atol·max(1, max|A|)).
-    tol : the Nash certificate required of the result, max_i (A p)_i ≤ tol·max(1, max|A|).
+    tol : the Nash certificate required of the result, max_i (A p)_i ≤ tol·max|A|.
     atol : tolerance of the antisymmetry check.
 
     Returns p of shape (n,): a Nash equilibrium of maximal entropy over the whole Nash set;
@@ -162,13 +164,16 @@ def maxent_nash(A, tol: float = 1e-9, atol: float = 1e-8) -> np.ndarray:
     A = as_antisymmetric(A, atol=atol)
     if not (np.isfinite(tol) and tol > 0):
         raise ValueError(f"tol must be a finite number > 0, got {tol!r}")
+    scale = float(np.max(np.abs(A)))
+    if scale == 0.0:  # every strategy ties with every other: all of Δ is Nash, uniform is maxent
+        return np.full(len(A), 1.0 / len(A))
+    A = A / scale  # the Nash set is invariant under positive scaling; tolerances become relative
     reps, group_of, counts = duplicate_groups(A)
     q = _maxent_weighted(A[np.ix_(reps, reps)], counts.astype(float))
     p = q[group_of] / counts[group_of]
-    scale = max(1.0, float(np.max(np.abs(A))))
     gap = nash_gap(A, p)
-    if gap > tol * scale or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-12:
-        raise RuntimeError(f"maxent_nash could not certify its result: max(A p) = {gap:.3g}")
+    if gap > tol or np.any(p < 0) or abs(p.sum() - 1.0) > 1e-12:
+        raise RuntimeError(f"maxent_nash could not certify its result: max(A p) / max|A| = {gap:.3g}")
     return p
 
 
@@ -264,8 +269,10 @@ def _maxent_dual_newton(G: np.ndarray, C: np.ndarray, log_w: np.ndarray) -> np.n
     (2) the active set {j : μ_j > −(C q)_j} read off the last barrier point (complementarity
         makes the two differ by orders of magnitude), and a final Newton solve with exactly
         those inequalities as equalities, polishing q to machine precision;
-    (3) the KKT conditions are checked (μ ≥ 0 on the active set, C q ≤ 0 off it); if they do not
-        hold the last barrier point (entropy within ~1e-12 of the maximum) is returned.
+    (3) the KKT conditions are checked (μ ≥ 0 on the active set, C q ≤ 0 off it); where they fail
+        (a degenerate constraint, active with zero multiplier, guessed wrong) the active set is
+        corrected and (2) repeated; if that never settles, the last barrier point (entropy
+        within ~1e-12 of the maximum) is returned.
     """
     k, m = G.shape[0], C.shape[0]
     M = np.vstack([G, C])
@@ -277,14 +284,22 @@ def _maxent_dual_newton(G: np.ndarray, C: np.ndarray, log_w: np.ndarray) -> np.n
     for tau in 10.0 ** -np.arange(1, 14):
         theta = _barrier_newton(M, log_w, theta, k, tau)
     _, q_barrier = _primal(M, log_w, theta)
-    slack = -(C @ q_barrier)
-    active = theta[k:] > slack
-    rows = np.concatenate([np.ones(k, dtype=bool), active])
-    theta_polished, q = _polish(M[rows], log_w, theta[rows])
-    mu_active = theta_polished[k:]
-    tol = 1e-12 * max(1.0, float(np.max(np.abs(mu_active), initial=0.0)))
-    feasible = np.all(C[~active] @ q <= 1e-13) and np.all(mu_active >= -tol)
-    return q if feasible and np.all(q > 0) else q_barrier
+    active = theta[k:] > -(C @ q_barrier)
+    # A constraint that is active with a zero multiplier (degenerate) can land on either side;
+    # fix the guess like a primal-dual active-set method: drop constraints whose multiplier
+    # comes out negative, add the ones the polished point violates, until the KKT conditions hold.
+    for _ in range(m + 1):
+        rows = np.concatenate([np.ones(k, dtype=bool), active])
+        start = np.where(rows, theta, 0.0)[rows]
+        theta_polished, q = _polish(M[rows], log_w, start)
+        mu = np.zeros(m)
+        mu[active] = theta_polished[k:]
+        negative = active & (mu < -1e-12 * max(1.0, float(np.max(np.abs(mu)))))
+        violated = ~active & (C @ q > 1e-13)
+        if not negative.any() and not violated.any():
+            return q
+        active = (active & ~negative) | violated
+    return q_barrier
 
 
 def _primal(M: np.ndarray, log_w: np.ndarray, theta: np.ndarray) -> tuple[float, np.ndarray]:

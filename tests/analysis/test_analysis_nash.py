@@ -256,3 +256,13 @@ def test_maxent_nash_evolution():
     np.testing.assert_allclose(P[1], [0, 1, 0, 0])  # Paper beats Rock
     np.testing.assert_allclose(P[2], [1 / 3, 1 / 3, 1 / 3, 0])
     np.testing.assert_allclose(P[3], [1 / 3, 1 / 3, 1 / 6, 1 / 6])
+
+
+@pytest.mark.parametrize("scale", [1e-12, 1e-3, 1e6])
+def test_scale_invariance(scale):
+    A = RPS[np.ix_([0, 0, 1, 2], [0, 0, 1, 2])] * scale
+    np.testing.assert_allclose(maxent_nash(A), [1 / 6, 1 / 6, 1 / 3, 1 / 3], atol=1e-12)
+    B = np.zeros((5, 5))
+    B[4, :4] = [1.0, -0.1, -0.1, -0.1]
+    B[:4, 4] = -B[4, :4]
+    np.testing.assert_allclose(maxent_nash(B * scale), [1 / 11, 10 / 33, 10 / 33, 10 / 33, 0.0], atol=1e-12)
