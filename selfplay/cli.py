@@ -76,6 +76,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     _add_ppo_options(p)
 
+    p = sub.add_parser("league", help="train AlphaStar's league (main players, main and league exploiters) and evaluate it")
+    p.add_argument("--env", default="rirrps")
+    p.add_argument("--agent", default="ppo-mlp")
+    p.add_argument("--main", type=int, default=1)
+    p.add_argument("--main-exploiters", type=int, default=1)
+    p.add_argument("--league-exploiters", type=int, default=2)
+    p.add_argument("--steps", type=int, default=None, help="learner steps per player")
+    p.add_argument("--min-steps", type=int, default=None, help="no checkpoint before this many steps since the last")
+    p.add_argument("--max-steps", type=int, default=None, help="checkpoint after this many steps regardless")
+    p.add_argument("--num-envs", type=int, default=64)
+    p.add_argument("--matches", type=int, default=25)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--quick", action="store_true", help="a small league that finishes in about a minute")
+    p.add_argument("--out", required=True)
+    _add_ppo_options(p)
+
     p = sub.add_parser("omega", help="print a scheme's Ω for a menagerie of a given size")
     p.add_argument("scheme")
     p.add_argument("--size", type=int, default=10, help="number of menagerie entries")
@@ -135,6 +151,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_league(args: argparse.Namespace) -> int:
+    from selfplay.league_loop import LeagueTrainConfig, train_league
+
+    spec = f"league:main={args.main},main_exploiters={args.main_exploiters},league_exploiters={args.league_exploiters}"
+    steps = args.steps or (30_000 if args.quick else 200_000)
+    config = LeagueTrainConfig(env=args.env, agent=args.agent, league=spec, steps=steps,
+                               min_steps=args.min_steps or steps // 8, max_steps=args.max_steps or steps // 4,
+                               num_envs=args.num_envs, seed=args.seed, matches=10 if args.quick else args.matches,
+                               ppo=_ppo_overrides(args) or ({"horizon": 1024} if args.quick else {}))
+    summary = train_league(config, args.out)
+    print(f"league done: {summary}; report: {args.out}/report.md")
+    return 0
+
+
 def cmd_omega(args: argparse.Namespace) -> int:
     from selfplay.menagerie import Menagerie
     from selfplay.schemes import make_scheme
@@ -150,4 +180,5 @@ def cmd_omega(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "compare": cmd_compare, "omega": cmd_omega}
+COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "compare": cmd_compare, "league": cmd_league,
+            "omega": cmd_omega}

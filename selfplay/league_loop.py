@@ -1,0 +1,247 @@
+"""Training AlphaStar's league: several learners sharing one menagerie and payoff (spec-selfplay §3).
+
+Every player (main players, main exploiters, league exploiters) is a learner with its own batch of
+games. Players take turns, one rollout each: every game draws its opponent with the league's
+matchmaking for that player (``AlphaStarLeague.get_match``) — a historical checkpoint (an entry id)
+or an active player (its current frozen snapshot) — and every finished game is recorded in the
+shared, decayed payoff table. After each of its updates a player is offered a checkpoint by the
+league's rules (``min_steps``/``max_steps`` in learner steps, win-rate thresholds) and exploiters are
+reset to the starting ("supervised") policy. On games without demonstrations the starting policy is
+the initial policy shared by all players.
+
+Matchmaking is logged as it happens: for every draw, the opponent's kind is counted, and the
+probability the rules gave that kind at that moment (from the explicit ``league.distribution``) is
+accumulated, so ``matchmaking.csv`` compares measured frequencies with the rules' expectations.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Hashable
+
+import numpy as np
+
+from selfplay.games import GameRunner
+from selfplay.league import AlphaStarLeague, LeagueConfig
+from selfplay.menagerie import Menagerie
+from selfplay.registry import agent_kit, check_env_name, make_env
+from selfplay.rundir import RunDir, save_torch
+from selfplay.schemes import LearnerInfo, parse_spec
+
+
+@dataclass
+class LeagueTrainConfig:
+    env: str = "rirrps"
+    agent: str = "ppo-mlp"
+    league: str = "league:main=1,main_exploiters=1,league_exploiters=2"
+    steps: int = 100_000  # learner steps (transitions) per player
+    min_steps: int = 10_000  # checkpoint rules, in learner steps (the paper: 2e9 / 4e9 frames)
+    max_steps: int = 20_000
+    num_envs: int = 64
+    seed: int = 0
+    matches: int = 25  # matches per pair in the final evaluation of the menagerie
+    ppo: dict = field(default_factory=dict)
+    torch_threads: int = 1
+
+    def __post_init__(self) -> None:
+        check_env_name(self.env)
+        agent_kit(self.agent)
+        name, _ = parse_spec(self.league)
+        if name != "league":
+            raise ValueError(f"league must be a spec like 'league:main=1,main_exploiters=1', got {self.league!r}")
+        for label in ("steps", "num_envs", "matches"):
+            if getattr(self, label) < 1:
+                raise ValueError(f"{label} must be ≥ 1, got {getattr(self, label)!r}")
+
+    def league_config(self) -> LeagueConfig:
+        _, kwargs = parse_spec(self.league)
+        kwargs.setdefault("min_steps", self.min_steps)
+        kwargs.setdefault("max_steps", self.max_steps)
+        return LeagueConfig.from_kwargs(kwargs)
+
+
+def opponent_kind(league: AlphaStarLeague, key: Hashable) -> str:
+    """``historical:<parent kind>`` for a checkpoint, the player kind for an active player."""
+    if isinstance(key, str):
+        return league.player(key).kind
+    return f"historical:{league.menagerie[key].tags['kind']}"
+
+
+class LeagueTrainer:
+    def __init__(self, config: LeagueTrainConfig, out: str | Path) -> None:
+        self.config = config
+        self.run = RunDir(out).create()
+        self.kit = agent_kit(config.agent)
+        self.league = AlphaStarLeague(config.league_config(), name=config.league)
+        self.rng = np.random.default_rng(config.seed)
+        self.envs = {name: make_env(config.env, config.num_envs, seed=config.seed + 101 * i)
+                     for i, name in enumerate(self.league.players)}
+        self.learners = {name: self.kit.make_learner(self.envs[name], config.seed + 1 + i, **config.ppo)
+                         for i, name in enumerate(self.league.players)}
+        self.sl_policy = self.kit.make_learner(next(iter(self.envs.values())), config.seed, **config.ppo).snapshot()
+        self.steps = {name: 0 for name in self.league.players}
+        self.matches: list[tuple] = []
+        self.metrics: list[dict] = []
+        self.drawn: dict[tuple[str, str], float] = defaultdict(float)  # (player, opponent kind) -> count
+        self.expected: dict[tuple[str, str], float] = defaultdict(float)  # ... -> Σ rule probability
+        self.seconds = 0.0
+
+    # -- matchmaking ----------------------------------------------------------------------
+    def _policy_of(self, key: Hashable) -> Any:
+        return self.learners[key].snapshot() if isinstance(key, str) else self.league.menagerie[key].policy
+
+    def _draw(self, name: str):
+        def draw(k: int):
+            dist = self.league.distribution(name)
+            by_kind: dict[str, float] = defaultdict(float)
+            for key, p in dist.items():
+                by_kind[opponent_kind(self.league, key)] += p
+            out = []
+            for _ in range(k):
+                key = self.league.get_match(name, self.rng)
+                self.drawn[(name, opponent_kind(self.league, key))] += 1
+                for kind, p in by_kind.items():
+                    self.expected[(name, kind)] += p
+                out.append((key, self._policy_of(key)))
+            return out
+
+        return draw
+
+    # -- persistence ----------------------------------------------------------------------
+    def save(self) -> None:
+        self.league.menagerie.save(self.run.menagerie, self.kit.save_policy)
+        self.run.write_rows(self.run.matches, ("player", "opponent", "opponent_kind", "learner_seat", "score", "player_step"),
+                            self.matches)
+        if self.metrics:
+            cols = list(dict.fromkeys(k for row in self.metrics for k in row))
+            self.run.write_rows(self.run.metrics, cols, ([row.get(c, "") for c in cols] for row in self.metrics))
+        self.run.write_rows(self.run.root / "matchmaking.csv", ("player", "opponent_kind", "drawn", "measured", "expected"),
+                            self.matchmaking_rows())
+        save_torch(self.run.state, {
+            "config": asdict(self.config), "league": self.league.state_dict(), "steps": self.steps,
+            "learners": {n: l.state_dict() for n, l in self.learners.items()}, "rng": self.rng.bit_generator.state,
+            "matches": self.matches, "metrics": self.metrics, "drawn": dict(self.drawn),
+            "expected": dict(self.expected), "seconds": self.seconds,
+        })
+
+    def load(self) -> bool:
+        if not self.run.state.exists():
+            return False
+        import torch
+
+        state = torch.load(self.run.state, weights_only=False)
+        if state["config"] != asdict(self.config):
+            raise ValueError(f"run directory {self.run.root} holds a league with another configuration")
+        self.league.menagerie = Menagerie.load(self.run.menagerie, self.kit.load_policy)
+        self.league.load_state_dict(state["league"])
+        self.league.sl_policy = self.sl_policy
+        for name, learner in self.learners.items():
+            learner.load_state_dict(state["learners"][name])
+        self.steps, self.matches, self.metrics = state["steps"], state["matches"], state["metrics"]
+        self.rng.bit_generator.state = state["rng"]
+        self.drawn = defaultdict(float, state["drawn"])
+        self.expected = defaultdict(float, state["expected"])
+        self.seconds = state["seconds"]
+        return True
+
+    def matchmaking_rows(self) -> list[tuple]:
+        rows = []
+        for name in self.league.players:
+            total = sum(v for (p, _), v in self.drawn.items() if p == name)
+            kinds = sorted({k for (p, k) in list(self.drawn) + list(self.expected) if p == name})
+            for kind in kinds:
+                drawn = self.drawn.get((name, kind), 0.0)
+                rows.append((name, kind, int(drawn), round(drawn / total, 4) if total else 0.0,
+                             round(self.expected.get((name, kind), 0.0) / total, 4) if total else 0.0))
+        return rows
+
+    # -- training ---------------------------------------------------------------------------
+    def train(self) -> Path:
+        import torch
+
+        torch.set_num_threads(self.config.torch_threads)
+        if not self.load():
+            self.run.write_config(self.config)
+            self.league.start(self.sl_policy)
+            for learner in self.learners.values():
+                learner.restore(self.sl_policy)
+        start = time.perf_counter() - self.seconds
+        runners = {name: GameRunner(self.envs[name], self.learners[name], self._draw(name), self.rng)
+                   for name in self.league.players}
+        for runner in runners.values():
+            runner.start()
+        while any(self.steps[n] < self.config.steps for n in self.league.players):
+            for name, runner in runners.items():
+                if self.steps[name] < self.config.steps:
+                    self._rollout(name, runner)
+            self.seconds = time.perf_counter() - start
+            self.save()
+        self.seconds = time.perf_counter() - start
+        self.save()
+        return self.run.root
+
+    def _rollout(self, name: str, runner: GameRunner) -> None:
+        """Play player ``name``'s games until its learner updates; then the league's checkpoint rule."""
+        learner = self.learners[name]
+        while not learner.ready():
+            finished = runner.step()
+            self.steps[name] += runner.n
+            for game in finished:
+                self.league.record(name, game.opponent, game.score)
+                self.matches.append((name, game.opponent, opponent_kind(self.league, game.opponent), game.seat,
+                                     game.score, self.steps[name]))
+            runner.restart([g.game for g in finished])
+        metrics = learner.update()
+        info = LearnerInfo(name=name, step=self.steps[name], weight_version=learner.weight_version,
+                           snapshot=learner.snapshot)
+        curation = self.league.step(name, info, self.rng)
+        if curation.reset_to is not None:
+            learner.restore(curation.reset_to)
+        recent = [m[4] for m in self.matches[-400:] if m[0] == name]
+        self.metrics.append({"player": name, "step": self.steps[name], "checkpoint": int(bool(curation.added)),
+                             "reset": int(curation.reset_to is not None), "menagerie_size": len(self.league.menagerie),
+                             "win_rate": float(np.mean(recent)) if recent else 0.5,
+                             **{k: float(v) for k, v in metrics.items()}})
+
+
+def evaluate_league(trainer: LeagueTrainer) -> dict:
+    """Winrate matrix and maxent Nash of the league's historicals; figures and ``report.md``."""
+    from analysis import plots
+    from selfplay.evaluate import evaluate_population
+    from selfplay.io import atomic_write_text
+
+    cfg = trainer.config
+    entries = trainer.league.menagerie.entries
+    run = trainer.run
+    lines = [f"# League: `{cfg.league}` on `{cfg.env}` with `{cfg.agent}`", "",
+             f"{cfg.steps} learner steps per player; checkpoint rule min/max steps {cfg.min_steps}/{cfg.max_steps}; "
+             f"{len(entries)} historical checkpoints; {trainer.seconds:.0f} s of training.", "",
+             "## Historicals per player", ""]
+    lines += [f"- `{n}` ({p.kind}): {len(trainer.league.historicals(parent=n))} checkpoints, {trainer.steps[n]} steps"
+              for n, p in trainer.league.players.items()]
+    lines += ["", "## Matchmaking: measured frequency vs the rules' expectation at each draw", "",
+              "| player | opponent kind | drawn | measured | expected |", "|---|---|---|---|---|"]
+    lines += [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.3f} | {r[4]:.3f} |" for r in trainer.matchmaking_rows()]
+    summary = {"historicals": len(entries)}
+    if len(entries) >= 2:
+        ev = evaluate_population(cfg.env, [e.policy for e in entries], cfg.matches, seed=cfg.seed,
+                                 stack_policies=trainer.kit.stack_policies, ids=[e.id for e in entries])
+        run.evaluation.mkdir(parents=True, exist_ok=True)
+        np.savez(run.evaluation / "winrate.npz", W=ev.W, counts=ev.counts, nash=ev.nash, ids=np.array(ev.ids))
+        labels = [f"{e.tags['parent']}@{e.step}" for e in entries]
+        plots.plot_winrate_matrix(ev.W, ev.nash, ids=labels, title=cfg.league, path=run.figures / "winrate_matrix.png")
+        support = {labels[i]: round(float(p), 4) for i, p in enumerate(ev.nash) if p > 1e-6}
+        summary.update(nash_support=len(support), lower_triangle_winrate=ev.lower_triangle_winrate)
+        lines += ["", "## The league's historicals", "", f"Maxent Nash support: {support}", "",
+                  "![winrate matrix](figures/winrate_matrix.png)"]
+    atomic_write_text(run.report, "\n".join(lines) + "\n")
+    return summary
+
+
+def train_league(config: LeagueTrainConfig, out: str | Path) -> dict:
+    trainer = LeagueTrainer(config, out)
+    trainer.train()
+    return evaluate_league(trainer)
