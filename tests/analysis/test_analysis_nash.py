@@ -127,6 +127,17 @@ def test_active_inequality_at_the_maxent_point():
     np.testing.assert_allclose(maxent_nash(A), [1 / 11, 10 / 33, 10 / 33, 10 / 33, 0.0], atol=1e-12)
 
 
+def test_weakly_active_inequality():
+    """Degenerate case: the uniform point over 0..3 satisfies strategy 4's constraint
+    p_0 ≤ (p_1 + p_2 + p_3)/3 with equality and a zero multiplier; it is still the answer."""
+    A = np.zeros((5, 5))
+    A[4, :4] = [1.0, -1 / 3, -1 / 3, -1 / 3]
+    A[:4, 4] = -A[4, :4]
+    p = maxent_nash(A)
+    np.testing.assert_allclose(p, [0.25, 0.25, 0.25, 0.25, 0.0], atol=1e-12)
+    assert nash_gap(A, p) <= 1e-15
+
+
 def test_rejects_bad_input():
     with pytest.raises(ValueError, match="antisymmetric"):
         maxent_nash([[0.0, 1.0], [1.0, 0.0]])
