@@ -82,7 +82,7 @@ class SLConfig:
     @classmethod
     def quick(cls, map_name: str = "3m", **overrides) -> "SLConfig":
         """The ≤ 5-minute setting on 2 CPU cores: few games, a small network, a time cap."""
-        sizes = dict(map_name=map_name, num_games=300, num_envs=64, batch_size=32, seq_len=16, epochs=40,
+        sizes = dict(map_name=map_name, num_games=300, num_envs=64, batch_size=32, seq_len=16, epochs=80,
                      max_train_seconds=150.0, learning_rate=2e-3, eval_games=64, grid=16,
                      network=dict(QUICK_NETWORK))
         sizes.update(overrides)

@@ -23,7 +23,8 @@ from __future__ import annotations
 import torch
 
 from ..config import ActionTypeSpec, AlphaStarConfig
-from .executor import ATTACK, HEAL
+from .executor import ATTACK, HEAL, IDLE
+from .executor import STOP as ORDER_STOP
 from .executor import ATTACK_MOVE as ORDER_ATTACK_MOVE
 from .executor import MOVE as ORDER_MOVE
 
@@ -48,6 +49,7 @@ ENTITY_FEATURES = (
     ("unit_type", len(UNIT_TYPES)),
     ("own", 1),
     ("enemy", 1),
+    ("slot", 1),  # index of the unit in its side (agent order) / units in the larger side
     ("health_ratio", 1),
     ("shield_ratio", 1),
     ("energy_ratio", 1),  # energy / 200
@@ -55,6 +57,7 @@ ENTITY_FEATURES = (
     ("y", 1),
     ("weapon_cooldown", 1),  # own: loops left / weapon cycle
     ("order", 6),  # own: executor order one-hot (idle, stop, move, attack, attack_move, heal)
+    ("order_target", 2),  # own: (dx, dy) to the current order's target unit or point / 9, in [-1, 1]
     ("queued_orders", 1),  # own: waiting orders / queue depth
     ("selected_last", 1),  # own: picked by the last commander action
     ("targeted_last", 1),  # the last commander action's target
@@ -133,6 +136,8 @@ class SideFeatures:
         self.units = torch.tensor(order[self.own] + order[self.enemy], device=dev)  # entity slot → engine unit
         self.unit_type = torch.tensor([UNIT_TYPES.index(eng.unit_names[u]) for u in self.units.tolist()], device=dev)
         self.is_own = torch.arange(self.N, device=dev) < self.n
+        index = torch.arange(self.N, device=dev)
+        self.slot = torch.where(self.is_own, index, index - self.n).float() / max(self.n, self.m)
         own, enemy = self.own, self.enemy
         self.heals = eng.heals[own]
         self.armed = eng.armed[own] & ~self.heals
@@ -230,6 +235,7 @@ class SideFeatures:
             self.unit_type, len(UNIT_TYPES)).float()
         f[..., c["own"]] = self.is_own.float()
         f[..., c["enemy"]] = (~self.is_own).float()
+        f[..., c["slot"]] = self.slot
         f[..., c["health_ratio"]] = hp
         f[..., c["shield_ratio"]] = shield
         f[..., c["energy_ratio"]] = eng.energy[:, self.units] / MAX_ENERGY
@@ -237,16 +243,21 @@ class SideFeatures:
         f[..., c["y"]] = pos[..., 1] / MAP_SIZE
         f[..., :n, c["weapon_cooldown"]] = self.cooldown()
         f[..., :n, c["order"]:c["order"] + 6] = torch.nn.functional.one_hot(executor.current, 6).float()
+        kind, tgt = executor.current, executor.target[..., 0]
+        target_slot = torch.where(kind == ATTACK, tgt + n, tgt).clamp(max=N - 1)
+        target_pos = pos.gather(1, target_slot[..., None].expand(E, n, 2))
+        point = torch.where(((kind == ATTACK) | (kind == HEAL))[..., None], target_pos, executor.goal[..., 0, :])
+        has_point = (kind != IDLE) & (kind != ORDER_STOP)
+        rel = ((point - pos[:, :n]) / SIGHT_RANGE).clamp(-1, 1) * has_point[..., None]
+        f[..., :n, c["order_target"]:c["order_target"] + 2] = rel
         f[..., :n, c["queued_orders"]] = executor.queued_count.float() / max(executor.slots - 1, 1)
         f[..., c["selected_last"]] = last["selected"].float()
         has_target = last["target"] >= 0
         f[..., c["targeted_last"]] = (torch.nn.functional.one_hot(last["target"].clamp(min=0), N).float()
                                       * has_target[:, None])
         # own units' current attack / heal targets, as entity slots
-        kind, tgt = executor.current, executor.target[..., 0]
-        slot = torch.where(kind == ATTACK, tgt + n, tgt)
         on_unit = ((kind == ATTACK) | (kind == HEAL)) & alive[:, :n]
-        counts = torch.zeros(E, N, device=dev).scatter_add_(1, slot.clamp(max=N - 1), on_unit.float())
+        counts = torch.zeros(E, N, device=dev).scatter_add_(1, target_slot, on_unit.float())
         f[..., c["targeted_by_own"]] = counts / n
         dist = torch.cdist(pos, pos)
         opposite = (self.is_own[:, None] != self.is_own[None, :])[None] & alive[:, None, :]
