@@ -1,11 +1,18 @@
 """Multi-unit PPO against SMAC's scripted enemy: win rate and return before/after training, wall time.
 
-    .venv/bin/python benchmarks/smac_ppo.py                      # 3m, MLP, 300k game-steps
+    .venv/bin/python benchmarks/smac_ppo.py                      # 3m, MLP, 600k game-steps, 128 games
     .venv/bin/python benchmarks/smac_ppo.py --body gru --centralized-value --steps 200000
 
 The learner plays seat 0 of ``SMACBattle(MAP, two_player=False)`` (seat 1 is the map's scripted
 attack-move AI). Evaluation: ``--eval-games`` fresh games of the frozen snapshot (sampled actions), on
 an environment seeded apart from training. Single torch thread (small networks on a shared machine).
+
+Measured on the shared 2-core development machine (seed 0, 512 evaluation games, wall time under load):
+
+    defaults (MLP, decentralised value), 600k game-steps, 187 updates, 226 s:
+        win rate 0.000 -> 0.980, mean return 1.64 -> 19.72 (of 20)
+    --body gru --centralized-value --steps 300000, 78 updates, 128 s:
+        win rate 0.000 -> 0.994, mean return 1.65 -> 19.93
 """
 
 from __future__ import annotations
@@ -76,8 +83,8 @@ def train(map_name: str, steps: int, num_envs: int, config: MultiUnitPPOConfig, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--map", default="3m")
-    parser.add_argument("--steps", type=int, default=300_000, help="training game-steps over all games")
-    parser.add_argument("--num-envs", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=600_000, help="training game-steps over all games")
+    parser.add_argument("--num-envs", type=int, default=128)
     parser.add_argument("--body", default="mlp", choices=("mlp", "gru", "lstm"))
     parser.add_argument("--centralized-value", action="store_true")
     parser.add_argument("--horizon", type=int, default=MultiUnitPPOConfig.horizon)
