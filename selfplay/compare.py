@@ -103,6 +103,22 @@ def _train_one(args: tuple[TrainConfig, str]) -> dict:
     return {"seconds": result.seconds, "updates": result.updates, "menagerie_size": result.menagerie_size}
 
 
+def _evaluate_one(args: tuple[str, int, int]) -> dict:
+    import torch
+
+    torch.set_num_threads(1)
+    run_dir, matches, seed = args
+    return evaluate_run_dir(run_dir, matches, seed=seed)
+
+
+def _pool_map(function, tasks: list, jobs: int) -> list:
+    """``map`` over processes when ``jobs > 1`` (each single-threaded), in order."""
+    if jobs > 1 and len(tasks) > 1:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+            return list(pool.map(function, tasks))
+    return [function(t) for t in tasks]
+
+
 def load_checkpoint_policies(run_dir: str | Path, agent: str) -> tuple[list[int], list[Any]]:
     menagerie = Menagerie.load(RunDir(run_dir).checkpoints, agent_kit(agent).load_policy)
     return menagerie.ids, [e.policy for e in menagerie]
@@ -153,20 +169,16 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
     tasks = [(TrainConfig(env=config.env, agent=r.agent, scheme=r.scheme, episodes=config.episodes,
                           num_envs=config.num_envs, seed=r.seed, checkpoints=config.checkpoints,
                           ppo=dict(config.ppo), tensorboard=True), str(r.path)) for r in runs]
-    if jobs > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            trained = list(pool.map(_train_one, tasks))
-    else:
-        trained = [_train_one(t) for t in tasks]
+    trained = _pool_map(_train_one, tasks, jobs)
     train_seconds = time.perf_counter() - started
 
-    # 2. per-run evaluation
+    # 2. per-run evaluation (also in parallel processes)
     from selfplay.report import write_comparison
 
+    summaries = _pool_map(_evaluate_one, [(str(r.path), config.matches, r.seed) for r in runs], jobs)
     rows = []
     evaluations = {}
-    for r, info in zip(runs, trained):
-        summary = evaluate_run_dir(r.path, config.matches, seed=r.seed)
+    for r, info, summary in zip(runs, trained, summaries):
         evaluations[r.label] = np.load(r.path / "evaluation" / "winrate.npz")
         rows.append({"scheme": r.scheme, "agent": r.agent, "seed": r.seed,
                      "lower_triangle_winrate": round(summary["lower_triangle_winrate"], 6),

@@ -16,22 +16,33 @@ SUMMARY_COLUMNS = ["scheme", "agent", "seed", "lower_triangle_winrate", "nash_su
                    "final_vs_first", "menagerie_size", "updates"]
 
 
-def relative_population_table(config, runs, agent: str, seed: int) -> pd.DataFrame:
-    """RPP v(P, Q) between the checkpoint populations of every pair of schemes (one seed)."""
+def _rpp_pair(args: tuple) -> float:
+    """v(P, Q) between the checkpoint populations of two run directories."""
+    import torch
+
     from analysis.population import relative_population_performance
     from selfplay.compare import load_checkpoint_policies
     from selfplay.evaluate import cross_population
 
-    kit = agent_kit(agent)
-    pops = {r.scheme: load_checkpoint_policies(r.path, agent)[1] for r in runs if r.agent == agent and r.seed == seed}
-    names = list(pops)
+    torch.set_num_threads(1)
+    env, agent, path_p, path_q, matches, seed = args
+    P, Q = load_checkpoint_policies(path_p, agent)[1], load_checkpoint_policies(path_q, agent)[1]
+    W = cross_population(env, P, Q, matches, seed=seed, stack_policies=agent_kit(agent).stack_policies)
+    return relative_population_performance(W - 0.5)
+
+
+def relative_population_table(config, runs, agent: str, seed: int, jobs: int = 1) -> pd.DataFrame:
+    """RPP v(P, Q) between the checkpoint populations of every pair of schemes (one seed)."""
+    from selfplay.compare import _pool_map
+
+    paths = {r.scheme: r.path for r in runs if r.agent == agent and r.seed == seed}
+    names = list(paths)
+    pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
+    tasks = [(config.env, agent, str(paths[names[i]]), str(paths[names[j]]), config.matches, seed + 7919 * (i + 1) + j)
+             for i, j in pairs]
     table = np.zeros((len(names), len(names)))
-    for i, p in enumerate(names):
-        for j in range(i + 1, len(names)):
-            W = cross_population(config.env, pops[p], pops[names[j]], config.matches, seed=seed + 7919 * (i + 1) + j,
-                                 stack_policies=kit.stack_policies)
-            table[i, j] = relative_population_performance(W - 0.5)
-            table[j, i] = -table[i, j]
+    for (i, j), v in zip(pairs, _pool_map(_rpp_pair, tasks, jobs)):
+        table[i, j], table[j, i] = v, -v
     return pd.DataFrame(table, index=names, columns=names)
 
 
@@ -80,7 +91,7 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
     for agent in config.agents:
         seed = config.seeds[0]
         if len(config.schemes) > 1:
-            table = relative_population_table(config, runs, agent, seed)
+            table = relative_population_table(config, runs, agent, seed, jobs=config.jobs or 2)
             rpp_tables[agent] = table
             atomic_write_text(evaluation / f"rpp_{agent}.csv", table.to_csv())
             path = figures / f"rpp_{agent}.png"
