@@ -321,7 +321,8 @@ def _check_state(state, expected: tuple) -> tuple:
 def _initial_state(spec: MultiUnitSpec, batch: int, device, critic: bool) -> tuple:
     B, U, H = batch, spec.n_agents, spec.hidden_size
     n = spec.n_rnn * (2 if critic else 1)
-    return (torch.zeros(B, U, spec.n_actions, device=device),) + tuple(torch.zeros(B, U, H, device=device) for _ in range(n))
+    rnn = tuple(torch.zeros(B, U, H, device=device) for _ in range(n))
+    return (torch.zeros(B, U, spec.n_actions, device=device),) + rnn
 
 
 def _policy_step(net: MultiUnitActorCritic, obs, last_action, actor_rnn: tuple, mask, generator, deterministic=False):
@@ -546,7 +547,8 @@ class MultiUnitPPOLearner:
                 raise ValueError("global_state must be given (B, state_size): this learner has a centralised value")
             global_state = torch.as_tensor(global_state, dtype=torch.float32, device=self.device)
             if tuple(global_state.shape) != (B, spec.state_size):
-                raise ValueError(f"global_state must have shape ({B}, {spec.state_size}), got {tuple(global_state.shape)}")
+                raise ValueError(f"global_state must have shape ({B}, {spec.state_size}), "
+                                 f"got {tuple(global_state.shape)}")
         self._ensure_buffer(B)
         if self.buffer.pending:
             raise RuntimeError("record(reward, done) must follow every act() of a learner")
@@ -560,7 +562,8 @@ class MultiUnitPPOLearner:
         action, log_prob, logits, x, new_actor_rnn = _policy_step(net, obs, state[0], actor_rnn, mask, self.generator)
         c = net.critic_inputs(x, global_state)
         no_start = torch.zeros(B * U, dtype=torch.bool, device=self.device)
-        features, new_critic_rnn = net.critic_body.step(c.reshape(B * U, -1), tuple(h.reshape(B * U, -1) for h in critic_rnn),
+        features, new_critic_rnn = net.critic_body.step(c.reshape(B * U, -1),
+                                                        tuple(h.reshape(B * U, -1) for h in critic_rnn),
                                                         no_start)
         value = net.value_head(features).view(B, U)
         self.buffer.store_action(actor_in=x, critic_in=c, masks=mask, starts=start, actions=action, log_probs=log_prob,
@@ -577,7 +580,8 @@ class MultiUnitPPOLearner:
         reward = torch.as_tensor(reward, dtype=torch.float32, device=self.device)
         done = torch.as_tensor(done, device=self.device)
         if tuple(reward.shape) != (n,) or tuple(done.shape) != (n,):
-            raise ValueError(f"reward and done must have shape ({n},), got {tuple(reward.shape)} and {tuple(done.shape)}")
+            raise ValueError(f"reward and done must have shape ({n},), "
+                             f"got {tuple(reward.shape)} and {tuple(done.shape)}")
         self.buffer.store_outcome(reward, done.bool())
 
     def ready(self) -> bool:
@@ -702,7 +706,8 @@ class MultiUnitPPOLearner:
     def restore(self, frozen: MultiUnitFrozenPolicy) -> None:
         """Take ``frozen``'s weights (exploiter resets): fresh optimiser, empty rollout, new weight version."""
         if getattr(frozen, "spec", None) != self.spec:
-            raise ValueError(f"frozen must be a policy with the learner's spec {self.spec}, got {getattr(frozen, 'spec', frozen)}")
+            raise ValueError(f"frozen must be a policy with the learner's spec {self.spec}, "
+                             f"got {getattr(frozen, 'spec', frozen)}")
         self.network.load_state_dict(frozen.network.state_dict())
         self.optimizer = self._new_optimizer()
         if self.buffer is not None:
@@ -744,7 +749,8 @@ class MultiUnitPPOLearner:
             if batch == self.buffer.num_envs:
                 return
             if self.buffer.filled > 0 or self.buffer.pending:
-                raise ValueError(f"obs must keep the batch size of the current rollout ({self.buffer.num_envs}), got {batch}")
+                raise ValueError(f"obs must keep the batch size of the current rollout ({self.buffer.num_envs}), "
+                                 f"got {batch}")
         T = math.ceil(self.config.horizon / batch)
         if self.recurrent and self.config.bptt_length is not None:
             T = self.config.bptt_length * math.ceil(T / self.config.bptt_length)

@@ -9,7 +9,8 @@ batched matrix product ``baddbmm(b_g, x_g, W_g)`` over the groups present — th
 (PyTorch's gate orders):
 
     MLP:   h = tanh(W2 · tanh(W1 · x + b1) + b2)
-    GRU:   r, z = σ(x·W_irᵀ + b_ir + h·W_hrᵀ + b_hr), σ(… z …);  n = tanh(x·W_inᵀ + b_in + r ⊙ (h·W_hnᵀ + b_hn))
+    GRU:   r = σ(x·W_irᵀ + b_ir + h·W_hrᵀ + b_hr),  z = σ(x·W_izᵀ + b_iz + h·W_hzᵀ + b_hz)
+           n = tanh(x·W_inᵀ + b_in + r ⊙ (h·W_hnᵀ + b_hn))
            h' = (1 − z) ⊙ n + z ⊙ h
     LSTM:  i, f, g, o = x·W_ihᵀ + h·W_hhᵀ + b_ih + b_hh;  c' = σ(f)·c + σ(i)·tanh(g);  h' = σ(o)·tanh(c')
 
@@ -91,7 +92,8 @@ class MultiUnitPolicyStack:
         start = _check_start(episode_start, B, self.device)
         index = torch.as_tensor(policy_index, device=self.device)
         if tuple(index.shape) != (B,) or index.is_floating_point() or index.dtype == torch.bool:
-            raise ValueError(f"policy_index must be an integer tensor of shape ({B},), got {index.dtype} {tuple(index.shape)}")
+            raise ValueError(f"policy_index must be an integer tensor of shape ({B},), "
+                             f"got {index.dtype} {tuple(index.shape)}")
         if bool(((index < 0) | (index >= len(self))).any()):
             raise ValueError(f"policy_index must lie in [0, {len(self) - 1}]")
         expected = self.initial_state(B)
@@ -149,7 +151,8 @@ class MultiUnitPolicyStack:
         if deterministic:
             action = logits.argmax(dim=-1)
         else:
-            action = torch.multinomial(log_probs.exp().view(B * U, A), 1, generator=generator or self.generator).view(B, U)
+            probs = log_probs.exp().view(B * U, A)
+            action = torch.multinomial(probs, 1, generator=generator or self.generator).view(B, U)
         log_prob = log_probs.gather(-1, action[..., None]).squeeze(-1)
         last = nn.functional.one_hot(action, A).float()
         return action, (last, *rnn), {"log_prob": log_prob, "logits": logits}
