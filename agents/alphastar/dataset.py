@@ -119,7 +119,7 @@ def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | o
     E = cmd.num_envs
     battle.reset()
     cmd.reset_games()
-    game_of_env = torch.arange(E)  # the game id each env is playing
+    game_of_env = torch.arange(E, device=cmd.device)  # the game id each env is playing
     next_game = E
     outcome = np.zeros(num_games, dtype=np.int8)
     finished = np.zeros(num_games, dtype=bool)
@@ -132,7 +132,7 @@ def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | o
         keep = due & (game_of_env < num_games)
         if bool(keep.any()):
             rows = _rows(obs, actions, keep, config)
-            rows["game"] = game_of_env[keep].numpy().astype(np.int32)
+            rows["game"] = game_of_env[keep].cpu().numpy().astype(np.int32)
             parts.append(rows)
         _, _, done, info = battle.step([cmd.unit_actions()])
         cmd.reset_games(done)

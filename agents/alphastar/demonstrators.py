@@ -94,9 +94,8 @@ class FocusFireDemonstrator:
     def _decide(self, cmd, kiting: bool, cooling: float = 0.3, margin: float = 1.0,
                 retreat: float = RETREAT_DISTANCE) -> AlphaStarActions:
         side, ex, masks = cmd.side, cmd.executor, cmd.masks
-        E, n, N, S = cmd.num_envs, side.n, side.N, cmd.max_selected_units
-        dev = side.device
-        rules = _Rules(E, S, dev)
+        E, n, S = cmd.num_envs, side.n, cmd.max_selected_units
+        rules = _Rules(E, S, side.device)
         pos = side.positions()
         alive = side.alive()
         hp, shield = side.health()

@@ -143,7 +143,8 @@ class SMACCommander:
         at = a["action_type"]
         units = torch.zeros(E, self.n_entities + 1, dtype=torch.bool, device=self.device)
         sel = a["selected_units"]
-        units.scatter_(1, torch.where(sel >= 0, sel, self.n_entities), True)
+        slot = torch.where((sel >= 0) & (sel < self.n_entities), sel, self.n_entities)  # −1 → a spare column
+        units.scatter_(1, slot, True)
         units = units[:, :n] & g[:, None]
         kind = torch.full_like(at, IDLE)
         for action_type, order in ORDER_OF_ACTION.items():
@@ -156,7 +157,7 @@ class SMACCommander:
         self.executor.issue(units, kind, target, goal, a["queued"] == 1)
         self.wait = torch.where(g, a["delay"] + 1, self.wait)
         selected = torch.zeros(E, self.n_entities + 1, dtype=torch.bool, device=self.device)
-        selected.scatter_(1, torch.where(sel >= 0, sel, self.n_entities), True)
+        selected.scatter_(1, slot, True)
         new_last = {"action_type": at, "delay": a["delay"], "queued": a["queued"], "target": a["target_unit"],
                     "location": a["location"], "selected": selected[:, : self.n_entities]}
         for k, v in new_last.items():

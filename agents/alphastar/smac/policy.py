@@ -84,7 +84,7 @@ class AlphaStarSMACPolicy:
             keep = (~start).to(h.dtype)[None, :, None]
             h, c = h * keep, c * keep
         due = cmd.due()
-        info = {"due": due, "log_prob": torch.zeros(E), "value": torch.zeros(E)}
+        info = {"due": due, "log_prob": torch.zeros(E, device=cmd.device), "value": torch.zeros(E, device=cmd.device)}
         if bool(due.any()):
             full = cmd.observe()
             rows = torch.nonzero(due).flatten()
@@ -103,6 +103,6 @@ class AlphaStarSMACPolicy:
             commander_actions = AlphaStarActions(**actions)
             cmd.apply(commander_actions, due)
             info["actions"] = commander_actions
-            info["log_prob"][rows] = sum(lp[:, 0] for lp in out.log_probs.values()).cpu()
-            info["value"][rows] = out.value[:, 0].cpu()
+            info["log_prob"][rows] = sum(lp[:, 0] for lp in out.log_probs.values())
+            info["value"][rows] = out.value[:, 0]
         return cmd.unit_actions(), (h, c), info
