@@ -13,6 +13,8 @@ Measured on the shared 2-core development machine (seed 0, 512 evaluation games,
         win rate 0.000 -> 0.980, mean return 1.64 -> 19.72 (of 20)
     --body gru --centralized-value --steps 300000, 78 updates, 128 s:
         win rate 0.000 -> 0.994, mean return 1.65 -> 19.93
+    --body lstm --steps 300000, 78 updates, 191 s:
+        win rate 0.000 -> 0.357, mean return 1.65 -> 10.74
 """
 
 from __future__ import annotations
@@ -46,14 +48,14 @@ def evaluate(policy, map_name: str, games: int, seed: int, num_envs: int = 64, c
 
 
 def train(map_name: str, steps: int, num_envs: int, config: MultiUnitPPOConfig, seed: int, log_every: int = 10):
-    """Train for ``steps`` game-steps (all games); returns ``(learner, history, seconds)``."""
+    """Train for ``steps`` game-steps (all games); returns ``(learner, history, wall seconds, CPU seconds)``."""
     env = SMACBattle(map_name, num_envs=num_envs, two_player=False, seed=seed)
     learner = MultiUnitPPOLearner.for_battle(env, 0, config, seed=seed)
     obs = env.reset()
     state = learner.initial_state(num_envs)
     start = torch.ones(num_envs, dtype=torch.bool)
     history, wins, returns = [], [], []
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     done_steps = 0
     while done_steps < steps:
         gs = env.get_state()[0] if learner.uses_global_state else None
@@ -77,7 +79,7 @@ def train(map_name: str, steps: int, num_envs: int, config: MultiUnitPPOConfig, 
                 print(f"update {h['update']:4d}  steps {h['steps']:8d}  {h['seconds']:6.1f}s  "
                       f"win {h['train_win_rate']:.2f}  return {h['train_return']:5.2f}  "
                       f"entropy {h['entropy']:.2f}  ev {h['explained_variance']:.2f}", flush=True)
-    return learner, history, time.perf_counter() - t0
+    return learner, history, time.perf_counter() - t0, time.process_time() - cpu0
 
 
 def main() -> None:
@@ -103,14 +105,15 @@ def main() -> None:
           f"{args.num_envs} games  {args.steps} game-steps  seed {args.seed}")
     learner0 = MultiUnitPPOLearner.for_battle(SMACBattle(args.map, 1, two_player=False), 0, config, seed=args.seed)
     before = evaluate(learner0.snapshot(), args.map, args.eval_games, seed=10_000 + args.seed)
-    learner, history, seconds = train(args.map, args.steps, args.num_envs, config, args.seed)
+    learner, history, seconds, cpu_seconds = train(args.map, args.steps, args.num_envs, config, args.seed)
     after = evaluate(learner.snapshot(), args.map, args.eval_games, seed=10_000 + args.seed)
     print(f"before training: win rate {before['win_rate']:.3f}  mean return {before['mean_return']:.2f}  "
           f"({before['games']} games)")
     print(f"after  training: win rate {after['win_rate']:.3f}  mean return {after['mean_return']:.2f}  "
           f"({after['games']} games)")
     print(f"training: {args.steps} game-steps, {len(history)} updates, {seconds:.1f} s "
-          f"({args.steps / seconds:.0f} game-steps/s)")
+          f"({args.steps / seconds:.0f} game-steps/s); {cpu_seconds:.1f} CPU-s "
+          f"({args.steps / cpu_seconds:.0f} game-steps per CPU-s)")
 
 
 if __name__ == "__main__":
