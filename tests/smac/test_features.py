@@ -133,3 +133,17 @@ def test_medivac_heal_mask():
     m = b.action_masks()[0][0, 9]
     assert m[6 + 9].item() is False  # never itself (a Medivac)
     assert bool(m[6:6 + 9].any()) and not bool(b.action_masks()[0][0, 0, 6:].any())
+
+
+def test_pathing_and_height_features():
+    """SMAC's surrounding points from (int x, int y): N, S, E, W at 2*move_amount = 4, then NE, SW,
+    SE, NW at 2; heights add the unit's own cell.  Line map: walkable (height 0.5) for y in [8, 24)."""
+    b = SMACBattle("3m", 1, two_player=True, obs_pathing_grid=True, obs_terrain_height=True)
+    b.reset()
+    b.engine.pos[0, 0] = torch.tensor([16.3, 9.5])
+    b.state_changed()
+    obs = b.get_obs()[0][0, 0]
+    # x, y = 16, 9: N (16,13) S (16,5) E (20,9) W (12,9) NE (18,11) SW (14,7) SE (18,7) NW (14,11)
+    assert obs[:4].tolist() == [1, 1, 1, 1]  # the move flags look 1 ahead: (16, 8.5) is walkable
+    assert obs[4:12].tolist() == [1, 0, 1, 1, 1, 0, 0, 1]
+    assert obs[12:21].tolist() == [0.5, 0, 0.5, 0.5, 0.5, 0, 0, 0.5, 0.5]
