@@ -135,7 +135,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from selfplay.compare import CompareConfig, compare
 
-    config = CompareConfig.preset(quick=args.quick)
+    config = CompareConfig.preset(quick=args.quick, env=args.env)
     overrides = {"env": args.env, "agents": args.agent.split(","), "schemes": args.schemes, "episodes": args.episodes,
                  "checkpoints": args.checkpoints, "matches": args.matches, "seeds": args.seeds,
                  "num_envs": args.num_envs, "jobs": args.jobs}

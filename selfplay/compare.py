@@ -24,7 +24,7 @@ import numpy as np
 from selfplay.io import atomic_write_json, atomic_write_text
 from selfplay.loop import TrainConfig, train
 from selfplay.menagerie import Menagerie
-from selfplay.registry import agent_kit, check_env_name
+from selfplay.registry import agent_kit, check_env_name, is_smac
 from selfplay.rundir import RunDir
 from selfplay.schemes import make_scheme
 
@@ -55,8 +55,13 @@ class CompareConfig:
     jobs: int | None = None
 
     @classmethod
-    def preset(cls, quick: bool = False) -> "CompareConfig":
-        """``make run`` scale (a few minutes on 2 cores) or ``--quick`` (about a minute)."""
+    def preset(cls, quick: bool = False, env: str = "rirrps") -> "CompareConfig":
+        """``make run`` scale (a few minutes on 2 cores) or ``--quick`` (about a minute; SMAC: a few)."""
+        if env.startswith("smac:"):
+            # multi-unit PPO's own defaults (horizon 3200 game-steps, 10 epochs); SMAC episodes are longer
+            if quick:
+                return cls(env=env, episodes=800, checkpoints=5, matches=8, num_envs=64, ppo={}, embedding=False)
+            return cls(env=env, episodes=6000, checkpoints=12, matches=16, num_envs=128, ppo={}, embedding=False)
         if quick:
             return cls(episodes=600, checkpoints=8, matches=10, ppo={"horizon": 256}, embed_per_run=600,
                        basis_episodes=200)
@@ -119,19 +124,22 @@ def _pool_map(function, tasks: list, jobs: int) -> list:
     return [function(t) for t in tasks]
 
 
-def load_checkpoint_policies(run_dir: str | Path, agent: str) -> tuple[list[int], list[Any]]:
-    menagerie = Menagerie.load(RunDir(run_dir).checkpoints, agent_kit(agent).load_policy)
+def load_checkpoint_policies(run_dir: str | Path) -> tuple[list[int], list[Any]]:
+    """Ids and frozen policies of a run's evaluation checkpoints."""
+    cfg = RunDir(run_dir).read_config()
+    menagerie = Menagerie.load(RunDir(run_dir).checkpoints, agent_kit(cfg["agent"], cfg["env"]).load_policy)
     return menagerie.ids, [e.policy for e in menagerie]
 
 
-def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figures: bool = True) -> dict:
+def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figures: bool = True,
+                     scripted_games: int = 100) -> dict:
     """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/."""
     from selfplay.evaluate import evaluate_population
 
     run = RunDir(run_dir)
     cfg = run.read_config()
-    kit = agent_kit(cfg["agent"])
-    ids, policies = load_checkpoint_policies(run_dir, cfg["agent"])
+    kit = agent_kit(cfg["agent"], cfg["env"])
+    ids, policies = load_checkpoint_policies(run_dir)
     if len(policies) < 2:
         raise ValueError(f"run {run_dir} has {len(policies)} checkpoint(s); a winrate matrix needs at least 2")
     ev = evaluate_population(cfg["env"], policies, matches, seed=seed, stack_policies=kit.stack_policies, ids=ids)
@@ -143,6 +151,14 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
         "final_vs_first": float(ev.W[-1, 0]),
         "checkpoints": len(ids),
     }
+    if is_smac(cfg["env"]):
+        from selfplay.evaluate import scripted_win_rates
+
+        vs_ai = scripted_win_rates(cfg["env"], policies, scripted_games, seed=seed, stack_policies=kit.stack_policies)
+        np.savetxt(run.evaluation / "vs_scripted.csv", np.stack([ids, vs_ai], axis=1), delimiter=",",
+                   header="checkpoint,win_rate_vs_scripted", comments="", fmt=["%d", "%.4f"])
+        summary.update(vs_scripted_first=float(vs_ai[0]), vs_scripted_final=float(vs_ai[-1]),
+                       vs_scripted_best=float(vs_ai.max()))
     atomic_write_json(run.evaluation / "summary.json", summary)
     if figures:
         from analysis import plots
@@ -184,5 +200,6 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
                      "lower_triangle_winrate": round(summary["lower_triangle_winrate"], 6),
                      "nash_support": summary["nash_support"], "episodes": config.episodes,
                      "seconds": round(info["seconds"], 2), "final_vs_first": round(summary["final_vs_first"], 6),
-                     "menagerie_size": info["menagerie_size"], "updates": info["updates"]})
+                     "menagerie_size": info["menagerie_size"], "updates": info["updates"],
+                     **{k: round(summary[k], 4) for k in ("vs_scripted_first", "vs_scripted_final") if k in summary}})
     return write_comparison(config, out, runs, rows, evaluations, train_seconds, started)

@@ -95,6 +95,46 @@ def _play_games(env_name, policies, stack, seat0, seat1, seed, device):
     return winner.numpy(), draw.numpy()
 
 
+def scripted_win_rates(env_name: str, policies: Sequence[Any], games: int, seed: int = 0,
+                       stack_policies: Callable[[list], Any] | None = None, device: str = "cpu") -> np.ndarray:
+    """Each policy's win rate over ``games`` games against the environment's scripted opponent
+    (SMAC's built-in AI in single-player mode): all policies' games in one batch; draws (timeouts)
+    count ½."""
+    n = len(policies) * games
+    env = make_env(env_name, n, seed=seed, device=device, scripted_enemy=True)
+    who = torch.as_tensor(np.repeat(np.arange(len(policies)), games))
+    stack = None
+    if stack_policies is not None and len(policies) > 1:
+        try:
+            stack = stack_policies(list(policies))
+        except ValueError:
+            stack = None
+    groups = group_by_policy([policies[i] for i in who.tolist()]) if stack is None else None
+    state = stack.initial_state(n) if stack is not None else policies[0].initial_state(n)
+    obs = env.reset()
+    start = torch.ones(n, dtype=torch.bool)
+    score = torch.zeros(n)
+    ended = torch.zeros(n, dtype=torch.bool)
+    with torch.no_grad():
+        while not bool(ended.all()):
+            mask = env.action_masks()[0]
+            if stack is not None:
+                action, state, _ = stack.act(obs[0], state, who, mask, start)
+            else:
+                action = torch.empty(mask.shape[:-1], dtype=torch.long)
+                for policy, idx in groups:
+                    idx = torch.as_tensor(idx)
+                    a, st, _ = policy.act(obs[0][idx], index_state(state, idx), mask[idx], start[idx])
+                    action[idx] = a
+                    assign_state(state, idx, st)
+            obs, _, done, info = env.step([action])
+            first = done & ~ended
+            score[first] = torch.where(info["draw"][first], 0.5, (info["winner"][first] == 0).float())
+            ended |= done
+            start = done.clone()
+    return score.view(len(policies), games).mean(dim=1).numpy()
+
+
 def round_robin_pairs(n: int) -> np.ndarray:
     """All unordered pairs i < j of ``n`` policies."""
     i, j = np.triu_indices(n, k=1)

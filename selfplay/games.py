@@ -62,8 +62,11 @@ class GameRunner:
         """One environment step of every game; the learner records its reward."""
         masks = self.env.action_masks()
         seat = self.seat
+        extra = {}
+        if getattr(self.learner, "uses_global_state", False):  # a centralised value (MAPPO) needs the state
+            extra["global_state"] = select_seat(seat, self.env.get_state())
         action, self.learner_state, _ = self.learner.act(select_seat(seat, self.obs), self.learner_state,
-                                                         select_seat(seat, masks), self.episode_start)
+                                                         select_seat(seat, masks), self.episode_start, **extra)
         opp_obs, opp_mask = select_seat(1 - seat, self.obs), select_seat(1 - seat, masks)
         opp_action = torch.empty_like(action)
         for policy, games in self.groups:

@@ -74,7 +74,7 @@ class LeagueTrainer:
     def __init__(self, config: LeagueTrainConfig, out: str | Path) -> None:
         self.config = config
         self.run = RunDir(out).create()
-        self.kit = agent_kit(config.agent)
+        self.kit = agent_kit(config.agent, config.env)
         self.league = AlphaStarLeague(config.league_config(), name=config.league)
         self.rng = np.random.default_rng(config.seed)
         self.envs = {name: make_env(config.env, config.num_envs, seed=config.seed + 101 * i)

@@ -76,7 +76,7 @@ class SelfPlayTrainer:
     def __init__(self, config: TrainConfig, out: str | Path, scheme: Scheme | None = None) -> None:
         self.config = config
         self.run = RunDir(out).create()
-        self.kit = agent_kit(config.agent)
+        self.kit = agent_kit(config.agent, config.env)
         self.env = make_env(config.env, config.num_envs, seed=config.seed, device=config.device)
         self.learner = self.kit.make_learner(self.env, config.seed, **config.ppo)
         self.scheme = scheme if scheme is not None else make_scheme(config.scheme)

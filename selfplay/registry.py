@@ -1,7 +1,9 @@
 """Names on the command line → environments and agents (the only place the CLI's strings are mapped).
 
 Environments: ``rirrps``, ``biased-rps``, ``rpsls`` (repeated matrix games, spec-selfplay §4) and
-``smac:MAP`` (the batched SMAC simulator, spec-smac). Agents: ``ppo-mlp``, ``ppo-rnn``.
+``smac:MAP`` (the batched SMAC simulator, spec-smac; symmetric maps mirror the second side so one
+policy sees both sides alike). Agents: ``ppo-mlp``, ``ppo-rnn`` — the one-unit PPO learner on matrix
+games, the parameter-shared multi-unit PPO learner on SMAC sides (``ppo-rnn`` is a GRU there).
 """
 
 from __future__ import annotations
@@ -14,13 +16,31 @@ AGENTS = ("ppo-mlp", "ppo-rnn")
 
 
 def check_env_name(name: str) -> str:
-    if name in MATRIX_GAMES or (isinstance(name, str) and name.startswith("smac:")):
+    if name in MATRIX_GAMES:
+        return name
+    if isinstance(name, str) and name.startswith("smac:"):
+        from envs.smac import MAP_NAMES
+
+        if name.split(":", 1)[1] not in MAP_NAMES:
+            raise ValueError(f"unknown SMAC map {name.split(':', 1)[1]!r}; maps: {', '.join(MAP_NAMES)}")
         return name
     raise ValueError(f"env must be one of {MATRIX_GAMES} or 'smac:MAP', got {name!r}")
 
 
-def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "cpu") -> Any:
-    """A two-seat batched environment (``envs/base.py``)."""
+def is_smac(name: str) -> bool:
+    return name.startswith("smac:")
+
+
+def smac_map_is_symmetric(map_name: str) -> bool:
+    """Both sides field the same units (3m, 8m, 2s3z, 3s5z, MMM, ...)."""
+    from envs.smac import get_map
+
+    spec = get_map(map_name)
+    return sorted((u, n) for u, n, _ in spec.ally_groups) == sorted((u, n) for u, n, _ in spec.enemy_groups)
+
+
+def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "cpu", scripted_enemy: bool = False) -> Any:
+    """A two-seat batched environment (``envs/base.py``); ``scripted_enemy``: SMAC's single-player mode."""
     check_env_name(name)
     if name in MATRIX_GAMES:
         from envs.rps import make_game
@@ -28,7 +48,9 @@ def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "c
         return make_game(name, num_envs=num_envs, seed=seed, device=device)
     from envs.smac import SMACBattle
 
-    return SMACBattle(name.split(":", 1)[1], num_envs=num_envs, seed=seed, device=device)
+    map_name = name.split(":", 1)[1]
+    return SMACBattle(map_name, num_envs=num_envs, two_player=not scripted_enemy,
+                      mirror=smac_map_is_symmetric(map_name), seed=seed, device=device)
 
 
 @dataclass
@@ -41,15 +63,25 @@ class AgentKit:
     stack_policies: Callable[[list], Any] | None  # frozen policies -> one batched population policy
 
 
-def agent_kit(name: str) -> AgentKit:
+def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
     if name not in AGENTS:
         raise ValueError(f"agent must be one of {AGENTS}, got {name!r}")
+    if is_smac(env):
+        from agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner, load_policy, save_policy
+        from agents.ppo.multiunit_stack import stack_multiunit_policies
+
+        body = "mlp" if name == "ppo-mlp" else "gru"
+
+        def make_smac_learner(battle: Any, seed: int, **overrides: Any) -> Any:
+            return MultiUnitPPOLearner.for_battle(battle, 0, MultiUnitPPOConfig(body=body, **overrides), seed)
+
+        return AgentKit(make_smac_learner, save_policy, load_policy, stack_multiunit_policies)
+
     from agents.ppo import PPOConfig, PPOLearner, load_policy, save_policy, stack_policies
 
     body = "mlp" if name == "ppo-mlp" else "lstm"
 
-    def make_learner(env: Any, seed: int, **overrides: Any) -> Any:
-        config = PPOConfig(body=body, **overrides)
-        return PPOLearner(env.obs_size, env.n_actions, config, seed=seed)
+    def make_learner(env_: Any, seed: int, **overrides: Any) -> Any:
+        return PPOLearner(env_.obs_size, env_.n_actions, PPOConfig(body=body, **overrides), seed=seed)
 
     return AgentKit(make_learner, save_policy, load_policy, stack_policies)

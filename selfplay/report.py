@@ -14,6 +14,7 @@ from selfplay.registry import agent_kit
 
 SUMMARY_COLUMNS = ["scheme", "agent", "seed", "lower_triangle_winrate", "nash_support", "episodes", "seconds",
                    "final_vs_first", "menagerie_size", "updates"]
+SMAC_COLUMNS = ["vs_scripted_first", "vs_scripted_final"]  # win rate of the first / last checkpoint vs the map's AI
 
 
 def _rpp_pair(args: tuple) -> float:
@@ -26,8 +27,8 @@ def _rpp_pair(args: tuple) -> float:
 
     torch.set_num_threads(1)
     env, agent, path_p, path_q, matches, seed = args
-    P, Q = load_checkpoint_policies(path_p, agent)[1], load_checkpoint_policies(path_q, agent)[1]
-    W = cross_population(env, P, Q, matches, seed=seed, stack_policies=agent_kit(agent).stack_policies)
+    P, Q = load_checkpoint_policies(path_p)[1], load_checkpoint_policies(path_q)[1]
+    W = cross_population(env, P, Q, matches, seed=seed, stack_policies=agent_kit(agent, env).stack_policies)
     return relative_population_performance(W - 0.5)
 
 
@@ -71,7 +72,8 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
     figures = out / "figures"
     evaluation.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)
-    summary = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    columns = SUMMARY_COLUMNS + [c for c in SMAC_COLUMNS if any(c in r for r in rows)]
+    summary = pd.DataFrame(rows, columns=columns)
     atomic_write_text(evaluation / "summary.csv", summary.to_csv(index=False))
 
     figure_paths: dict[str, list[Path]] = {"winrate": [], "nash": [], "embedding": [], "rpp": []}
@@ -132,11 +134,13 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
         "",
         "`lower_triangle_winrate`: mean of W below the diagonal (later checkpoints against earlier ones; "
         "> 0.5 means monotone improvement). `nash_support`: checkpoints in the support of the maxent Nash of "
-        "A = W − ½. `final_vs_first`: the last checkpoint's win rate against the first.",
+        "A = W − ½. `final_vs_first`: the last checkpoint's win rate against the first. On SMAC, "
+        "`vs_scripted_first`/`vs_scripted_final`: the first/last checkpoint's win rate against the map's scripted AI.",
         "",
     ]
-    means = summary.groupby(["agent", "scheme"], sort=False)[["lower_triangle_winrate", "nash_support",
-                                                             "final_vs_first", "seconds"]].mean()
+    shown = ["lower_triangle_winrate", "nash_support", "final_vs_first"] + \
+        [c for c in SMAC_COLUMNS if c in summary.columns] + ["seconds"]
+    means = summary.groupby(["agent", "scheme"], sort=False)[shown].mean()
     lines.append(_markdown_table(means.reset_index()))
     for agent, table in rpp_tables.items():
         lines += ["", f"## Relative population performance ({agent}, seed {config.seeds[0]})", "",

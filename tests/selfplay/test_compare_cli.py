@@ -48,3 +48,16 @@ def test_cli_help_and_errors(capsys):
     assert capsys.readouterr().out.split() == ["3", "1.000000"]
     assert main(["train", "--scheme", "delta-uniform:delta=7", "--out", "/tmp/never"]) == 2
     assert "delta must be a number in [0, 1]" in capsys.readouterr().err
+
+
+def test_compare_on_smac_reports_win_rates_against_the_scripted_ai(tmp_path):
+    cfg = CompareConfig.preset(quick=True, env="smac:3m")
+    cfg.schemes, cfg.episodes, cfg.checkpoints, cfg.matches, cfg.num_envs = ["naive", "psro"], 96, 2, 2, 32
+    cfg.ppo, cfg.jobs = {"horizon": 640, "epochs": 2}, 1
+    compare(cfg, tmp_path)
+    summary = pd.read_csv(tmp_path / "evaluation" / "summary.csv")
+    assert list(summary["scheme"]) == ["naive", "psro"]
+    assert summary["vs_scripted_final"].between(0, 1).all()
+    vs = pd.read_csv(tmp_path / "runs" / "ppo-mlp" / "naive-s0" / "evaluation" / "vs_scripted.csv")
+    assert list(vs.columns) == ["checkpoint", "win_rate_vs_scripted"] and len(vs) == 2
+    assert "vs_scripted_final" in (tmp_path / "report.md").read_text()

@@ -129,3 +129,30 @@ def test_bad_config_is_rejected():
         TrainConfig(episodes=0)
     with pytest.raises(ValueError, match="delta"):
         TrainConfig(scheme="delta-uniform:delta=-1")
+
+
+def test_scripted_win_rates_of_focus_fire_and_idle_policies_on_3m():
+    from envs.smac import FocusFirePolicy, SMACBattle
+
+    from selfplay.evaluate import scripted_win_rates
+
+    focus = FocusFirePolicy.for_battle(SMACBattle("3m", 1, two_player=False))
+
+    class Idle:
+        def initial_state(self, batch):
+            return None
+
+        def act(self, obs, state, mask=None, episode_start=None):
+            return torch.where(mask[..., 1], 1, 0), state, {}  # "stop" for every live unit
+
+    rates = scripted_win_rates("smac:3m", [focus, Idle()], games=24, seed=0)
+    assert rates[0] > 0.7 and rates[1] < 0.1
+
+
+def test_self_play_on_smac_3m_runs_through_the_generic_loop(tmp_path):
+    result = train(TrainConfig(env="smac:3m", agent="ppo-rnn", scheme="delta-limit-uniform:delta=0", episodes=64,
+                               num_envs=16, checkpoints=2, ppo={"horizon": 320, "epochs": 1}, tensorboard=False),
+                   tmp_path)
+    assert result.episodes == 64 and result.menagerie_size == 65 and result.updates >= 1
+    seats = {m["learner_seat"] for m in read_matches(tmp_path)}
+    assert seats == {"0", "1"}
