@@ -92,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     _add_ppo_options(p)
 
+    p = sub.add_parser("sl", help="AlphaStar agent: record scripted demonstrations on SMAC and train it by supervised learning")
+    p.add_argument("--env", default="smac:3m", help="smac:MAP")
+    p.add_argument("--quick", action="store_true", help="a small run that finishes in a few minutes")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", required=True)
+
     p = sub.add_parser("omega", help="print a scheme's Ω for a menagerie of a given size")
     p.add_argument("scheme")
     p.add_argument("--size", type=int, default=10, help="number of menagerie entries")
@@ -165,6 +171,22 @@ def cmd_league(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sl(args: argparse.Namespace) -> int:
+    from selfplay.registry import check_env_name, is_smac
+
+    check_env_name(args.env)
+    if not is_smac(args.env):
+        raise ValueError(f"env must be smac:MAP for the AlphaStar agent, got {args.env!r}")
+    import torch
+
+    from agents.alphastar.sl import run_sl
+
+    torch.set_num_threads(1)
+    metrics = run_sl(args.env.split(":", 1)[1], quick=args.quick, out=args.out, seed=args.seed)
+    print(f"sl_metrics: {metrics}")
+    return 0
+
+
 def cmd_omega(args: argparse.Namespace) -> int:
     from selfplay.menagerie import Menagerie
     from selfplay.schemes import make_scheme
@@ -181,4 +203,4 @@ def cmd_omega(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "compare": cmd_compare, "league": cmd_league,
-            "omega": cmd_omega}
+            "sl": cmd_sl, "omega": cmd_omega}
