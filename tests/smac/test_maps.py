@@ -57,3 +57,21 @@ def test_scripted_attack_move_finds_its_way_through_terrain(name):
         assert bool(walk[p[:, 0].long(), p[:, 1].long()].all())
     closest = (eng.pos[0, eng.side_slices[1]] - goal).norm(dim=-1).min().item()
     assert closest < 2.0
+
+
+@pytest.mark.parametrize("name", MAP_NAMES)
+def test_every_map_plays_in_both_modes(name):
+    from envs.smac import SMACBattle
+    gen = torch.Generator().manual_seed(0)
+    for two_player in (False, True):
+        b = SMACBattle(name, 2, two_player=two_player, seed=0)
+        obs = b.reset()
+        for _ in range(12):
+            masks = b.action_masks()
+            assert all(bool(m.any(-1).all()) for m in masks)  # every agent has a legal action
+            acts = [(torch.rand(m.shape, generator=gen) * m).argmax(-1) for m in masks]
+            obs, rewards, done, info = b.step(acts)
+            assert all(bool(torch.isfinite(o).all()) for o in obs)
+            assert all(bool(torch.isfinite(r).all()) and bool((r >= 0).all()) for r in rewards)
+        hp = b.engine.hp
+        assert bool((hp >= 0).all()) and bool((hp <= b.engine.hp_max).all())
