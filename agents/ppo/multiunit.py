@@ -41,14 +41,13 @@ from __future__ import annotations
 
 import copy
 import math
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 from torch import nn
 
+from agents.ppo.checkpoint import read_policy_file, write_policy_file
 from agents.ppo.gae import compute_gae
 from agents.ppo.network import MASKED_LOGIT, MLPBody
 
@@ -767,32 +766,12 @@ def save_policy(frozen: MultiUnitFrozenPolicy, path) -> Path:
     """Write ``frozen`` (spec, weights, version, seed) to ``path`` atomically; returns the path."""
     if not isinstance(frozen, MultiUnitFrozenPolicy):
         raise ValueError(f"frozen must be a MultiUnitFrozenPolicy, got {type(frozen).__name__}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "format": FORMAT, "format_version": FORMAT_VERSION, "spec": frozen.spec.to_dict(),
-        "weight_version": frozen.weight_version, "seed": frozen.seed,
-        "weights": {name: t.detach().cpu() for name, t in frozen.network.state_dict().items()},
-    }
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-    return path
+    return write_policy_file(path, FORMAT, frozen, FORMAT_VERSION)
 
 
 def load_policy(path, device="cpu") -> MultiUnitFrozenPolicy:
     """Read a policy written by ``save_policy``."""
-    payload = torch.load(Path(path), map_location=device, weights_only=True)
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
-        raise ValueError(f"path must point to a {FORMAT} file written by save_policy, got {path}")
-    if payload.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"path holds format version {payload.get('format_version')}, this code reads {FORMAT_VERSION}")
+    payload = read_policy_file(path, FORMAT, device, FORMAT_VERSION)
     network = MultiUnitActorCritic(MultiUnitSpec(**payload["spec"])).to(device)
     network.load_state_dict(payload["weights"])
     return MultiUnitFrozenPolicy(network, payload["weight_version"], payload["seed"])
