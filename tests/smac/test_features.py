@@ -147,3 +147,57 @@ def test_pathing_and_height_features():
     assert obs[:4].tolist() == [1, 1, 1, 1]  # the move flags look 1 ahead: (16, 8.5) is walkable
     assert obs[4:12].tolist() == [1, 0, 1, 1, 1, 0, 0, 1]
     assert obs[12:21].tolist() == [0.5, 0, 0.5, 0.5, 0.5, 0, 0, 0.5, 0.5]
+
+
+# The seed's 3s5z example at reset (agent 0, a stalker): unit positions recovered from its
+# centre-relative coordinates ((x - 16) / 28, (y - 16) / 28), and its printed feature rows.
+SEED_Y0 = 16 - 0.04244559 * 28
+SEED_ALLIES = [(9, SEED_Y0), (9, 16), (10.18848, 16), (7.5, 16.5), (8, 15.5), (8.5, 17), (9, 18), (9.5, 17)]
+SEED_ENEMIES = [(23, 16), (23, SEED_Y0), (22.5, 17), (23.5, 17), (23, 18), (21.5, 16.5), (22, 15.5), (24.18848, 16)]
+SEED_ENEMY_IS_STALKER = [1, 1, 0, 0, 0, 0, 0, 1]
+SEED_OBS_ALLY_FEATS = [
+    [1, 0.13205296, 0, 0.13205296, 1, 1, 1, 0],
+    [1, 0.18675107, 0.13205296, 0.13205296, 1, 1, 1, 0],
+    [1, 0.25094765, -0.16666667, 0.18760851, 1, 1, 0, 1],
+    [1, 0.13489823, -0.11111111, 0.0764974, 1, 1, 0, 1],
+    [1, 0.24942972, -0.05555556, 0.24316406, 1, 1, 0, 1],
+    [1, 0.35427517, 0, 0.35427517, 1, 1, 0, 1],
+    [1, 0.24942972, 0.05555556, 0.24316406, 1, 1, 0, 1],
+]
+SEED_SPECIAL_ENEMY_FEATS = [
+    [0, 1.5611506, 1.5555556, 0.13205296, 0, 1, 1, 0, 1, 0.25, 0],
+    [0, 1.5555556, 1.5555556, 0, 0, 1, 1, 0, 1, 0.25, -0.04244559],
+    [0, 1.5195818, 1.5, 0.24316406, 0, 1, 1, 1, 0, 0.23214285, 0.03571429],
+    [0, 1.629358, 1.6111112, 0.24316406, 0, 1, 1, 1, 0, 0.26785713, 0.03571429],
+    [0, 1.5953883, 1.5555556, 0.35427517, 0, 1, 1, 1, 0, 0.25, 0.07142857],
+    [0, 1.4015025, 1.3888888, 0.18760851, 0, 1, 1, 1, 0, 0.19642857, 0.01785714],
+    [0, 1.4464687, 1.4444444, 0.0764974, 0, 1, 1, 1, 0, 0.21428572, -0.01785714],
+    [0, 1.6927671, 1.6876085, 0.13205296, 0, 1, 1, 0, 1, 0.2924456, 0],
+]
+SEED_SPECIAL_OWN = [1, 0, 0, 0, 1, 1, -0.25, -0.04244559, 1, 0] + [0] * 14
+
+
+def test_reproduces_the_seeds_3s5z_example():
+    b = SMACBattle("3s5z", 1, two_player=True)
+    b.reset()
+    # our enemy order is stalkers first: the seed's enemies 0, 1, 7, then 2..6
+    order = [0, 1, 7, 2, 3, 4, 5, 6]
+    pos = SEED_ALLIES + [SEED_ENEMIES[k] for k in order]
+    b.engine.pos[0] = torch.tensor(pos, dtype=torch.float32)
+    b.state_changed()
+    assert b.action_masks()[0][0, 0].tolist() == [False] + [True] * 5 + [False] * 8  # seed: [0,1,1,1,1,1,0..0]
+    obs = b.get_obs()[0][0, 0]
+    assert obs[:4].tolist() == [1, 1, 1, 1]
+    assert obs[4:68].tolist() == [0] * 64  # no enemy within sight 9
+    assert obs[68:124].reshape(7, 8).tolist() == [pytest.approx(r, abs=1e-5) for r in SEED_OBS_ALLY_FEATS]
+    assert obs[124:].tolist() == [1, 1, 1, 0]  # own: hp, shield, stalker
+    special = b.get_special_state()[0][0, 0]
+    allies = special[:175].reshape(7, 25)
+    for row, seed_row in zip(allies.tolist(), SEED_OBS_ALLY_FEATS):
+        # [visible, dist, dx, dy, cooldown, hp, shield, centre x, centre y, type bits, last action]
+        assert row[:4] == pytest.approx(seed_row[:4], abs=1e-5) and row[4:7] == [0, 1, 1]
+        assert row[9:11] == seed_row[6:8] and row[11:] == [0] * 14
+    enemies = special[175:263].reshape(8, 11).tolist()
+    assert [enemies[order.index(k)] for k in range(8)] == [pytest.approx(r, abs=1e-5) for r in SEED_SPECIAL_ENEMY_FEATS]
+    assert special[263:287].tolist() == pytest.approx(SEED_SPECIAL_OWN, abs=1e-5)
+    assert special[287:].tolist() == [1, 0, 0, 0, 0, 0, 0, 0]
