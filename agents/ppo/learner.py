@@ -33,6 +33,7 @@ from agents.ppo.buffer import RolloutBuffer
 from agents.ppo.config import PPOConfig
 from agents.ppo.frozen import FrozenPPOPolicy
 from agents.ppo.gae import compute_gae
+from agents.ppo.resumable import ResumableLearner
 from agents.ppo.loss import ppo_loss
 from agents.ppo.network import ActorCritic, NetworkSpec, check_mask, check_obs, sample_actions
 
@@ -42,7 +43,7 @@ def derived_seed(seed: int, weight_version: int) -> int:
     return (seed * 1_000_003 + weight_version) % (2**63)
 
 
-class PPOLearner:
+class PPOLearner(ResumableLearner):
     """A PPO learner acting for ``num_envs`` games at once (``num_envs`` is fixed by the first ``act``)."""
 
     def __init__(self, obs_size: int, n_actions: int, config: PPOConfig | None = None, seed: int = 0, device="cpu"):
@@ -222,34 +223,6 @@ class PPOLearner:
             self.buffer.filled, self.buffer.pending = 0, False
         self.weight_version += 1
         self._snapshot = None
-
-    def state_dict(self) -> dict:
-        """Everything needed to resume exactly: weights, optimiser, rollout buffer and position, RNG."""
-        return copy.deepcopy({
-            "config": self.config.to_dict(),
-            "spec": self.spec.to_dict(),
-            "seed": self.seed,
-            "weight_version": self.weight_version,
-            "network": self.network.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "generator": self.generator.get_state(),
-            "buffer": None if self.buffer is None else self.buffer.state_dict(),
-        })
-
-    def load_state_dict(self, state: dict) -> None:
-        for key, mine in (("config", self.config.to_dict()), ("spec", self.spec.to_dict())):
-            if state.get(key) != mine:
-                raise ValueError(f"state[{key!r}] must match this learner's {key} {mine}, got {state.get(key)}")
-        self.network.load_state_dict(state["network"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.generator.set_state(state["generator"])
-        self.seed = int(state["seed"])
-        self.weight_version = int(state["weight_version"])
-        self._snapshot = None
-        self.buffer = None
-        if state["buffer"] is not None:
-            self._ensure_buffer(int(state["buffer"]["num_envs"]))
-            self.buffer.load_state_dict(state["buffer"])
 
     # ------------------------------------------------------------------ internals
 

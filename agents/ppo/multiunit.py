@@ -49,6 +49,7 @@ from torch import nn
 
 from agents.ppo.checkpoint import read_policy_file, write_policy_file
 from agents.ppo.gae import compute_gae
+from agents.ppo.resumable import ResumableLearner
 from agents.ppo.network import MASKED_LOGIT, MLPBody
 
 BODIES = ("mlp", "gru", "lstm")
@@ -473,7 +474,7 @@ class MultiUnitRolloutBuffer:
 
 # ---------------------------------------------------------------------------------------- learner
 
-class MultiUnitPPOLearner:
+class MultiUnitPPOLearner(ResumableLearner):
     """Parameter-shared PPO for one side of ``B`` SMAC games of ``n_agents`` units (module docstring).
 
     ``state_size``: the side's global-state size; required when ``config.centralized_value`` (then every
@@ -713,30 +714,6 @@ class MultiUnitPPOLearner:
             self.buffer.filled, self.buffer.pending = 0, False
         self.weight_version += 1
         self._snapshot = None
-
-    def state_dict(self) -> dict:
-        """Everything needed to resume exactly: weights, optimiser, rollout buffer and position, RNG."""
-        return copy.deepcopy({
-            "config": self.config.to_dict(), "spec": self.spec.to_dict(), "seed": self.seed,
-            "weight_version": self.weight_version, "network": self.network.state_dict(),
-            "optimizer": self.optimizer.state_dict(), "generator": self.generator.get_state(),
-            "buffer": None if self.buffer is None else self.buffer.state_dict(),
-        })
-
-    def load_state_dict(self, state: dict) -> None:
-        for key, mine in (("config", self.config.to_dict()), ("spec", self.spec.to_dict())):
-            if state.get(key) != mine:
-                raise ValueError(f"state[{key!r}] must match this learner's {key} {mine}, got {state.get(key)}")
-        self.network.load_state_dict(state["network"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.generator.set_state(state["generator"])
-        self.seed = int(state["seed"])
-        self.weight_version = int(state["weight_version"])
-        self._snapshot = None
-        self.buffer = None
-        if state["buffer"] is not None:
-            self._ensure_buffer(int(state["buffer"]["num_envs"]))
-            self.buffer.load_state_dict(state["buffer"])
 
     # ------------------------------------------------------------------ internals
 
