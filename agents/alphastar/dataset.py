@@ -36,9 +36,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .demonstrators import merge_actions, random_nudge
 from .network import AlphaStarActions, AlphaStarObs
 from .scalar_encoder import split_scalars
 from .smac.commander import SMACCommander
+from .smac.features import MOVE
 
 OBS_FIELDS = {
     "entities": np.float16,
@@ -99,10 +101,17 @@ def _save_npz(path: Path, arrays: dict) -> None:
 
 @torch.no_grad()
 def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | os.PathLike,
-                          games_per_chunk: int = 500, commander: SMACCommander | None = None) -> dict:
+                          games_per_chunk: int = 500, commander: SMACCommander | None = None,
+                          perturb: float = 0.0, seed: int = 0) -> dict:
     """Play seat 0 of ``battle`` (all its games at once) with ``demonstrator`` until ``num_games``
     games have finished, store them in ``out_dir`` (module docstring) and return a summary:
     games, wins, draws, losses, win_rate, decisions, bytes, bytes_per_game.
+
+    ``perturb``: probability per decision of executing ``demonstrators.random_nudge`` (a random
+    short move of one unit, seeded by ``seed``) instead of the demonstrator's action; the stored
+    label is always the demonstrator's action (state diversity with clean labels). SMAC's fixed
+    spawns make the plain demonstrators' games nearly identical (3m: 12 distinct label sequences
+    in 300 games), so ``perturb > 0`` is what makes a validation split measure generalisation.
 
     The battle must reset finished games itself (``auto_reset=True``); the opponent is whatever
     plays seat 1 (``two_player=False``: the map's scripted AI)."""
@@ -110,6 +119,8 @@ def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | o
         raise ValueError(f"num_games must be a positive int, got {num_games!r}")
     if not isinstance(games_per_chunk, int) or games_per_chunk < 1:
         raise ValueError(f"games_per_chunk must be a positive int, got {games_per_chunk!r}")
+    if not 0.0 <= perturb <= 1.0:
+        raise ValueError(f"perturb must be in [0, 1], got {perturb!r}")
     if getattr(battle, "n_seats", 1) != 1:
         raise ValueError("record_demonstrations needs a battle with two_player=False (seat 1 scripted)")
     out = Path(out_dir)
@@ -120,6 +131,7 @@ def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | o
     battle.reset()
     cmd.reset_games()
     game_of_env = torch.arange(E, device=cmd.device)  # the game id each env is playing
+    generator = torch.Generator(device=cmd.device).manual_seed(int(seed))
     next_game = E
     outcome = np.zeros(num_games, dtype=np.int8)
     finished = np.zeros(num_games, dtype=bool)
@@ -128,7 +140,11 @@ def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | o
         due = cmd.due()
         obs = cmd.observe()
         actions = demonstrator(cmd)
-        cmd.apply(actions, due)
+        executed = actions
+        if perturb > 0:
+            nudge = torch.rand(E, generator=generator, device=cmd.device) < perturb
+            executed = merge_actions(actions, random_nudge(cmd, generator), nudge & cmd.masks["available"][:, MOVE])
+        cmd.apply(executed, due)
         keep = due & (game_of_env < num_games)
         if bool(keep.any()):
             rows = _rows(obs, actions, keep, config)

@@ -178,6 +178,34 @@ class KitingDemonstrator(FocusFireDemonstrator):
 DEMONSTRATORS = {"focus_fire": FocusFireDemonstrator, "kiting": KitingDemonstrator}
 
 
+def random_nudge(cmd, generator: torch.Generator, radius: float = 4.0) -> AlphaStarActions:
+    """A legal perturbation command for every game: move one random own unit to the walkable cell
+    nearest a uniform random point within ``radius`` of it (queued 0, delay 0). The recorder executes
+    it instead of the demonstrator's action now and then, so that the demonstrations visit states the
+    deterministic demonstrator alone never reaches, while the label stays the demonstrator's choice."""
+    side, masks = cmd.side, cmd.masks
+    E, n = cmd.num_envs, side.n
+    movable = masks["selectable"][:, MOVE, :n]
+    weights = movable.float() + (~movable.any(-1, keepdim=True)).float()  # a game with none: any (unused)
+    unit = torch.multinomial(weights, 1, generator=generator).squeeze(-1)
+    pos = side.positions()[torch.arange(E, device=side.device), unit]
+    offset = (torch.rand(E, 2, generator=generator, device=side.device) * 2 - 1) * radius
+    rules = _Rules(E, cmd.max_selected_units, side.device)
+    units = torch.nn.functional.one_hot(unit, n).bool()
+    rules.fire(movable.any(-1), MOVE, units=units, location=_walkable_cell(side, pos + offset), delay=0)
+    return rules.actions()
+
+
+def merge_actions(first: AlphaStarActions, second: AlphaStarActions, use_second: torch.Tensor) -> AlphaStarActions:
+    """Per game: ``second`` where ``use_second`` (E,) is true, else ``first``."""
+    out = {}
+    for name in ("action_type", "delay", "queued", "selected_units", "target_unit", "location"):
+        a, b = getattr(first, name), getattr(second, name)
+        w = use_second.view(-1, *([1] * (a.dim() - 1)))
+        out[name] = torch.where(w, b, a)
+    return AlphaStarActions(**out)
+
+
 def make_demonstrator(name: str):
     """The demonstrator called ``name`` (``DEMONSTRATORS``); raises ``ValueError`` otherwise."""
     if name not in DEMONSTRATORS:

@@ -7,7 +7,8 @@
     window of a game to the next (``DemonstrationDataset.lanes``) and reset where a game begins.
 
 ``run_sl(map_name, quick, out, seed)`` does the whole pipeline: record ``num_games`` demonstrator
-games against the map's scripted AI (its win rate is ``demonstrator_win_rate``), hold out a
+games against the map's scripted AI (its win rate is ``demonstrator_win_rate``; with
+``perturb > 0`` the recorded games are perturbed, so that rate comes from separate clean games), hold out a
 validation split of games, train, measure per-head accuracy on the validation games, play the
 trained policy against the scripted AI (``win_rate_vs_scripted``) and write
 ``out/sl_metrics.json`` and ``out/sl_checkpoint.pt`` (the network's ``state_dict`` and config).
@@ -48,7 +49,8 @@ QUICK_NETWORK = dict(
 class SLConfig:
     """Every setting of the SL pipeline (``run_sl``). ``network``: overrides of ``AlphaStarConfig``
     sizes (the map-dependent ones come from ``commander_config``); ``grid``: the commander's
-    spatial/location grid; ``max_train_seconds`` stops training early (None: run every epoch)."""
+    spatial/location grid; ``max_train_seconds`` stops training early (None: run every epoch);
+    ``perturb``: the recorder's probability of a random nudge per decision (``record_demonstrations``)."""
 
     map_name: str = "3m"
     demonstrator: str = "focus_fire"
@@ -63,6 +65,7 @@ class SLConfig:
     grad_clip: float = 0.5
     eval_games: int = 200
     eval_temperature: float = 0.5
+    perturb: float = 0.0
     grid: int = 32
     network: dict = field(default_factory=dict)
 
@@ -73,6 +76,8 @@ class SLConfig:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
         if self.num_games < 2:
             raise ValueError(f"num_games must be >= 2 (train and validation games), got {self.num_games}")
+        if not 0.0 <= self.perturb <= 1.0:
+            raise ValueError(f"perturb must be in [0, 1], got {self.perturb!r}")
         if not 0.0 < self.validation_fraction < 1.0:
             raise ValueError(f"validation_fraction must be in (0, 1), got {self.validation_fraction!r}")
         for name in ("learning_rate", "grad_clip", "eval_temperature"):
@@ -186,6 +191,27 @@ def play_vs_scripted(net: AlphaStarNet, battle, num_games: int, temperature: flo
             "loss_rate": (games - wins - draws) / games}
 
 
+@torch.no_grad()
+def play_demonstrator(battle, demonstrator, num_games: int) -> dict:
+    """The demonstrator alone (no perturbation) on seat 0 of ``battle`` against the scripted AI:
+    win/draw/loss rates over the first ``num_games`` games to end."""
+    cmd = SMACCommander(battle, 0)
+    battle.reset()
+    wins = draws = games = 0
+    while games < num_games:
+        due = cmd.due()
+        cmd.observe()
+        cmd.apply(demonstrator(cmd), due)
+        _, _, done, info = battle.step([cmd.unit_actions()])
+        cmd.reset_games(done)
+        ended = torch.nonzero(done).flatten()[: num_games - games]
+        wins += int(info["battle_won"][0][ended].sum())
+        draws += int(info["draw"][ended].sum())
+        games += len(ended)
+    return {"games": games, "win_rate": wins / games, "draw_rate": draws / games,
+            "loss_rate": (games - wins - draws) / games}
+
+
 def count_parameters(net: torch.nn.Module) -> int:
     return sum(p.numel() for p in net.parameters())
 
@@ -209,12 +235,18 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
     battle = SMACBattle(map_name, config.num_envs, two_player=False, seed=seed)
     commander = SMACCommander(battle, 0, CommanderConfig(grid=config.grid))
     net_config = commander.network_config(**config.network)
-    summary = record_demonstrations(battle, make_demonstrator(config.demonstrator), config.num_games,
-                                    out / "demonstrations", commander=commander)
+    demonstrator = make_demonstrator(config.demonstrator)
+    summary = record_demonstrations(battle, demonstrator, config.num_games, out / "demonstrations",
+                                    commander=commander, perturb=config.perturb, seed=seed)
     t_record = time.perf_counter() - t0
+    if config.perturb > 0:  # the recorded games were perturbed: measure the demonstrator on its own
+        clean = play_demonstrator(SMACBattle(map_name, config.num_envs, two_player=False, seed=seed + 1),
+                                  demonstrator, config.eval_games)
+    else:
+        clean = {k: summary[k] for k in ("games", "win_rate")}
     log(f"recorded {summary['games']} games ({summary['decisions']} decisions, "
-        f"{summary['bytes_per_game']:.0f} bytes/game, demonstrator win rate {summary['win_rate']:.3f}) "
-        f"in {t_record:.0f}s")
+        f"{summary['bytes_per_game']:.0f} bytes/game, win rate {summary['win_rate']:.3f}; "
+        f"demonstrator alone {clean['win_rate']:.3f}) in {t_record:.0f}s")
 
     dataset = DemonstrationDataset(out / "demonstrations", net_config)
     train_games, val_games = dataset.split(config.validation_fraction, seed=seed)
@@ -222,7 +254,7 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
     history = train_sl(net, dataset, train_games, config, seed=seed, log=log)
     t_train = time.perf_counter() - t0 - t_record
     validation = evaluate_sl(net, dataset, val_games, config.batch_size, config.seq_len)
-    log(f"validation: " + ", ".join(f"{k} {v:.3f}" for k, v in validation.items() if k.endswith("accuracy")))
+    log("validation: " + ", ".join(f"{k} {v:.3f}" for k, v in validation.items() if k.endswith("accuracy")))
 
     eval_battle = SMACBattle(map_name, min(config.num_envs, config.eval_games), two_player=False, seed=seed + 1)
     play = play_vs_scripted(net, eval_battle, config.eval_games, config.eval_temperature, seed=seed)
@@ -242,7 +274,8 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
         "validation": validation,
         "win_rate_vs_scripted": play["win_rate"],
         "sl_policy_eval": play,
-        "demonstrator_win_rate": summary["win_rate"],
+        "demonstrator_win_rate": clean["win_rate"],
+        "demonstrator_eval": clean,
         "demonstrations": summary,
         "train_history": history,
         "parameters": count_parameters(net),

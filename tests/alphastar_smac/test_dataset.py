@@ -9,6 +9,7 @@ import torch
 from agents.alphastar.dataset import DemonstrationDataset, record_demonstrations
 from agents.alphastar.demonstrators import FocusFireDemonstrator, KitingDemonstrator, make_demonstrator
 from agents.alphastar.smac import CommanderConfig, SMACCommander
+from agents.alphastar.smac.features import COLUMN
 from envs.smac import SMACBattle
 
 
@@ -90,6 +91,23 @@ def test_kiting_runs_from_a_melee_threat_while_cooling_down():
     cmd.apply(kite, cmd.due())  # the demonstrators' actions pass the commander's checks
 
 
+def test_perturbed_recording_keeps_demonstrator_labels_and_is_seeded(tmp_path):
+    def record(seed, name):
+        battle = SMACBattle("3m", num_envs=2, two_player=False, seed=0)
+        cmd = SMACCommander(battle, 0, CommanderConfig(grid=8))
+        record_demonstrations(battle, FocusFireDemonstrator(), 2, tmp_path / name, commander=cmd, perturb=0.5,
+                              seed=seed)
+        return DemonstrationDataset(tmp_path / name)
+
+    a, b, c = record(1, "a"), record(1, "b"), record(2, "c")
+    assert all(np.array_equal(a.data[k], b.data[k]) for k in a.data)  # same seed, same data
+    assert a.num_steps != c.num_steps or not np.array_equal(a.data["entities"], c.data["entities"])
+    # the nudges are moves; focus fire on 3m never moves: the labels are the demonstrator's
+    assert not (a.data["action_type"] == 2).any()
+    # a nudged unit shows an executed move order in a later decision's features
+    assert (a.data["entities"][:, :3, COLUMN["order"] + 2] > 0).any()
+
+
 def test_bad_arguments(tmp_path):
     battle = SMACBattle("3m", num_envs=1, two_player=False, seed=0)
     with pytest.raises(ValueError, match="demonstrator"):
@@ -98,6 +116,8 @@ def test_bad_arguments(tmp_path):
         KitingDemonstrator(cooling=1.5)
     with pytest.raises(ValueError, match="num_games"):
         record_demonstrations(battle, FocusFireDemonstrator(), 0, tmp_path)
+    with pytest.raises(ValueError, match="perturb"):
+        record_demonstrations(battle, FocusFireDemonstrator(), 1, tmp_path, perturb=2.0)
     with pytest.raises(ValueError, match="two_player"):
         record_demonstrations(SMACBattle("3m", num_envs=1), FocusFireDemonstrator(), 1, tmp_path)
     with pytest.raises(ValueError, match="meta.json"):

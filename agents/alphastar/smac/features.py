@@ -138,7 +138,7 @@ class SideFeatures:
         self.is_own = torch.arange(self.N, device=dev) < self.n
         index = torch.arange(self.N, device=dev)
         self.slot = torch.where(self.is_own, index, index - self.n).float() / max(self.n, self.m)
-        own, enemy = self.own, self.enemy
+        own = self.own
         self.heals = eng.heals[own]
         self.armed = eng.armed[own] & ~self.heals
         self.is_bio = eng.is_bio[own]
