@@ -119,6 +119,11 @@ class OpponentEnv(gym.Env):
     ``env``: a two-seat environment with ``num_envs == 1`` (e.g. ``envs.rps.RirRPS(1, seed=0)``);
     ``session``: the ``SelfPlaySession`` whose Ω picks the opponent at every ``reset()``;
     ``learner_seat``: 0, 1 or ``"random"`` (drawn per episode).
+    Matrix games give a ``Box(obs_size)`` observation and a ``Discrete`` action; SMAC sides give
+    ``Box(units, obs_size)`` and ``MultiDiscrete`` (one action per unit), with the legal actions in
+    ``info["action_mask"]`` / ``action_masks()`` — an illegal action raises ``ValueError`` (the engine
+    never swaps it for another), so Gymnasium's ``check_env``, which steps random actions, applies to
+    the matrix-game view only.
     """
 
     metadata = {"render_modes": []}
@@ -131,13 +136,28 @@ class OpponentEnv(gym.Env):
         self.env = env
         self.session = session
         self.learner_seat = learner_seat
-        self.observation_space = gym.spaces.Box(0.0, 1.0, (env.obs_size,), dtype=np.float32)
-        self.action_space = gym.spaces.Discrete(env.n_actions)
+        # matrix games: one obs vector, one action; SMAC sides: (units, obs) and one action per unit
+        self.multi_unit = isinstance(env.obs_size, (list, tuple))
+        if self.multi_unit:
+            if env.obs_size[0] != env.obs_size[-1] or env.n_agents[0] != env.n_agents[-1]:
+                raise ValueError("the Gymnasium view needs both sides alike (a symmetric map); got "
+                                 f"obs sizes {env.obs_size} and units {env.n_agents}")
+            units, size, actions = env.n_agents[0], env.obs_size[0], env.n_actions[0]
+            self.observation_space = gym.spaces.Box(-np.inf, np.inf, (units, size), dtype=np.float32)
+            self.action_space = gym.spaces.MultiDiscrete([actions] * units)
+        else:
+            self.observation_space = gym.spaces.Box(0.0, 1.0, (env.obs_size,), dtype=np.float32)
+            self.action_space = gym.spaces.Discrete(env.n_actions)
         self._seat = 0
         self._obs: list | None = None
         self._opp_state = None
         self._steps = 0
         self._start = True
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal actions now (bool; SMAC: one row per unit) — also in ``info["action_mask"]``,
+        and under this name for maskable trainers (sb3-contrib's MaskablePPO). An illegal action raises."""
+        return self.env.action_masks()[self._seat][0].cpu().numpy()
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -151,27 +171,31 @@ class OpponentEnv(gym.Env):
         self._obs = self.env.reset()
         self._steps = 0
         self._start = True
-        return self._learner_obs(), {"opponent": opponent.id, "learner_seat": self._seat}
+        return self._learner_obs(), {"opponent": opponent.id, "learner_seat": self._seat,
+                                     "action_mask": self.action_masks()}
 
     def step(self, action):
         if self._obs is None:
             raise ValueError("call reset() before step()")
-        if not self.action_space.contains(int(action)):
-            raise ValueError(f"action must be in [0, {self.action_space.n - 1}], got {action!r}")
+        action = np.asarray(action, dtype=np.int64) if self.multi_unit else int(action)
+        if not self.action_space.contains(action):
+            raise ValueError(f"action must lie in {self.action_space}, got {action!r}")
         opp_seat = 1 - self._seat
         masks = self.env.action_masks()
         start = torch.tensor([self._start])
         opp_action, self._opp_state, _ = self.session.opponent.policy.act(
             self._obs[opp_seat], self._opp_state, masks[opp_seat], start)
         actions = [None, None]
-        actions[self._seat] = torch.tensor([int(action)])
-        actions[opp_seat] = torch.as_tensor(opp_action).reshape(1).long()
+        actions[self._seat] = torch.as_tensor(action).reshape((1,) + np.shape(action)).long()
+        actions[opp_seat] = torch.as_tensor(opp_action).reshape(actions[self._seat].shape).long()
         self._obs, rewards, done, info = self.env.step(actions)
         self._steps += 1
         self._start = False
         reward = float(rewards[self._seat][0])
         terminated = bool(done[0])
         out_info: dict = {}
+        if not terminated:
+            out_info["action_mask"] = self.action_masks()
         if terminated:
             winner, draw = int(info["winner"][0]), bool(info["draw"][0])
             outcome = 0.5 if draw else float(winner == self._seat)

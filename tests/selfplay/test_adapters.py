@@ -138,3 +138,25 @@ def test_hand_written_reinforce_through_the_callback_api_learns_to_exploit_histo
     mixture = sum(p * session.menagerie[i].policy.probs for i, p in omega.items())
     rps = np.array([[0, -1, 1], [1, 0, -1], [-1, 1, 0]])
     assert torch.softmax(logits, 0).detach().numpy() @ rps @ mixture > 0.05
+
+
+def test_opponent_env_over_a_smac_battle_exposes_masks_and_rejects_illegal_actions():
+    from envs.smac import FocusFirePolicy, SMACBattle
+
+    battle = SMACBattle("3m", 1, mirror=True, seed=0)
+    session = SelfPlaySession("delta-uniform:delta=0", FocusFirePolicy.for_battle(battle, seat=1), seed=0)
+    env = OpponentEnv(battle, session)
+    obs, info = env.reset(seed=1)
+    assert env.observation_space.contains(obs) and obs.shape == (3, 30)
+    assert info["action_mask"].shape == (3, 9) and (env.action_masks() == info["action_mask"]).all()
+    terminated, steps = False, 0
+    while not terminated:
+        mask = info["action_mask"]
+        action = np.array([np.flatnonzero(row)[-1] for row in mask])  # a legal action per unit
+        obs, reward, terminated, truncated, info = env.step(action)
+        steps += 1
+    assert info["outcome"] in (0.0, 0.5, 1.0) and 1 <= steps <= battle.episode_limit
+    assert session.payoff.games("learner", 0) >= 1
+    with pytest.raises(ValueError, match="action"):
+        env.reset()
+        env.step(np.array([99, 0, 0]))
