@@ -160,3 +160,22 @@ def test_opponent_env_over_a_smac_battle_exposes_masks_and_rejects_illegal_actio
     with pytest.raises(ValueError, match="action"):
         env.reset()
         env.step(np.array([99, 0, 0]))
+
+
+def test_psro_through_the_session_with_an_evaluator_built_on_play_matches():
+    from selfplay import make_scheme
+
+    def evaluate(entry, opponents, matches):
+        policies = [entry.policy] + [o.policy for o in opponents]
+        pairs = np.array([[0, j + 1] for j in range(len(opponents))])
+        return play_matches("rirrps", policies, pairs, matches, seed=0).mean(axis=1)
+
+    scheme = make_scheme("psro:window=5,threshold=0.8,matches_per_pair=6", evaluate=evaluate)
+    session = SelfPlaySession(scheme, always(0), seed=0)  # the initial policy plays Rock
+    session.on_policy_update(always(1))  # the learner found Paper
+    for _ in range(5):
+        assert session.on_episode_start().id == 0
+        session.on_episode_end(1)
+    assert len(session.menagerie) == 2  # beaten the mixture 5/5 ≥ 0.8: Paper entered
+    np.testing.assert_allclose(scheme.meta_matrix([0, 1]), [[0.5, 0.0], [1.0, 0.5]])
+    assert scheme.distribution(session.menagerie) == {1: 1.0}  # the meta-Nash is pure Paper
