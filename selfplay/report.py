@@ -128,7 +128,8 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
         f"Environment `{config.env}`; agents {', '.join(f'`{a}`' for a in config.agents)}; "
         f"{config.episodes} episodes per run; seeds {config.seeds}; {config.checkpoints} evaluation checkpoints "
         f"per run; {config.matches} matches per pair (both seats). PPO overrides: `{config.ppo}`.",
-        f"Training took {train_seconds:.0f} s, everything {total_seconds:.0f} s.",
+        f"Training: {summary['seconds'].sum():.0f} s summed over the runs (in parallel processes); this invocation "
+        f"took {train_seconds:.0f} s to train (finished runs are resumed, not retrained) and {total_seconds:.0f} s in all.",
         "",
         "## Summary",
         "",
@@ -169,7 +170,7 @@ def _markdown_table(df: pd.DataFrame) -> str:
 
 def _fmt(x: Any) -> str:
     if isinstance(x, (float, np.floating)):
-        return f"{x:.3f}"
+        return f"{x:.0f}" if float(x).is_integer() and abs(x) >= 1 else f"{x:.3f}"
     return str(x)
 
 
