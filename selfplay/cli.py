@@ -130,8 +130,11 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    import torch
+
     from selfplay.compare import evaluate_run_dir
 
+    torch.set_num_threads(1)
     summary = evaluate_run_dir(args.run_dir, matches=args.matches, seed=args.seed)
     for key, value in summary.items():
         print(f"{key}: {value}")

@@ -172,7 +172,10 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
     """Run the whole comparison into ``out``; returns the path of ``report.md``."""
     import os
 
+    import torch
+
     config.validate()
+    torch.set_num_threads(1)  # small networks: one thread per process (runs and evaluations go in parallel)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out / "compare_config.json", asdict(config))
