@@ -65,7 +65,7 @@ class SLConfig:
     grad_clip: float = 0.5
     eval_games: int = 200
     eval_temperature: float = 0.5
-    perturb: float = 0.0
+    perturb: float = 0.2
     grid: int = 32
     network: dict = field(default_factory=dict)
 
