@@ -56,6 +56,12 @@ class TrainConfig:
             v = getattr(self, name)
             if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.env.startswith("smac:"):
+            from selfplay.registry import smac_map_is_symmetric
+
+            if not smac_map_is_symmetric(self.env.split(":", 1)[1]):
+                raise ValueError(f"env {self.env!r} is an asymmetric map: self-play there needs a learner per side, "
+                                 "which the loop does not have yet; use a symmetric map (3m, 8m, 2s3z, 3s5z, MMM, ...)")
         if self.checkpoints > self.episodes:
             raise ValueError(f"checkpoints ({self.checkpoints}) must not exceed episodes ({self.episodes})")
 

@@ -156,3 +156,10 @@ def test_self_play_on_smac_3m_runs_through_the_generic_loop(tmp_path):
     assert result.episodes == 64 and result.menagerie_size == 65 and result.updates >= 1
     seats = {m["learner_seat"] for m in read_matches(tmp_path)}
     assert seats == {"0", "1"}
+
+
+def test_asymmetric_smac_maps_are_refused_with_a_clear_error():
+    with pytest.raises(ValueError, match="asymmetric"):
+        TrainConfig(env="smac:2m_vs_1z")
+    with pytest.raises(ValueError, match="unknown SMAC map"):
+        TrainConfig(env="smac:4m")
