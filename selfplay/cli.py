@@ -186,7 +186,8 @@ def cmd_sl(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(1)
     metrics = run_sl(args.env.split(":", 1)[1], quick=args.quick, out=args.out, seed=args.seed)
-    print(f"sl_metrics: {metrics}")
+    keys = ("action_type_accuracy", "win_rate_vs_scripted", "demonstrator_win_rate")
+    print(", ".join(f"{k} {metrics[k]:.3f}" for k in keys) + f"; metrics and checkpoint in {args.out}")
     return 0
 
 
