@@ -61,3 +61,10 @@ def test_compare_on_smac_reports_win_rates_against_the_scripted_ai(tmp_path):
     vs = pd.read_csv(tmp_path / "runs" / "ppo-mlp" / "naive-s0" / "evaluation" / "vs_scripted.csv")
     assert list(vs.columns) == ["checkpoint", "win_rate_vs_scripted"] and len(vs) == 2
     assert "vs_scripted_final" in (tmp_path / "report.md").read_text()
+
+
+def test_sl_and_league_commands_validate_their_environment(capsys):
+    assert main(["sl", "--env", "rirrps", "--out", "/tmp/never"]) == 2
+    assert "smac:MAP" in capsys.readouterr().err
+    assert main(["league", "--env", "smac:nowhere", "--out", "/tmp/never"]) == 2
+    assert "unknown SMAC map" in capsys.readouterr().err
