@@ -327,5 +327,22 @@ class AlphaStarConfig:
         sizes.update(overrides)
         return cls(**sizes)
 
+    @classmethod
+    def tiny(cls, **overrides) -> "AlphaStarConfig":
+        """A reduced size for tests and smoke runs (16² map, d_model 32, LSTM 48)."""
+        sizes = dict(
+            spatial_size=16,
+            spatial_downsample_channels=(8, 8),
+            spatial_stem_channels=8,
+            entity_d_model=32,
+            entity_ff_size=64,
+            autoregressive_embedding_size=64,
+            max_selected_units=4,
+            location_resolution=16,
+            lstm_size=48,
+        )
+        sizes.update(overrides)
+        return cls(**sizes)
+
     def replace(self, **changes) -> "AlphaStarConfig":
         return replace(self, **changes)

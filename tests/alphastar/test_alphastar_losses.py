@@ -333,17 +333,7 @@ def test_entropy_normalised_by_legal_choices_and_step_raises_it():
 # ---------------------------------------------------------------------------------------------
 # combined loss on real network outputs
 
-SMALL = AlphaStarConfig(
-    spatial_size=16,
-    spatial_downsample_channels=(8, 8),
-    spatial_stem_channels=8,
-    entity_d_model=32,
-    entity_ff_size=64,
-    autoregressive_embedding_size=64,
-    max_selected_units=4,
-    location_resolution=16,
-    lstm_size=48,
-)
+SMALL = AlphaStarConfig.tiny()
 
 
 def test_combined_loss_on_network_outputs():

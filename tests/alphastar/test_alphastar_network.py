@@ -11,17 +11,7 @@ from agents.alphastar import HEADS, ActionTypeSpec, AlphaStarActions, AlphaStarC
 from agents.alphastar.synthetic import random_obs
 
 # A reduced config keeps the suite fast; the default (small) size is exercised in the shape test.
-SMALL = AlphaStarConfig(
-    spatial_size=16,
-    spatial_downsample_channels=(8, 8),
-    spatial_stem_channels=8,
-    entity_d_model=32,
-    entity_ff_size=64,
-    autoregressive_embedding_size=64,
-    max_selected_units=6,
-    location_resolution=16,
-    lstm_size=48,
-)
+SMALL = AlphaStarConfig.tiny(max_selected_units=6)
 
 
 def _net(config=SMALL, seed=0):

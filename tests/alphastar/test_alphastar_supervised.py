@@ -10,17 +10,7 @@ from agents.alphastar import HEADS, AlphaStarConfig, AlphaStarNet
 from agents.alphastar.supervised import per_head_accuracy, supervised_loss
 from agents.alphastar.synthetic import random_obs
 
-SMALL = AlphaStarConfig(
-    spatial_size=16,
-    spatial_downsample_channels=(8, 8),
-    spatial_stem_channels=8,
-    entity_d_model=32,
-    entity_ff_size=64,
-    autoregressive_embedding_size=64,
-    max_selected_units=4,
-    location_resolution=16,
-    lstm_size=48,
-)
+SMALL = AlphaStarConfig.tiny()
 
 
 def test_supervised_loss_is_masked_cross_entropy_and_learning_reduces_it():
