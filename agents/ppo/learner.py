@@ -33,7 +33,7 @@ from agents.ppo.buffer import RolloutBuffer
 from agents.ppo.config import PPOConfig
 from agents.ppo.frozen import FrozenPPOPolicy
 from agents.ppo.gae import compute_gae
-from agents.ppo.resumable import ResumableLearner
+from agents.ppo.learner_base import PPOLearnerBase
 from agents.ppo.loss import ppo_loss
 from agents.ppo.network import ActorCritic, NetworkSpec, check_mask, check_obs, sample_actions
 
@@ -43,7 +43,7 @@ def derived_seed(seed: int, weight_version: int) -> int:
     return (seed * 1_000_003 + weight_version) % (2**63)
 
 
-class PPOLearner(ResumableLearner):
+class PPOLearner(PPOLearnerBase):
     """A PPO learner acting for ``num_envs`` games at once (``num_envs`` is fixed by the first ``act``)."""
 
     def __init__(self, obs_size: int, n_actions: int, config: PPOConfig | None = None, seed: int = 0, device="cpu"):
@@ -110,20 +110,6 @@ class PPOLearner(ResumableLearner):
         action, log_prob = sample_actions(logits, self.generator)
         self.buffer.store_action(obs, mask, episode_start, state, action, log_prob, value)
         return action, new_state, {"log_prob": log_prob, "value": value, "logits": logits}
-
-    def record(self, reward, done) -> None:
-        """The reward of the step just acted and whether it ended each game (``(num_envs,)`` each)."""
-        if self.buffer is None or not self.buffer.pending:
-            raise RuntimeError("record() must follow an act() of the learner")
-        n = self.buffer.num_envs
-        reward = torch.as_tensor(reward, dtype=torch.float32, device=self.device)
-        done = torch.as_tensor(done, dtype=torch.bool, device=self.device)
-        if reward.shape != (n,) or done.shape != (n,):
-            raise ValueError(f"reward and done must have shape ({n},), got {tuple(reward.shape)} and {tuple(done.shape)}")
-        self.buffer.store_outcome(reward, done)
-
-    def ready(self) -> bool:
-        return self.buffer is not None and self.buffer.full
 
     # ------------------------------------------------------------------ learning
 

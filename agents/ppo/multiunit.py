@@ -49,7 +49,7 @@ from torch import nn
 
 from agents.ppo.checkpoint import read_policy_file, write_policy_file
 from agents.ppo.gae import compute_gae
-from agents.ppo.resumable import ResumableLearner
+from agents.ppo.learner_base import PPOLearnerBase
 from agents.ppo.network import MASKED_LOGIT, MLPBody
 
 BODIES = ("mlp", "gru", "lstm")
@@ -474,7 +474,7 @@ class MultiUnitRolloutBuffer:
 
 # ---------------------------------------------------------------------------------------- learner
 
-class MultiUnitPPOLearner(ResumableLearner):
+class MultiUnitPPOLearner(PPOLearnerBase):
     """Parameter-shared PPO for one side of ``B`` SMAC games of ``n_agents`` units (module docstring).
 
     ``state_size``: the side's global-state size; required when ``config.centralized_value`` (then every
@@ -571,21 +571,6 @@ class MultiUnitPPOLearner(ResumableLearner):
         last = nn.functional.one_hot(action, spec.n_actions).float()
         new_state = (last, *new_actor_rnn, *(h.view(B, U, -1) for h in new_critic_rnn))
         return action, new_state, {"log_prob": log_prob, "value": value, "logits": logits}
-
-    def record(self, reward, done) -> None:
-        """The team reward of the step just acted and whether it ended each game (``(B,)`` each)."""
-        if self.buffer is None or not self.buffer.pending:
-            raise RuntimeError("record() must follow an act() of the learner")
-        n = self.buffer.num_envs
-        reward = torch.as_tensor(reward, dtype=torch.float32, device=self.device)
-        done = torch.as_tensor(done, device=self.device)
-        if tuple(reward.shape) != (n,) or tuple(done.shape) != (n,):
-            raise ValueError(f"reward and done must have shape ({n},), "
-                             f"got {tuple(reward.shape)} and {tuple(done.shape)}")
-        self.buffer.store_outcome(reward, done.bool())
-
-    def ready(self) -> bool:
-        return self.buffer is not None and self.buffer.full
 
     # ------------------------------------------------------------------ learning
 

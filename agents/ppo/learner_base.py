@@ -1,14 +1,32 @@
-"""Exact resumption for the PPO learners (one-unit and multi-unit alike)."""
+"""What the PPO learners (one-unit and multi-unit) share: recording outcomes and exact resumption."""
 
 from __future__ import annotations
 
 import copy
 
+import torch
 
-class ResumableLearner:
-    """``state_dict`` / ``load_state_dict`` over what a PPO learner holds: ``config`` and ``spec``
-    (checked on load), ``seed``, ``weight_version``, ``network``, ``optimizer``, the sampling
-    ``generator`` and the rollout ``buffer`` with its position (rebuilt by ``_ensure_buffer``)."""
+
+class PPOLearnerBase:
+    """``record`` / ``ready`` on the rollout ``buffer``, and ``state_dict`` / ``load_state_dict`` over what
+    a PPO learner holds: ``config`` and ``spec`` (checked on load), ``seed``, ``weight_version``,
+    ``network``, ``optimizer``, the sampling ``generator`` and the ``buffer`` with its position (rebuilt
+    by ``_ensure_buffer``)."""
+
+    def record(self, reward, done) -> None:
+        """The (team) reward of the step just acted and whether it ended each game, ``(num_envs,)`` each."""
+        if self.buffer is None or not self.buffer.pending:
+            raise RuntimeError("record() must follow an act() of the learner")
+        n = self.buffer.num_envs
+        reward = torch.as_tensor(reward, dtype=torch.float32, device=self.device)
+        done = torch.as_tensor(done, device=self.device)
+        if tuple(reward.shape) != (n,) or tuple(done.shape) != (n,):
+            raise ValueError(f"reward and done must have shape ({n},), got {tuple(reward.shape)} and {tuple(done.shape)}")
+        self.buffer.store_outcome(reward, done.bool())
+
+    def ready(self) -> bool:
+        """The rollout is full (one step past the horizon, whose value bootstraps the update)."""
+        return self.buffer is not None and self.buffer.full
 
     def state_dict(self) -> dict:
         """Everything needed to resume exactly: weights, optimiser, rollout buffer and position, RNG."""
