@@ -60,15 +60,17 @@ def test_opponent_env_passes_gymnasium_checks_and_scores_games():
     assert session.payoff.games("learner", 0) >= 1 and session.payoff.win_rate("learner", 0) > 0.5
 
 
-def test_stable_baselines3_ppo_trains_under_limit_uniform_through_the_gym_adapter():
+def test_stable_baselines3_ppo_trains_under_limit_uniform_through_the_gym_adapter(tmp_path):
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.logger import configure
 
     torch.set_num_threads(1)
     session = SelfPlaySession("delta-limit-uniform:delta=0", PolicyWrapper(lambda o: np.random.default_rng(0).integers(3, size=len(o))), seed=0)
     env = OpponentEnv(RirRPS(1, seed=0), session)
     model = PPO("MlpPolicy", env, n_steps=100, batch_size=50, n_epochs=2, seed=0, device="cpu",
                 policy_kwargs={"net_arch": [32, 32]})
+    model.set_logger(configure(str(tmp_path), []))  # no SB3-<date> folders left in the system temp dir
 
     class OnUpdate(BaseCallback):
         """After every PPO update, hand the session a frozen copy of the new policy."""
