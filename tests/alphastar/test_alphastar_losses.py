@@ -296,7 +296,7 @@ def test_kl_hand_computed_gradient_through_target_only_and_step_reduces_it():
     assert float(policy_kl_loss(stepped, sl, used, pick_mask).detach()) < float(loss.detach())
     # step mask is applied, not inverted: a masked step contributes nothing
     masked = policy_kl_loss(target, sl, used, pick_mask, mask=torch.tensor([[False]]))
-    assert float(masked) == 0.0
+    assert float(masked.detach()) == 0.0
 
 
 def test_kl_directions():
