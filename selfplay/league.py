@@ -289,6 +289,10 @@ class LeaguePlayerScheme(Scheme):
     def distribution(self, menagerie: Menagerie | None = None, payoff: Payoff | None = None) -> Distribution:
         return self.league.distribution(self.player)
 
+    def sample_many(self, menagerie, n, payoff=None, rng=None):
+        raise ValueError("a league player's opponents include live players (keys that are player names), which are "
+                         "not menagerie entries: draw with sample_key() or AlphaStarLeague.get_match()")
+
     def sample_key(self, rng: np.random.Generator | None = None) -> Hashable:
         return self.league.get_match(self.player, rng if rng is not None else self._rng)
 

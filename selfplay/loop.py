@@ -50,7 +50,8 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_env_name(self.env)
-        make_scheme(self.scheme)  # validates the spec string
+        if not isinstance(make_scheme(self.scheme), Scheme):  # validates the spec string too
+            raise ValueError(f"scheme {self.scheme!r} trains several learners: use `selfplay league` (LeagueTrainer)")
         agent_kit(self.agent)
         for name in ("episodes", "num_envs", "checkpoints"):
             v = getattr(self, name)

@@ -153,3 +153,16 @@ def test_league_from_spec_string_and_bad_input():
         LeagueConfig(main=0)
     with pytest.raises(ValueError, match="player"):
         league.distribution("nobody")
+
+
+def test_league_player_view_refuses_menagerie_sampling_and_trainer_refuses_league_spec():
+    league = make_league()
+    view = league.scheme_for("main_0")
+    assert view.distribution() == league.distribution("main_0")
+    assert view.sample_key(np.random.default_rng(0)) in league.distribution("main_0")
+    with pytest.raises(ValueError, match="live players"):
+        view.sample_many(league.menagerie, 3)
+    from selfplay.loop import TrainConfig
+
+    with pytest.raises(ValueError, match="selfplay league"):
+        TrainConfig(scheme="league")
