@@ -11,7 +11,6 @@ Outputs: ``DIR/runs/<agent>/<scheme>-s<seed>/`` (each a resumable run directory)
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -21,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from selfplay.io import atomic_write_json, atomic_write_text
+from selfplay.io import atomic_write_json
 from selfplay.loop import TrainConfig, train
 from selfplay.menagerie import Menagerie
 from selfplay.registry import agent_kit, check_env_name, is_smac

@@ -10,7 +10,6 @@ forward pass (``stack_policies``) or, without one, one pass per distinct policy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np

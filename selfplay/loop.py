@@ -13,11 +13,9 @@ flight at the kill are abandoned (they were never counted), and the run ends wit
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
