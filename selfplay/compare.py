@@ -68,6 +68,11 @@ class CompareConfig:
 
     def validate(self) -> None:
         check_env_name(self.env)
+        from selfplay.loop import is_two_sided
+
+        if is_two_sided(self.env):
+            raise ValueError(f"compare needs a symmetric game; {self.env!r} is asymmetric: train and evaluate its "
+                             "runs one by one (`selfplay train` / `selfplay evaluate` use a learner per side)")
         for agent in self.agents:
             agent_kit(agent)
         for spec in self.schemes:
@@ -136,6 +141,10 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     from selfplay.evaluate import evaluate_population
 
     run = RunDir(run_dir)
+    if (run.checkpoints / "side0").exists():  # a learner per side (asymmetric map)
+        from selfplay.two_sided import evaluate_two_sided
+
+        return evaluate_two_sided(run_dir, matches, seed, scripted_games)
     cfg = run.read_config()
     kit = agent_kit(cfg["agent"], cfg["env"])
     ids, policies = load_checkpoint_policies(run_dir)

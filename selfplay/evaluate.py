@@ -28,10 +28,11 @@ def play_matches(
     stack_policies: Callable[[list], Any] | None = None,
     max_games: int = 16384,
     device: str = "cpu",
+    home_seat: int | None = None,
 ) -> np.ndarray:
     """Scores of ``policies[home]`` against ``policies[away]`` for every row ``(home, away)`` of
     ``pairs``: an array ``(len(pairs), matches_per_pair)`` of 1 / ½ / 0. The first ⌈M/2⌉ matches of a
-    pair seat home in seat 0, the rest in seat 1."""
+    pair seat home in seat 0, the rest in seat 1 — or all in ``home_seat`` when given (asymmetric games)."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     if matches_per_pair < 1:
         raise ValueError(f"matches_per_pair must be ≥ 1, got {matches_per_pair!r}")
@@ -39,7 +40,12 @@ def play_matches(
         raise ValueError(f"pairs must index into the {len(policies)} policies")
     home = np.repeat(pairs[:, 0], matches_per_pair)
     away = np.repeat(pairs[:, 1], matches_per_pair)
-    home_seat = np.tile((np.arange(matches_per_pair) >= (matches_per_pair + 1) // 2).astype(np.int64), len(pairs))
+    if home_seat not in (None, 0, 1):
+        raise ValueError(f"home_seat must be None (both seats), 0 or 1, got {home_seat!r}")
+    if home_seat is None:
+        home_seat = np.tile((np.arange(matches_per_pair) >= (matches_per_pair + 1) // 2).astype(np.int64), len(pairs))
+    else:
+        home_seat = np.full(len(pairs) * matches_per_pair, home_seat, dtype=np.int64)
     seat0 = np.where(home_seat == 0, home, away)
     seat1 = np.where(home_seat == 0, away, home)
     stack = None

@@ -42,14 +42,22 @@ def select_seat(seat: torch.Tensor, per_seat: list) -> torch.Tensor:
 
 
 class GameRunner:
-    def __init__(self, env: Any, learner: Any, draw: Draw, rng: np.random.Generator) -> None:
-        self.env, self.learner, self.draw, self.rng = env, learner, draw, rng
+    def __init__(self, env: Any, learner: Any, draw: Draw, rng: np.random.Generator, seat: int | None = None) -> None:
+        """``seat``: the learner's fixed seat (asymmetric games), or ``None`` for a random seat per game."""
+        if seat not in (None, 0, 1):
+            raise ValueError(f"seat must be None (random per game), 0 or 1, got {seat!r}")
+        self.env, self.learner, self.draw, self.rng, self.fixed_seat = env, learner, draw, rng, seat
         self.n = env.num_envs
+
+    def _seats(self, k: int) -> torch.Tensor:
+        if self.fixed_seat is not None:
+            return torch.full((k,), self.fixed_seat, dtype=torch.long)
+        return torch.as_tensor(self.rng.integers(0, 2, k))
 
     def start(self) -> None:
         n = self.n
         self.obs = self.env.reset()
-        self.seat = torch.as_tensor(self.rng.integers(0, 2, n))
+        self.seat = self._seats(n)
         drawn = self.draw(n)
         self.keys = [k for k, _ in drawn]
         self.policies = [p for _, p in drawn]
@@ -58,26 +66,37 @@ class GameRunner:
         self.opp_state = self.policies[0].initial_state(n)
         self.episode_start = torch.ones(n, dtype=torch.bool)
 
+    def _pick(self, per_seat: list, learner_side: bool) -> torch.Tensor:
+        """The learner's (or the opponent's) entry of a per-seat pair, game by game."""
+        if self.fixed_seat is not None:  # seats may differ in shape (asymmetric games)
+            return per_seat[self.fixed_seat if learner_side else 1 - self.fixed_seat]
+        return select_seat(self.seat if learner_side else 1 - self.seat, per_seat)
+
     def step(self) -> list[FinishedGame]:
         """One environment step of every game; the learner records its reward."""
         masks = self.env.action_masks()
         seat = self.seat
         extra = {}
         if getattr(self.learner, "uses_global_state", False):  # a centralised value (MAPPO) needs the state
-            extra["global_state"] = select_seat(seat, self.env.get_state())
-        action, self.learner_state, _ = self.learner.act(select_seat(seat, self.obs), self.learner_state,
-                                                         select_seat(seat, masks), self.episode_start, **extra)
-        opp_obs, opp_mask = select_seat(1 - seat, self.obs), select_seat(1 - seat, masks)
-        opp_action = torch.empty_like(action)
+            extra["global_state"] = self._pick(self.env.get_state(), True)
+        action, self.learner_state, _ = self.learner.act(self._pick(self.obs, True), self.learner_state,
+                                                         self._pick(masks, True), self.episode_start, **extra)
+        opp_obs, opp_mask = self._pick(self.obs, False), self._pick(masks, False)
+        opp_action = None
         for policy, games in self.groups:
             idx = torch.as_tensor(games)
             a, s, _ = policy.act(opp_obs[idx], index_state(self.opp_state, idx), opp_mask[idx], self.episode_start[idx])
+            if opp_action is None:
+                opp_action = torch.empty((self.n,) + tuple(a.shape[1:]), dtype=a.dtype)
             opp_action[idx] = a
             assign_state(self.opp_state, idx, s)
-        zero = (seat == 0).view((-1,) + (1,) * (action.dim() - 1))
-        self.obs, rewards, done, info = self.env.step([torch.where(zero, action, opp_action),
-                                                      torch.where(zero, opp_action, action)])
-        self.learner.record(select_seat(seat, rewards), done)
+        if self.fixed_seat is not None:
+            actions = [action, opp_action] if self.fixed_seat == 0 else [opp_action, action]
+        else:
+            zero = (seat == 0).view((-1,) + (1,) * (action.dim() - 1))
+            actions = [torch.where(zero, action, opp_action), torch.where(zero, opp_action, action)]
+        self.obs, rewards, done, info = self.env.step(actions)
+        self.learner.record(self._pick(rewards, True), done)
         self.episode_start = done.clone()
         if not bool(done.any()):
             return []
@@ -94,7 +113,7 @@ class GameRunner:
         if not games:
             return
         idx = torch.as_tensor(games)
-        self.seat[idx] = torch.as_tensor(self.rng.integers(0, 2, len(games)))
+        self.seat[idx] = self._seats(len(games))
         for g, (key, policy) in zip(games, self.draw(len(games))):
             self.keys[g], self.policies[g] = key, policy
         self.groups = group_by_policy(self.policies)

@@ -55,12 +55,6 @@ class TrainConfig:
             v = getattr(self, name)
             if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if self.env.startswith("smac:"):
-            from selfplay.registry import smac_map_is_symmetric
-
-            if not smac_map_is_symmetric(self.env.split(":", 1)[1]):
-                raise ValueError(f"env {self.env!r} is an asymmetric map: self-play there needs a learner per side, "
-                                 "which the loop does not have yet; use a symmetric map (3m, 8m, 2s3z, 3s5z, MMM, ...)")
         if self.checkpoints > self.episodes:
             raise ValueError(f"checkpoints ({self.checkpoints}) must not exceed episodes ({self.episodes})")
 
@@ -236,8 +230,19 @@ class SelfPlayTrainer:
         return RunResult(self.run.root, self.episodes, self.updates, self.seconds, len(self.menagerie), len(self.checkpoints))
 
 
+def is_two_sided(env: str) -> bool:
+    """Asymmetric SMAC maps need a learner per side (``selfplay.two_sided``)."""
+    from selfplay.registry import is_smac, smac_map_is_symmetric
+
+    return is_smac(env) and not smac_map_is_symmetric(env.split(":", 1)[1])
+
+
 def train(config: TrainConfig, out: str | Path) -> RunResult:
-    """Train (or resume) one run into ``out``."""
+    """Train (or resume) one run into ``out`` (a learner per side on asymmetric maps)."""
+    if is_two_sided(config.env):
+        from selfplay.two_sided import TwoSidedTrainer
+
+        return TwoSidedTrainer(config, out).train()
     return SelfPlayTrainer(config, out).train()
 
 

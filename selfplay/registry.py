@@ -57,7 +57,7 @@ def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "c
 class AgentKit:
     """What the loop and evaluation need from an agent family."""
 
-    make_learner: Callable[..., Any]  # (env, seed, **overrides) -> Learner
+    make_learner: Callable[..., Any]  # (env, seed, seat=0, **overrides) -> Learner sized for that seat
     save_policy: Callable[[Any, str], None]
     load_policy: Callable[[str], Any]
     stack_policies: Callable[[list], Any] | None  # frozen policies -> one batched population policy
@@ -72,8 +72,8 @@ def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
 
         body = "mlp" if name == "ppo-mlp" else "gru"
 
-        def make_smac_learner(battle: Any, seed: int, **overrides: Any) -> Any:
-            return MultiUnitPPOLearner.for_battle(battle, 0, MultiUnitPPOConfig(body=body, **overrides), seed)
+        def make_smac_learner(battle: Any, seed: int, seat: int = 0, **overrides: Any) -> Any:
+            return MultiUnitPPOLearner.for_battle(battle, seat, MultiUnitPPOConfig(body=body, **overrides), seed)
 
         return AgentKit(make_smac_learner, save_policy, load_policy, stack_multiunit_policies)
 
@@ -81,7 +81,7 @@ def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
 
     body = "mlp" if name == "ppo-mlp" else "lstm"
 
-    def make_learner(env_: Any, seed: int, **overrides: Any) -> Any:
+    def make_learner(env_: Any, seed: int, seat: int = 0, **overrides: Any) -> Any:  # both seats alike
         return PPOLearner(env_.obs_size, env_.n_actions, PPOConfig(body=body, **overrides), seed=seed)
 
     return AgentKit(make_learner, save_policy, load_policy, stack_policies)

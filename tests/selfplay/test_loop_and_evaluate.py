@@ -158,8 +158,39 @@ def test_self_play_on_smac_3m_runs_through_the_generic_loop(tmp_path):
     assert seats == {"0", "1"}
 
 
-def test_asymmetric_smac_maps_are_refused_with_a_clear_error():
-    with pytest.raises(ValueError, match="asymmetric"):
-        TrainConfig(env="smac:2m_vs_1z")
+def test_asymmetric_smac_map_trains_a_learner_per_side_and_evaluates_across_sides(tmp_path):
+    from selfplay.compare import evaluate_run_dir
+
+    cfg = TrainConfig(env="smac:2m_vs_1z", agent="ppo-mlp", scheme="delta-uniform:delta=0", episodes=48,
+                      num_envs=16, checkpoints=2, ppo={"horizon": 320, "epochs": 1}, tensorboard=False)
+    result = train(cfg, tmp_path)
+    assert result.episodes == 48
+    rows = read_matches(tmp_path)
+    assert {r["side"] for r in rows} == {"0", "1"} and len(rows) == 96
+    side0 = Menagerie.load(tmp_path / "menagerie" / "side0")
+    side1 = Menagerie.load(tmp_path / "menagerie" / "side1")
+    assert len(side0) == len(side1) == 49  # the initial policy + one snapshot per episode, per side
+    # side 0's opponents come from side 1's menagerie and the reverse
+    assert {int(r["opponent"]) for r in rows if r["side"] == "0"} <= set(side1.ids)
+    summary = evaluate_run_dir(tmp_path, matches=2, scripted_games=4)
+    data = np.load(tmp_path / "evaluation" / "winrate.npz")
+    assert data["W"].shape == (2, 2) and abs(data["p"].sum() - 1) < 1e-9 and abs(data["q"].sum() - 1) < 1e-9
+    assert 0 <= summary["side0_value"] <= 1 and 0 <= summary["vs_scripted_final"] <= 1
+    assert train(cfg, tmp_path).episodes == 48  # resumes a finished run without training again
+
+
+def test_play_matches_with_a_fixed_home_seat():
+    rock, paper = Fixed(0), Fixed(1)
+    scores = play_matches("rirrps", [rock, paper], np.array([[0, 1]]), matches_per_pair=4, home_seat=1)
+    np.testing.assert_array_equal(scores, 0.0)
+    with pytest.raises(ValueError, match="home_seat"):
+        play_matches("rirrps", [rock, paper], np.array([[0, 1]]), 2, home_seat=2)
+
+
+def test_unknown_smac_maps_and_asymmetric_compare_are_refused():
+    from selfplay.compare import CompareConfig
+
     with pytest.raises(ValueError, match="unknown SMAC map"):
         TrainConfig(env="smac:4m")
+    with pytest.raises(ValueError, match="asymmetric"):
+        CompareConfig(env="smac:2m_vs_1z").validate()
