@@ -27,7 +27,7 @@ import numpy as np
 from selfplay.games import GameRunner
 from selfplay.league import AlphaStarLeague, LeagueConfig
 from selfplay.menagerie import Menagerie
-from selfplay.registry import agent_kit, check_env_name, make_env
+from selfplay.registry import agent_kit, check_env_name, is_smac, make_env
 from selfplay.rundir import RunDir, save_torch
 from selfplay.schemes import LearnerInfo, parse_spec
 
@@ -237,6 +237,16 @@ def evaluate_league(trainer: LeagueTrainer) -> dict:
         summary.update(nash_support=len(support), lower_triangle_winrate=ev.lower_triangle_winrate)
         lines += ["", "## The league's historicals", "", f"Maxent Nash support: {support}", "",
                   "![winrate matrix](figures/winrate_matrix.png)"]
+    if is_smac(cfg.env) and entries:
+        from selfplay.evaluate import scripted_win_rates
+
+        vs_ai = scripted_win_rates(cfg.env, [e.policy for e in entries], 50, seed=cfg.seed,
+                                   stack_policies=trainer.kit.stack_policies)
+        lines += ["", "## Win rate against the map's scripted AI (50 games each)", "",
+                  "| checkpoint | player type | step | win rate |", "|---|---|---|---|"]
+        lines += [f"| {e.tags['parent']} | {e.tags['kind']} | {e.step} | {w:.2f} |" for e, w in zip(entries, vs_ai)]
+        for kind in sorted({e.tags["kind"] for e in entries}):
+            summary[f"vs_scripted_best_{kind}"] = float(max(w for e, w in zip(entries, vs_ai) if e.tags["kind"] == kind))
     atomic_write_text(run.report, "\n".join(lines) + "\n")
     return summary
 

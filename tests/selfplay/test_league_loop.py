@@ -45,3 +45,14 @@ def test_league_resumes_from_its_run_directory(tmp_path):
     assert again.league.payoff.to_dict() == first.league.payoff.to_dict()
     with pytest.raises(ValueError, match="another configuration"):
         LeagueTrainer(LeagueTrainConfig(**{**cfg.__dict__, "seed": 9}), tmp_path).load()
+
+
+def test_league_on_smac_reports_each_checkpoint_against_the_scripted_ai(tmp_path):
+    cfg = LeagueTrainConfig(env="smac:3m", league="league:main=1,main_exploiters=1,league_exploiters=0",
+                            steps=1280, min_steps=300, max_steps=600, num_envs=16, matches=2,
+                            ppo={"horizon": 320, "epochs": 1})
+    trainer = LeagueTrainer(cfg, tmp_path)
+    trainer.train()
+    summary = evaluate_league(trainer)
+    assert {"vs_scripted_best_main", "vs_scripted_best_main_exploiter"} <= set(summary)
+    assert "scripted AI" in (tmp_path / "report.md").read_text()
