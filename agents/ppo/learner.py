@@ -23,8 +23,6 @@ first step, with the state zeroed at every episode start inside it.
 
 from __future__ import annotations
 
-import copy
-import math
 import numbers
 
 import torch
@@ -38,13 +36,10 @@ from agents.ppo.loss import ppo_loss
 from agents.ppo.network import ActorCritic, NetworkSpec, check_mask, check_obs, sample_actions
 
 
-def derived_seed(seed: int, weight_version: int) -> int:
-    """The sampling seed of the snapshot taken at ``weight_version``."""
-    return (seed * 1_000_003 + weight_version) % (2**63)
-
-
 class PPOLearner(PPOLearnerBase):
     """A PPO learner acting for ``num_envs`` games at once (``num_envs`` is fixed by the first ``act``)."""
+
+    frozen_class = FrozenPPOPolicy
 
     def __init__(self, obs_size: int, n_actions: int, config: PPOConfig | None = None, seed: int = 0, device="cpu"):
         self.config = config if config is not None else PPOConfig()
@@ -192,24 +187,6 @@ class PPOLearner(PPOLearnerBase):
 
     # ------------------------------------------------------------------ snapshots and persistence
 
-    def snapshot(self) -> FrozenPPOPolicy:
-        """A frozen copy of the current weights; the same object while ``weight_version`` is unchanged."""
-        if self._snapshot is None or self._snapshot.weight_version != self.weight_version:
-            network = copy.deepcopy(self.network)
-            self._snapshot = FrozenPPOPolicy(network, self.weight_version, derived_seed(self.seed, self.weight_version))
-        return self._snapshot
-
-    def restore(self, frozen: FrozenPPOPolicy) -> None:
-        """Take ``frozen``'s weights (exploiter resets): fresh optimiser, empty rollout, new weight version."""
-        if getattr(frozen, "spec", None) != self.spec:
-            raise ValueError(f"frozen must be a policy with the learner's network spec {self.spec}, got {getattr(frozen, 'spec', frozen)}")
-        self.network.load_state_dict(frozen.network.state_dict())
-        self.optimizer = self._new_optimizer()
-        if self.buffer is not None:
-            self.buffer.filled, self.buffer.pending = 0, False
-        self.weight_version += 1
-        self._snapshot = None
-
     # ------------------------------------------------------------------ internals
 
     def _new_optimizer(self) -> torch.optim.Adam:
@@ -217,14 +194,6 @@ class PPOLearner(PPOLearnerBase):
         return torch.optim.Adam(self.network.parameters(), lr=self.config.learning_rate, eps=self.config.adam_eps,
                                 fused=True)
 
-    def _ensure_buffer(self, batch: int) -> None:
-        if self.buffer is not None:
-            if batch == self.buffer.num_envs:
-                return
-            if self.buffer.filled > 0 or self.buffer.pending:
-                raise ValueError(f"obs must keep the batch size of the current rollout ({self.buffer.num_envs}), got {batch}")
-        T = math.ceil(self.config.horizon / batch)
-        if self.recurrent and self.config.bptt_length is not None:
-            T = self.config.bptt_length * math.ceil(T / self.config.bptt_length)
+    def _new_buffer(self, batch: int, rollout_length: int) -> RolloutBuffer:
         hidden = self.spec.hidden_size if self.recurrent else None
-        self.buffer = RolloutBuffer(batch, T, self.spec.obs_size, self.spec.n_actions, hidden, self.device)
+        return RolloutBuffer(batch, rollout_length, self.spec.obs_size, self.spec.n_actions, hidden, self.device)

@@ -39,7 +39,6 @@ Dead units' transitions carry no policy gradient (their only action is forced), 
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -352,11 +351,6 @@ def _reset_state(state: tuple, start) -> tuple:
 
 # ---------------------------------------------------------------------------------------- frozen policy
 
-def derived_seed(seed: int, weight_version: int) -> int:
-    """The sampling seed of the snapshot taken at ``weight_version``."""
-    return (seed * 1_000_003 + weight_version) % (2**63)
-
-
 class MultiUnitFrozenPolicy:
     """A side's shared policy with fixed weights: batched ``act`` for ``(B, U)`` units.
 
@@ -480,6 +474,9 @@ class MultiUnitPPOLearner(PPOLearnerBase):
     ``state_size``: the side's global-state size; required when ``config.centralized_value`` (then every
     ``act`` takes ``global_state=`` ``(B, state_size)``, e.g. ``SMACBattle.get_state()[seat]``).
     """
+
+    frozen_class = MultiUnitFrozenPolicy
+
 
     def __init__(self, obs_size: int, n_agents: int, n_actions: int, config: MultiUnitPPOConfig | None = None,
                  seed: int = 0, device="cpu", state_size: int | None = None):
@@ -681,41 +678,13 @@ class MultiUnitPPOLearner(PPOLearnerBase):
 
     # ------------------------------------------------------------------ snapshots and persistence
 
-    def snapshot(self) -> MultiUnitFrozenPolicy:
-        """A frozen copy of the current weights; the same object while ``weight_version`` is unchanged."""
-        if self._snapshot is None or self._snapshot.weight_version != self.weight_version:
-            self._snapshot = MultiUnitFrozenPolicy(copy.deepcopy(self.network), self.weight_version,
-                                                   derived_seed(self.seed, self.weight_version))
-        return self._snapshot
-
-    def restore(self, frozen: MultiUnitFrozenPolicy) -> None:
-        """Take ``frozen``'s weights (exploiter resets): fresh optimiser, empty rollout, new weight version."""
-        if getattr(frozen, "spec", None) != self.spec:
-            raise ValueError(f"frozen must be a policy with the learner's spec {self.spec}, "
-                             f"got {getattr(frozen, 'spec', frozen)}")
-        self.network.load_state_dict(frozen.network.state_dict())
-        self.optimizer = self._new_optimizer()
-        if self.buffer is not None:
-            self.buffer.filled, self.buffer.pending = 0, False
-        self.weight_version += 1
-        self._snapshot = None
-
     # ------------------------------------------------------------------ internals
 
     def _new_optimizer(self) -> torch.optim.Adam:
         return torch.optim.Adam(self.network.parameters(), lr=self.config.learning_rate, eps=self.config.adam_eps)
 
-    def _ensure_buffer(self, batch: int) -> None:
-        if self.buffer is not None:
-            if batch == self.buffer.num_envs:
-                return
-            if self.buffer.filled > 0 or self.buffer.pending:
-                raise ValueError(f"obs must keep the batch size of the current rollout ({self.buffer.num_envs}), "
-                                 f"got {batch}")
-        T = math.ceil(self.config.horizon / batch)
-        if self.recurrent and self.config.bptt_length is not None:
-            T = self.config.bptt_length * math.ceil(T / self.config.bptt_length)
-        self.buffer = MultiUnitRolloutBuffer(batch, T, self.spec, self.device)
+    def _new_buffer(self, batch: int, rollout_length: int) -> "MultiUnitRolloutBuffer":
+        return MultiUnitRolloutBuffer(batch, rollout_length, self.spec, self.device)
 
 
 # ---------------------------------------------------------------------------------------- checkpoints
