@@ -175,7 +175,10 @@ def test_asymmetric_smac_map_trains_a_learner_per_side_and_evaluates_across_side
     summary = evaluate_run_dir(tmp_path, matches=2, scripted_games=4)
     data = np.load(tmp_path / "evaluation" / "winrate.npz")
     assert data["W"].shape == (2, 2) and abs(data["p"].sum() - 1) < 1e-9 and abs(data["q"].sum() - 1) < 1e-9
-    assert 0 <= summary["side0_value"] <= 1 and 0 <= summary["vs_scripted_final"] <= 1
+    W, p, q = data["W"], data["p"], data["q"]
+    assert summary["side0_value"] == pytest.approx(float(p @ W @ q))  # the value of the cross-side game
+    assert (p @ W >= summary["side0_value"] - 1e-9).all() and (W @ q <= summary["side0_value"] + 1e-9).all()
+    assert summary["vs_scripted_final"] == pytest.approx(float(data["vs_scripted"][-1]))
     assert train(cfg, tmp_path).episodes == 48  # resumes a finished run without training again
 
 
