@@ -73,6 +73,8 @@ class SelfPlayTrainer:
     """Owns one run: environment, learner, scheme, menagerie, payoff and run directory."""
 
     def __init__(self, config: TrainConfig, out: str | Path, scheme: Scheme | None = None) -> None:
+        if is_two_sided(config.env):
+            raise ValueError(f"{config.env!r} is asymmetric: use selfplay.two_sided.TwoSidedTrainer (or train())")
         self.config = config
         self.run = RunDir(out).create()
         self.kit = agent_kit(config.agent, config.env)
