@@ -23,7 +23,7 @@ import numpy as np
 from selfplay.io import atomic_write_json
 from selfplay.loop import TrainConfig, train
 from selfplay.menagerie import Menagerie
-from selfplay.registry import agent_kit, check_env_name, is_smac
+from selfplay.registry import agent_kit, check_env_name, env_for_agent, is_smac
 from selfplay.rundir import RunDir
 from selfplay.schemes import make_scheme
 
@@ -75,6 +75,7 @@ class CompareConfig:
                              "runs one by one (`selfplay train` / `selfplay evaluate` use a learner per side)")
         for agent in self.agents:
             agent_kit(agent)
+            env_for_agent(self.env, agent)
         for spec in self.schemes:
             make_scheme(spec)
         if not self.schemes:
@@ -150,7 +151,8 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     ids, policies = load_checkpoint_policies(run_dir)
     if len(policies) < 2:
         raise ValueError(f"run {run_dir} has {len(policies)} checkpoint(s); a winrate matrix needs at least 2")
-    ev = evaluate_population(cfg["env"], policies, matches, seed=seed, stack_policies=kit.stack_policies, ids=ids)
+    env = env_for_agent(cfg["env"], cfg["agent"])
+    ev = evaluate_population(env, policies, matches, seed=seed, stack_policies=kit.stack_policies, ids=ids)
     run.evaluation.mkdir(parents=True, exist_ok=True)
     np.savez(run.evaluation / "winrate.npz", W=ev.W, counts=ev.counts, nash=ev.nash, ids=np.array(ids))
     summary = {
@@ -162,7 +164,7 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     if is_smac(cfg["env"]):
         from selfplay.evaluate import scripted_win_rates
 
-        vs_ai = scripted_win_rates(cfg["env"], policies, scripted_games, seed=seed, stack_policies=kit.stack_policies)
+        vs_ai = scripted_win_rates(env, policies, scripted_games, seed=seed, stack_policies=kit.stack_policies)
         np.savetxt(run.evaluation / "vs_scripted.csv", np.stack([ids, vs_ai], axis=1), delimiter=",",
                    header="checkpoint,win_rate_vs_scripted", comments="", fmt=["%d", "%.4f"])
         summary.update(vs_scripted_first=float(vs_ai[0]), vs_scripted_final=float(vs_ai[-1]),

@@ -64,6 +64,14 @@ def play_matches(
     return scores.reshape(len(pairs), matches_per_pair)
 
 
+def _scatter_rows(out: torch.Tensor | None, n: int, idx: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """Write a group's actions into the batch of ``n`` games (allocated from the first group's shape)."""
+    if out is None:
+        out = torch.empty((n,) + tuple(rows.shape[1:]), dtype=rows.dtype)
+    out[idx] = rows
+    return out
+
+
 def _play_games(env_name, policies, stack, seat0, seat1, seed, device):
     """Play one game per row (policy indices per seat) until every game has ended once."""
     n = len(seat0)
@@ -84,11 +92,11 @@ def _play_games(env_name, policies, stack, seat0, seat1, seed, device):
                 if stack is not None:
                     a, states[s], _ = stack.act(obs[s], states[s], players[s], masks[s], start)
                 else:
-                    a = torch.empty(obs[s].shape[:-1], dtype=torch.long)
+                    a = None
                     for policy, games in groups[s]:
                         idx = torch.as_tensor(games)
                         a_g, st, _ = policy.act(obs[s][idx], index_state(states[s], idx), masks[s][idx], start[idx])
-                        a[idx] = a_g
+                        a = _scatter_rows(a, n, idx, a_g)
                         assign_state(states[s], idx, st)
                 actions.append(a)
             obs, _, done, info = env.step(actions)
@@ -126,11 +134,11 @@ def scripted_win_rates(env_name: str, policies: Sequence[Any], games: int, seed:
             if stack is not None:
                 action, state, _ = stack.act(obs[0], state, who, mask, start)
             else:
-                action = torch.empty(mask.shape[:-1], dtype=torch.long)
+                action = None
                 for policy, idx in groups:
                     idx = torch.as_tensor(idx)
                     a, st, _ = policy.act(obs[0][idx], index_state(state, idx), mask[idx], start[idx])
-                    action[idx] = a
+                    action = _scatter_rows(action, n, idx, a)
                     assign_state(state, idx, st)
             obs, _, done, info = env.step([action])
             first = done & ~ended

@@ -27,7 +27,7 @@ import numpy as np
 from selfplay.games import GameRunner
 from selfplay.league import AlphaStarLeague, LeagueConfig
 from selfplay.menagerie import Menagerie
-from selfplay.registry import agent_kit, check_env_name, is_smac, make_env
+from selfplay.registry import agent_kit, check_env_name, env_for_agent, is_smac, make_env
 from selfplay.rundir import RunDir, save_torch
 from selfplay.schemes import LearnerInfo, parse_spec
 
@@ -49,6 +49,7 @@ class LeagueTrainConfig:
     def __post_init__(self) -> None:
         check_env_name(self.env)
         agent_kit(self.agent)
+        env_for_agent(self.env, self.agent)
         name, _ = parse_spec(self.league)
         if name != "league":
             raise ValueError(f"league must be a spec like 'league:main=1,main_exploiters=1', got {self.league!r}")
@@ -77,7 +78,8 @@ class LeagueTrainer:
         self.kit = agent_kit(config.agent, config.env)
         self.league = AlphaStarLeague(config.league_config(), name=config.league)
         self.rng = np.random.default_rng(config.seed)
-        self.envs = {name: make_env(config.env, config.num_envs, seed=config.seed + 101 * i)
+        self.env_name = env_for_agent(config.env, config.agent)
+        self.envs = {name: make_env(self.env_name, config.num_envs, seed=config.seed + 101 * i)
                      for i, name in enumerate(self.league.players)}
         self.learners = {name: self.kit.make_learner(self.envs[name], config.seed + 1 + i, **config.ppo)
                          for i, name in enumerate(self.league.players)}
@@ -227,7 +229,7 @@ def evaluate_league(trainer: LeagueTrainer) -> dict:
     lines += [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.3f} | {r[4]:.3f} |" for r in trainer.matchmaking_rows()]
     summary = {"historicals": len(entries)}
     if len(entries) >= 2:
-        ev = evaluate_population(cfg.env, [e.policy for e in entries], cfg.matches, seed=cfg.seed,
+        ev = evaluate_population(trainer.env_name, [e.policy for e in entries], cfg.matches, seed=cfg.seed,
                                  stack_policies=trainer.kit.stack_policies, ids=[e.id for e in entries])
         run.evaluation.mkdir(parents=True, exist_ok=True)
         np.savez(run.evaluation / "winrate.npz", W=ev.W, counts=ev.counts, nash=ev.nash, ids=np.array(ev.ids))
@@ -240,7 +242,7 @@ def evaluate_league(trainer: LeagueTrainer) -> dict:
     if is_smac(cfg.env) and entries:
         from selfplay.evaluate import scripted_win_rates
 
-        vs_ai = scripted_win_rates(cfg.env, [e.policy for e in entries], 50, seed=cfg.seed,
+        vs_ai = scripted_win_rates(trainer.env_name, [e.policy for e in entries], 50, seed=cfg.seed,
                                    stack_policies=trainer.kit.stack_policies)
         lines += ["", "## Win rate against the map's scripted AI (50 games each)", "",
                   "| checkpoint | player type | step | win rate |", "|---|---|---|---|"]

@@ -22,7 +22,7 @@ import numpy as np
 from selfplay.games import GameRunner
 from selfplay.menagerie import Menagerie
 from selfplay.payoff import Payoff
-from selfplay.registry import agent_kit, check_env_name, make_env
+from selfplay.registry import agent_kit, check_env_name, env_for_agent, make_env
 from selfplay.rundir import MATCH_COLUMNS, RunDir, save_torch
 from selfplay.schemes import PSRO, LearnerInfo, Scheme, make_scheme
 
@@ -51,6 +51,7 @@ class TrainConfig:
         if not isinstance(make_scheme(self.scheme), Scheme):  # validates the spec string too
             raise ValueError(f"scheme {self.scheme!r} trains several learners: use `selfplay league` (LeagueTrainer)")
         agent_kit(self.agent)
+        env_for_agent(self.env, self.agent)
         for name in ("episodes", "num_envs", "checkpoints"):
             v = getattr(self, name)
             if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
@@ -78,7 +79,8 @@ class SelfPlayTrainer:
         self.config = config
         self.run = RunDir(out).create()
         self.kit = agent_kit(config.agent, config.env)
-        self.env = make_env(config.env, config.num_envs, seed=config.seed, device=config.device)
+        self.env_name = env_for_agent(config.env, config.agent)  # what the agent plays (registry)
+        self.env = make_env(self.env_name, config.num_envs, seed=config.seed, device=config.device)
         self.learner = self.kit.make_learner(self.env, config.seed, **config.ppo)
         self.scheme = scheme if scheme is not None else make_scheme(config.scheme)
         if isinstance(self.scheme, PSRO) and self.scheme.evaluate is None:
@@ -150,7 +152,7 @@ class SelfPlayTrainer:
         if state["n_trajectories"]:
             self.trajectories = [np.load(self.run.trajectories)["vectors"][: state["n_trajectories"]]]
         # the environment restarts its games from a seed derived from the progress made
-        self.env = make_env(self.config.env, self.config.num_envs, seed=self.config.seed + 1_000_003 * self.updates,
+        self.env = make_env(self.env_name, self.config.num_envs, seed=self.config.seed + 1_000_003 * self.updates,
                             device=self.config.device)
         return True
 
@@ -160,7 +162,7 @@ class SelfPlayTrainer:
 
         policies = [entry.policy] + [o.policy for o in opponents]
         pairs = np.array([[0, j + 1] for j in range(len(opponents))])
-        scores = play_matches(self.config.env, policies, pairs, matches, seed=int(self.rng.integers(2**31)),
+        scores = play_matches(self.env_name, policies, pairs, matches, seed=int(self.rng.integers(2**31)),
                               stack_policies=self.kit.stack_policies, device=self.config.device)
         return scores.mean(axis=1)
 

@@ -3,7 +3,11 @@
 Environments: ``rirrps``, ``biased-rps``, ``rpsls`` (repeated matrix games, spec-selfplay §4) and
 ``smac:MAP`` (the batched SMAC simulator, spec-smac; symmetric maps mirror the second side so one
 policy sees both sides alike). Agents: ``ppo-mlp``, ``ppo-rnn`` — the one-unit PPO learner on matrix
-games, the parameter-shared multi-unit PPO learner on SMAC sides (``ppo-rnn`` is a GRU there).
+games, the parameter-shared multi-unit PPO learner on SMAC sides (``ppo-rnn`` is a GRU there) — and
+``alphastar``, the AlphaStar commander (SMAC only). The AlphaStar agent plays a battle through its
+order executor: ``env_for_agent("smac:MAP", "alphastar")`` is ``smac-commander:MAP``, the same battle
+seen as a ``CommanderEnv`` (commander actions, packed AlphaStar observations, win/loss reward) on a
+``COMMANDER_GRID``² grid.
 """
 
 from __future__ import annotations
@@ -12,13 +16,14 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 MATRIX_GAMES = ("rirrps", "biased-rps", "rpsls")
-AGENTS = ("ppo-mlp", "ppo-rnn")
+AGENTS = ("ppo-mlp", "ppo-rnn", "alphastar")
+COMMANDER_GRID = 16  # the AlphaStar agent's spatial/location grid on SMAC's 32×32 maps (2 map units a cell)
 
 
 def check_env_name(name: str) -> str:
     if name in MATRIX_GAMES:
         return name
-    if isinstance(name, str) and name.startswith("smac:"):
+    if isinstance(name, str) and (name.startswith("smac:") or name.startswith("smac-commander:")):
         from envs.smac import MAP_NAMES
 
         if name.split(":", 1)[1] not in MAP_NAMES:
@@ -28,7 +33,24 @@ def check_env_name(name: str) -> str:
 
 
 def is_smac(name: str) -> bool:
-    return name.startswith("smac:")
+    return name.startswith("smac:") or name.startswith("smac-commander:")
+
+
+def smac_map(name: str) -> str:
+    """The map of a SMAC environment name (``smac:3m`` and ``smac-commander:3m`` → ``3m``)."""
+    return name.split(":", 1)[1]
+
+
+def env_for_agent(env: str, agent: str) -> str:
+    """The environment an agent plays: the AlphaStar agent sees ``smac:MAP`` as ``smac-commander:MAP``."""
+    check_env_name(env)
+    if agent == "alphastar":
+        if not is_smac(env):
+            raise ValueError(f"the alphastar agent plays SMAC maps ('smac:MAP'), got env {env!r}")
+        return f"smac-commander:{smac_map(env)}"
+    if env.startswith("smac-commander:"):
+        raise ValueError(f"{env!r} is the AlphaStar commander's view; agent {agent!r} plays 'smac:{smac_map(env)}'")
+    return env
 
 
 def smac_map_is_symmetric(map_name: str) -> bool:
@@ -48,9 +70,15 @@ def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "c
         return make_game(name, num_envs=num_envs, seed=seed, device=device)
     from envs.smac import SMACBattle
 
-    map_name = name.split(":", 1)[1]
-    return SMACBattle(map_name, num_envs=num_envs, two_player=not scripted_enemy,
-                      mirror=smac_map_is_symmetric(map_name), seed=seed, device=device)
+    map_name = smac_map(name)
+    battle = SMACBattle(map_name, num_envs=num_envs, two_player=not scripted_enemy,
+                        mirror=smac_map_is_symmetric(map_name), seed=seed, device=device)
+    if name.startswith("smac-commander:"):
+        from agents.alphastar.smac import CommanderConfig
+        from agents.alphastar.smac.env import CommanderEnv
+
+        return CommanderEnv(battle, CommanderConfig(grid=COMMANDER_GRID))
+    return battle
 
 
 @dataclass
@@ -66,6 +94,8 @@ class AgentKit:
 def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
     if name not in AGENTS:
         raise ValueError(f"agent must be one of {AGENTS}, got {name!r}")
+    if name == "alphastar":
+        return _alphastar_kit()
     if is_smac(env):
         from agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner, load_policy, save_policy
         from agents.ppo.multiunit_stack import stack_multiunit_policies
@@ -85,3 +115,10 @@ def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
         return PPOLearner(env_.obs_size, env_.n_actions, PPOConfig(body=body, **overrides), seed=seed)
 
     return AgentKit(make_learner, save_policy, load_policy, stack_policies)
+
+
+def _alphastar_kit() -> AgentKit:
+    from agents.alphastar.actor import load_policy, save_policy
+    from agents.alphastar.rl import make_alphastar_learner
+
+    return AgentKit(make_alphastar_learner, save_policy, load_policy, None)

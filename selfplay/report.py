@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from selfplay.io import atomic_write_text
-from selfplay.registry import agent_kit
+from selfplay.registry import agent_kit, env_for_agent
 
 SUMMARY_COLUMNS = ["scheme", "agent", "seed", "lower_triangle_winrate", "nash_support", "episodes", "seconds",
                    "final_vs_first", "menagerie_size", "updates"]
@@ -28,7 +28,7 @@ def _rpp_pair(args: tuple) -> float:
     torch.set_num_threads(1)
     env, agent, path_p, path_q, matches, seed = args
     P, Q = load_checkpoint_policies(path_p)[1], load_checkpoint_policies(path_q)[1]
-    W = cross_population(env, P, Q, matches, seed=seed, stack_policies=agent_kit(agent, env).stack_policies)
+    W = cross_population(env_for_agent(env, agent), P, Q, matches, seed=seed, stack_policies=agent_kit(agent, env).stack_policies)
     return relative_population_performance(W - 0.5)
 
 

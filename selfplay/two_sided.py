@@ -22,7 +22,7 @@ import numpy as np
 from selfplay.games import GameRunner
 from selfplay.menagerie import Menagerie
 from selfplay.payoff import Payoff
-from selfplay.registry import agent_kit, make_env
+from selfplay.registry import agent_kit, env_for_agent, make_env
 from selfplay.rundir import RunDir, save_torch
 from selfplay.schemes import PSRO, LearnerInfo, make_scheme
 
@@ -39,7 +39,8 @@ class TwoSidedTrainer:
         if isinstance(self.schemes[0], PSRO):
             raise ValueError("PSRO needs one meta-game over one population; with a learner per side use "
                              "naive, delta-uniform or delta-limit-uniform")
-        self.envs = [make_env(config.env, config.num_envs, seed=config.seed + 7 * s, device=config.device) for s in SIDES]
+        self.env_name = env_for_agent(config.env, config.agent)
+        self.envs = [make_env(self.env_name, config.num_envs, seed=config.seed + 7 * s, device=config.device) for s in SIDES]
         self.learners = [self.kit.make_learner(self.envs[s], config.seed + s, seat=s, **config.ppo) for s in SIDES]
         self.menageries = [Menagerie() for _ in SIDES]
         self.checkpoints = [Menagerie() for _ in SIDES]
@@ -157,10 +158,11 @@ def evaluate_two_sided(run_dir: str | Path, matches: int = 25, seed: int = 0, sc
     P, Q = [e.policy for e in sides[0]], [e.policy for e in sides[1]]
     ii, jj = np.meshgrid(np.arange(len(P)), np.arange(len(Q)), indexing="ij")
     pairs = np.stack([ii.ravel(), jj.ravel() + len(P)], axis=1)
-    scores = play_matches(cfg["env"], P + Q, pairs, matches, seed, kit.stack_policies, home_seat=0)
+    env = env_for_agent(cfg["env"], cfg["agent"])
+    scores = play_matches(env, P + Q, pairs, matches, seed, kit.stack_policies, home_seat=0)
     W = scores.mean(axis=1).reshape(len(P), len(Q))
     p, q, value = solve_zero_sum(W - 0.5)
-    vs_ai = scripted_win_rates(cfg["env"], P, scripted_games, seed=seed, stack_policies=kit.stack_policies)
+    vs_ai = scripted_win_rates(env, P, scripted_games, seed=seed, stack_policies=kit.stack_policies)
     run.evaluation.mkdir(parents=True, exist_ok=True)
     np.savez(run.evaluation / "winrate.npz", W=W, p=p, q=q, vs_scripted=vs_ai)
     _plot_cross_matrix(W, p, q, f"{cfg['scheme']} on {cfg['env']}", run.figures / "winrate_matrix.png")

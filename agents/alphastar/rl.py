@@ -1,0 +1,63 @@
+"""Building the AlphaStar learner for a ``CommanderEnv`` from a supervised-learning checkpoint
+(spec-alphastar.md §3–4: the SL policy is RL's starting point, the KL anchor and the reset target).
+
+    learner = make_alphastar_learner(env, seed, sl_checkpoint="runs/sl/sl_checkpoint.pt", learning_rate=1e-4)
+    path = ensure_sl_checkpoint("3m", "runs/x/sl", quick=True)   # runs SL once, then reuses the file
+
+Without ``sl_checkpoint`` the starting policy is an untrained network of the quick size
+(``sl.QUICK_NETWORK``), so RL starts from scratch (and the KL term anchors to that random policy).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+
+from .actor import network_from_dict
+from .learner import AlphaStarLearner, AlphaStarRLConfig
+from .network import AlphaStarNet
+from .smac.env import check_same_layout
+
+
+def make_alphastar_learner(env, seed: int, seat: int = 0, sl_checkpoint: str | os.PathLike | None = None,
+                           **rl_overrides) -> AlphaStarLearner:
+    """An ``AlphaStarLearner`` for ``env`` (a ``CommanderEnv``; both seats share sizes, so ``seat`` only
+    names the side) starting from the SL checkpoint's weights; ``rl_overrides``: ``AlphaStarRLConfig``
+    and loss settings by name."""
+    import torch
+
+    if not hasattr(env, "layout"):
+        raise ValueError("the alphastar agent plays a CommanderEnv ('smac-commander:MAP'; "
+                         "registry.env_for_agent maps 'smac:MAP' to it)")
+    config = AlphaStarRLConfig.from_overrides(**rl_overrides)
+    torch.manual_seed(seed)
+    if sl_checkpoint is None:
+        from .sl import QUICK_NETWORK
+
+        sl_net = AlphaStarNet(env.network_config(**QUICK_NETWORK))
+    else:
+        data = torch.load(sl_checkpoint, weights_only=False)
+        if "network_config" not in data or "state_dict" not in data:
+            raise ValueError(f"sl_checkpoint {sl_checkpoint} is not a run_sl checkpoint (sl_checkpoint.pt)")
+        sl_net = network_from_dict(data["network_config"], data["state_dict"])
+        try:
+            check_same_layout(env.layout, sl_net.config)
+        except ValueError as e:
+            raise ValueError(f"sl_checkpoint {sl_checkpoint} was trained for other sizes than this map and "
+                             f"grid ({e})") from None
+    return AlphaStarLearner(copy.deepcopy(sl_net), sl_net, config, seed=seed)
+
+
+def ensure_sl_checkpoint(map_name: str, out: str | os.PathLike, quick: bool, grid: int, seed: int = 0,
+                         log=print) -> Path:
+    """``out/sl_checkpoint.pt``, running ``run_sl`` (quick or full settings, on ``grid``) if it is missing."""
+    from .sl import SLConfig, run_sl
+
+    path = Path(out) / "sl_checkpoint.pt"
+    if path.exists():
+        return path
+    config = SLConfig.quick(map_name, grid=grid) if quick else SLConfig(map_name=map_name, grid=grid)
+    metrics = run_sl(map_name, quick=quick, out=out, seed=seed, config=config, log=log)
+    log(f"SL policy for {map_name}: win rate {metrics['win_rate_vs_scripted']:.2f} against the scripted AI")
+    return path
