@@ -35,6 +35,34 @@ def _add_ppo_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--learning-rate", type=float, help="Adam learning rate (paper: 3e-4)")
 
 
+def _add_alphastar_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sl", default=None, help="alphastar: SL checkpoint to start from (default: run SL into OUT/sl first)")
+    p.add_argument("--sl-epochs", type=int, default=None,
+                   help="alphastar: epochs of that SL run (default: 3 with --quick, else SL's own)")
+
+
+def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = True) -> dict:
+    """The AlphaStar learner's settings: the SL checkpoint (made first if not given) and RL overrides.
+    ``only_agent``: no other agent takes the PPO options, so passing them is an error."""
+    from agents.alphastar.rl import ensure_sl_checkpoint
+    from selfplay.registry import COMMANDER_GRID, env_for_agent, smac_map
+
+    env_for_agent(args.env, "alphastar")
+    unsupported = [k for k in ("horizon", "minibatch_size", "epochs") if getattr(args, k, None) is not None]
+    if unsupported and only_agent:
+        raise ValueError(f"options {unsupported} are PPO settings; the alphastar agent takes --learning-rate")
+    if args.sl is None:
+        epochs = args.sl_epochs if args.sl_epochs is not None else (3 if args.quick else None)
+        sl = ensure_sl_checkpoint(smac_map(args.env), f"{out}/sl", quick=args.quick, grid=COMMANDER_GRID,
+                                  seed=args.seed, epochs=epochs)
+    else:
+        sl = args.sl
+    settings = {"sl_checkpoint": str(sl)}
+    if args.learning_rate is not None:
+        settings["learning_rate"] = args.learning_rate
+    return settings
+
+
 def _ppo_overrides(args: argparse.Namespace) -> dict:
     keys = ("horizon", "minibatch_size", "epochs", "learning_rate")
     return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
@@ -75,10 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-embedding", action="store_true", help="skip the t-SNE embedding figure")
     p.add_argument("--out", required=True)
     _add_ppo_options(p)
+    _add_alphastar_options(p)
 
     p = sub.add_parser("league", help="train AlphaStar's league (main players, main and league exploiters) and evaluate it")
-    p.add_argument("--env", default="rirrps")
-    p.add_argument("--agent", default="ppo-mlp")
+    p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP")
+    p.add_argument("--agent", default="ppo-mlp", help="ppo-mlp | ppo-rnn | alphastar (SMAC)")
     p.add_argument("--main", type=int, default=1)
     p.add_argument("--main-exploiters", type=int, default=1)
     p.add_argument("--league-exploiters", type=int, default=2)
@@ -88,9 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-envs", type=int, default=64)
     p.add_argument("--matches", type=int, default=25)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--quick", action="store_true", help="a small league that finishes in about a minute")
+    p.add_argument("--quick", action="store_true",
+                   help="a small league that finishes in about a minute (alphastar on SMAC: under 10 minutes)")
     p.add_argument("--out", required=True)
     _add_ppo_options(p)
+    _add_alphastar_options(p)
 
     p = sub.add_parser("sl", help="AlphaStar agent: record scripted demonstrations on SMAC and train it by supervised learning")
     p.add_argument("--env", default="smac:3m", help="smac:MAP")
@@ -152,6 +183,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if overrides.get(f.name) is not None:
             setattr(config, f.name, overrides[f.name])
     config.ppo.update(_ppo_overrides(args))
+    if "alphastar" in config.agents:
+        import torch
+
+        torch.set_num_threads(1)
+        config.alphastar.update(_alphastar_settings(args, args.out, only_agent=config.agents == ["alphastar"]))
     if args.no_embedding:
         config.embedding = False
     config.validate()
@@ -164,11 +200,19 @@ def cmd_league(args: argparse.Namespace) -> int:
     from selfplay.league_loop import LeagueTrainConfig, train_league
 
     spec = f"league:main={args.main},main_exploiters={args.main_exploiters},league_exploiters={args.league_exploiters}"
-    steps = args.steps or (30_000 if args.quick else 200_000)
+    if args.agent == "alphastar":
+        import torch
+
+        torch.set_num_threads(1)
+        settings = _alphastar_settings(args, args.out)
+        steps = args.steps or (40_000 if args.quick else 400_000)
+    else:
+        settings = _ppo_overrides(args) or ({"horizon": 1024} if args.quick else {})
+        steps = args.steps or (30_000 if args.quick else 200_000)
     config = LeagueTrainConfig(env=args.env, agent=args.agent, league=spec, steps=steps,
                                min_steps=args.min_steps or steps // 8, max_steps=args.max_steps or steps // 4,
                                num_envs=args.num_envs, seed=args.seed, matches=10 if args.quick else args.matches,
-                               ppo=_ppo_overrides(args) or ({"horizon": 1024} if args.quick else {}))
+                               ppo=settings)
     summary = train_league(config, args.out)
     print(f"league done: {summary}; report: {args.out}/report.md")
     return 0

@@ -48,6 +48,7 @@ class CompareConfig:
     matches: int = 25
     num_envs: int = 64
     ppo: dict = field(default_factory=lambda: {"horizon": 512})
+    alphastar: dict = field(default_factory=dict)  # the alphastar agent's settings (sl_checkpoint, learning_rate, ...)
     embedding: bool = True
     embed_per_run: int = 3000  # trajectories per run in the t-SNE (evenly spaced in time)
     basis_episodes: int = 1000  # per reference agent
@@ -197,7 +198,8 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
     jobs = config.jobs or min(len(runs), os.cpu_count() or 1)
     tasks = [(TrainConfig(env=config.env, agent=r.agent, scheme=r.scheme, episodes=config.episodes,
                           num_envs=config.num_envs, seed=r.seed, checkpoints=config.checkpoints,
-                          ppo=dict(config.ppo), tensorboard=True), str(r.path)) for r in runs]
+                          ppo=dict(config.alphastar if r.agent == "alphastar" else config.ppo), tensorboard=True),
+              str(r.path)) for r in runs]
     trained = _pool_map(_train_one, tasks, jobs)
     train_seconds = time.perf_counter() - started
 

@@ -239,16 +239,33 @@ def evaluate_league(trainer: LeagueTrainer) -> dict:
         summary.update(nash_support=len(support), lower_triangle_winrate=ev.lower_triangle_winrate)
         lines += ["", "## The league's historicals", "", f"Maxent Nash support: {support}", "",
                   "![winrate matrix](figures/winrate_matrix.png)"]
-    if is_smac(cfg.env) and entries:
-        from selfplay.evaluate import scripted_win_rates
+    if entries:
+        from selfplay.evaluate import play_matches, scripted_win_rates
 
-        vs_ai = scripted_win_rates(trainer.env_name, [e.policy for e in entries], 50, seed=cfg.seed,
-                                   stack_policies=trainer.kit.stack_policies)
-        lines += ["", "## Win rate against the map's scripted AI (50 games each)", "",
-                  "| checkpoint | player type | step | win rate |", "|---|---|---|---|"]
-        lines += [f"| {e.tags['parent']} | {e.tags['kind']} | {e.step} | {w:.2f} |" for e, w in zip(entries, vs_ai)]
+        policies = [e.policy for e in entries]
+        pairs = np.array([[i, len(entries)] for i in range(len(entries))])
+        vs_start = play_matches(trainer.env_name, policies + [trainer.sl_policy], pairs, 2 * cfg.matches,
+                                seed=cfg.seed + 1, stack_policies=trainer.kit.stack_policies).mean(axis=1)
+        columns = ["vs starting policy"]
+        table = [vs_start]
+        if is_smac(cfg.env):
+            table.append(scripted_win_rates(trainer.env_name, policies, 50, seed=cfg.seed,
+                                            stack_policies=trainer.kit.stack_policies))
+            columns.append("vs scripted AI")
+        start = "the SL policy" if cfg.agent == "alphastar" else "the initial policy every player starts from"
+        lines += ["", "## Each checkpoint against the starting policy and the map's scripted AI", "",
+                  f"Win rates (draws ½): against {start} ({2 * cfg.matches} games, both seats)"
+                  + (" and against SMAC's scripted AI (50 games)." if is_smac(cfg.env) else "."), "",
+                  "| checkpoint | player type | step | " + " | ".join(columns) + " |",
+                  "|---|---|---|" + "---|" * len(columns)]
+        lines += [f"| {e.tags['parent']} | {e.tags['kind']} | {e.step} | " + " | ".join(f"{t[i]:.2f}" for t in table)
+                  + " |" for i, e in enumerate(entries)]
         for kind in sorted({e.tags["kind"] for e in entries}):
-            summary[f"vs_scripted_best_{kind}"] = float(max(w for e, w in zip(entries, vs_ai) if e.tags["kind"] == kind))
+            rows = [i for i, e in enumerate(entries) if e.tags["kind"] == kind]
+            summary[f"vs_start_last_{kind}"] = float(vs_start[rows[-1]])
+            if is_smac(cfg.env):
+                summary[f"vs_scripted_best_{kind}"] = float(max(table[1][i] for i in rows))
+                summary[f"vs_scripted_last_{kind}"] = float(table[1][rows[-1]])
     atomic_write_text(run.report, "\n".join(lines) + "\n")
     return summary
 

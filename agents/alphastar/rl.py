@@ -50,14 +50,16 @@ def make_alphastar_learner(env, seed: int, seat: int = 0, sl_checkpoint: str | o
 
 
 def ensure_sl_checkpoint(map_name: str, out: str | os.PathLike, quick: bool, grid: int, seed: int = 0,
-                         log=print) -> Path:
-    """``out/sl_checkpoint.pt``, running ``run_sl`` (quick or full settings, on ``grid``) if it is missing."""
+                         epochs: int | None = None, log=print) -> Path:
+    """``out/sl_checkpoint.pt``, running ``run_sl`` (quick or full settings, on ``grid``, ``epochs`` if
+    given) if it is missing."""
     from .sl import SLConfig, run_sl
 
     path = Path(out) / "sl_checkpoint.pt"
     if path.exists():
         return path
-    config = SLConfig.quick(map_name, grid=grid) if quick else SLConfig(map_name=map_name, grid=grid)
+    sizes = {"grid": grid} if epochs is None else {"grid": grid, "epochs": epochs}
+    config = SLConfig.quick(map_name, **sizes) if quick else SLConfig(map_name=map_name, **sizes)
     metrics = run_sl(map_name, quick=quick, out=out, seed=seed, config=config, log=log)
     log(f"SL policy for {map_name}: win rate {metrics['win_rate_vs_scripted']:.2f} against the scripted AI")
     return path
