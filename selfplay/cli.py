@@ -52,8 +52,9 @@ def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = T
     if unsupported and only_agent:
         raise ValueError(f"options {unsupported} are PPO settings; the alphastar agent takes --learning-rate")
     if args.sl is None:
-        epochs = args.sl_epochs if args.sl_epochs is not None else (3 if args.quick else None)
-        sl = ensure_sl_checkpoint(smac_map(args.env), f"{out}/sl", quick=args.quick, grid=COMMANDER_GRID,
+        quick = getattr(args, "quick", False)
+        epochs = args.sl_epochs if args.sl_epochs is not None else (3 if quick else None)
+        sl = ensure_sl_checkpoint(smac_map(args.env), f"{out}/sl", quick=quick, grid=COMMANDER_GRID,
                                   seed=args.seed, epochs=epochs)
     else:
         sl = args.sl
@@ -74,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("train", help="train one learner under one self-play scheme")
     p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP")
-    p.add_argument("--agent", default="ppo-mlp", help="ppo-mlp | ppo-rnn")
+    p.add_argument("--agent", default="ppo-mlp", help="ppo-mlp | ppo-rnn | alphastar (SMAC)")
     p.add_argument("--scheme", default="delta-uniform:delta=0", help="scheme spec, e.g. delta-limit-uniform:delta=0.5")
     p.add_argument("--episodes", type=int, default=10_000)
     p.add_argument("--num-envs", type=int, default=64, help="games played at once")
@@ -83,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="run directory (resumed if it exists)")
     p.add_argument("--progress", action="store_true", help="show a progress bar")
     _add_ppo_options(p)
+    _add_alphastar_options(p)
 
     p = sub.add_parser("evaluate", help="winrate matrix, maxent Nash and figures of a run's checkpoints")
     p.add_argument("run_dir")
@@ -91,7 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compare", help="train every scheme (and seed), evaluate, and write a report with figures")
     p.add_argument("--env", default="rirrps")
-    p.add_argument("--agent", default="ppo-mlp", help="one agent or several, comma-separated (ppo-mlp,ppo-rnn)")
+    p.add_argument("--agent", default="ppo-mlp",
+                   help="one agent or several, comma-separated (ppo-mlp,ppo-rnn; alphastar on SMAC)")
     p.add_argument("--schemes", type=_csv, default=None, help="comma-separated scheme specs")
     p.add_argument("--episodes", type=int, default=None)
     p.add_argument("--checkpoints", type=int, default=None)
@@ -115,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-steps", type=int, default=None, help="no checkpoint before this many steps since the last")
     p.add_argument("--max-steps", type=int, default=None, help="checkpoint after this many steps regardless")
     p.add_argument("--num-envs", type=int, default=64)
-    p.add_argument("--matches", type=int, default=25)
+    p.add_argument("--matches", type=int, default=None, help="matches per pair in the evaluation (default 25; --quick 10)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true",
                    help="a small league that finishes in about a minute (alphastar on SMAC: under 10 minutes)")
@@ -151,9 +154,15 @@ def main(argv: list[str] | None = None) -> int:
 def cmd_train(args: argparse.Namespace) -> int:
     from selfplay.loop import TrainConfig, train
 
+    settings = _ppo_overrides(args)
+    if args.agent == "alphastar":
+        import torch
+
+        torch.set_num_threads(1)
+        settings = _alphastar_settings(args, args.out)
     config = TrainConfig(env=args.env, agent=args.agent, scheme=args.scheme, episodes=args.episodes,
                          num_envs=args.num_envs, seed=args.seed, checkpoints=args.checkpoints,
-                         ppo=_ppo_overrides(args), progress=args.progress)
+                         ppo=settings, progress=args.progress)
     result = train(config, args.out)
     print(f"trained {result.episodes} episodes ({result.updates} updates) in {result.seconds:.1f}s; "
           f"menagerie {result.menagerie_size}, checkpoints {result.checkpoints} -> {result.run_dir}")
@@ -211,7 +220,7 @@ def cmd_league(args: argparse.Namespace) -> int:
         steps = args.steps or (30_000 if args.quick else 200_000)
     config = LeagueTrainConfig(env=args.env, agent=args.agent, league=spec, steps=steps,
                                min_steps=args.min_steps or steps // 8, max_steps=args.max_steps or steps // 4,
-                               num_envs=args.num_envs, seed=args.seed, matches=10 if args.quick else args.matches,
+                               num_envs=args.num_envs, seed=args.seed, matches=args.matches or (10 if args.quick else 25),
                                ppo=settings)
     summary = train_league(config, args.out)
     print(f"league done: {summary}; report: {args.out}/report.md")

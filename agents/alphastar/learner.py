@@ -17,8 +17,12 @@ The SL network's LSTM state is carried per lane from one chunk to the next (chun
 consecutive and consumed in order), so its KL target is exact.
 
 The seam: actors only produce ``Chunk`` objects into ``recorder.chunks`` and read the learner's
-weights (here the same ``nn.Module``); ``update`` only consumes chunks. Splitting them into threads or
-processes means moving chunks through a queue and weights back after each update.
+weights; ``update`` only consumes chunks. By default both run in turn on one ``nn.Module``. With
+``asynchronous=True`` the learner runs in a background thread on its own copy of the network while
+the actors keep playing with the last weights it published (IMPALA's policy lag, corrected by
+V-trace): ``update`` hands a batch to the thread and returns the previous update's metrics, and the
+actor picks up the new weights at its next ``act`` (``weight_version`` counts those). A process or
+distributed split moves the same two things: chunks to the learner, weights back.
 
 Through ``AlphaStarLearner`` the whole loop is the suite's ``Learner`` contract (selfplay/policy.py):
 ``act`` (records the decisions), ``record(reward, done)``, ``ready`` (a batch of chunks is waiting),
@@ -28,6 +32,7 @@ Through ``AlphaStarLearner`` the whole loop is the suite's ``Learner`` contract 
 from __future__ import annotations
 
 import copy
+import threading
 from collections import deque
 from dataclasses import asdict, dataclass, field, fields, replace
 
@@ -46,7 +51,8 @@ class AlphaStarRLConfig:
     batch 512 chunks of 64 steps) chosen so that a few minutes on 2 cores move the policy.
 
     ``early_game_decisions``: the extra action-type KL (``loss.action_type_kl_cost``) applies to the
-    first that many decisions of every episode (0: never; AlphaStar: the first 4 minutes)."""
+    first that many decisions of every episode (0: never; AlphaStar: the first 4 minutes).
+    ``asynchronous``: learn in a background thread while the actors play (module docstring)."""
 
     chunk_length: int = 16
     batch_chunks: int = 16
@@ -57,6 +63,7 @@ class AlphaStarRLConfig:
     grad_clip: float = 10.0
     temperature: float = 1.0
     early_game_decisions: int = 0
+    asynchronous: bool = False
     loss: RLLossConfig = field(default_factory=RLLossConfig)
 
     def __post_init__(self) -> None:
@@ -186,8 +193,15 @@ class AlphaStarLearner:
         self.sl_net = sl_net.eval()
         for p in self.sl_net.parameters():
             p.requires_grad_(False)
-        self.actor = AlphaStarPolicy(net, config.temperature, seed)
+        # the actors' network: the learner's own, or (asynchronous) a copy refreshed after each update
+        self.actor_net = copy.deepcopy(net) if config.asynchronous else net
+        self.actor = AlphaStarPolicy(self.actor_net, config.temperature, seed)
         self.layout = self.actor.layout
+        self._worker: threading.Thread | None = None
+        self._published: dict | None = None  # weights of a finished background update, not yet acted with
+        self._last_metrics: dict = {}
+        self._error: BaseException | None = None
+        self._lock = threading.Lock()
         self.optimizer = self._new_optimizer()
         self.weight_version = 0
         self.recorder: ChunkRecorder | None = None
@@ -206,6 +220,7 @@ class AlphaStarLearner:
         return self.actor.initial_state(batch)
 
     def act(self, obs, state=None, mask=None, episode_start=None):
+        self._take_published_weights()
         step = self.actor.decide(obs, state, mask, episode_start)
         B = step["action"].shape[0]
         if self.recorder is None:
@@ -233,7 +248,40 @@ class AlphaStarLearner:
         self._acted = False
 
     def ready(self) -> bool:
+        """A batch of chunks is waiting (and, asynchronous, the learner thread is free)."""
+        if self._worker is not None and self._worker.is_alive():
+            return False
         return self.recorder is not None and len(self.recorder.chunks) >= self.config.batch_chunks
+
+    # ------------------------------------------------------------ asynchronous
+    def _take_published_weights(self) -> None:
+        """Asynchronous: the actors take the weights of the last finished update (parameters flow back)."""
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise RuntimeError("the background learner update failed") from error
+        if self._published is None:
+            return
+        with self._lock:
+            weights, self._published = self._published, None
+        self.actor_net.load_state_dict(weights)
+        self.weight_version += 1
+        self._snapshot = None
+
+    def wait(self) -> None:
+        """Block until a background update has finished and its weights are in the actors' network."""
+        if self._worker is not None:
+            self._worker.join()
+            self._worker = None
+        self._take_published_weights()
+
+    def _learn_in_background(self, batch: list[Chunk]) -> None:
+        try:
+            metrics = self._learn(batch)
+            weights = {k: v.detach().clone() for k, v in self.net.state_dict().items()}
+            with self._lock:
+                self._published, self._last_metrics = weights, metrics
+        except BaseException as error:  # surfaced by the next act / wait
+            self._error = error
 
     # ---------------------------------------------------------------- learning
     def _take_batch(self) -> list[Chunk]:
@@ -263,9 +311,24 @@ class AlphaStarLearner:
         return layers_first((torch.stack(hs), torch.stack(cs))), fallbacks
 
     def update(self) -> dict:
+        """One learner step on the oldest chunks; its metrics (asynchronous: start it in the background
+        and return the metrics of the previous background step, ``{}`` for the first)."""
         batch = self._take_batch()
         if not batch:
             raise RuntimeError("update() needs chunks; call it when ready()")
+        if not self.config.asynchronous:
+            metrics = self._learn(batch)
+            self.weight_version += 1
+            self._snapshot = None
+            return metrics
+        self.wait()
+        previous = self._last_metrics
+        self._worker = threading.Thread(target=self._learn_in_background, args=(batch,), daemon=True)
+        self._worker.start()
+        return previous
+
+    def _learn(self, batch: list[Chunk]) -> dict:
+        """The loss on ``batch`` (module docstring) and one Adam step on ``self.net``."""
         T, cfg = self.config.chunk_length, self.config
         stack = lambda name: torch.stack([getattr(c, name) for c in batch])  # noqa: E731  [B, T+1, ...]
         starts = stack("starts")
@@ -298,7 +361,6 @@ class AlphaStarLearner:
         terms["total"].backward()
         grad_norm = torch.nn.utils.clip_grad_norm_(self.net.parameters(), cfg.grad_clip)
         self.optimizer.step()
-        self.weight_version += 1
         self.samples += len(batch) * T
         with torch.no_grad():
             log_rho = sum(target.log_probs[k] for k in HEADS).detach() - sum(behaviour.values())
@@ -319,7 +381,7 @@ class AlphaStarLearner:
     def snapshot(self) -> AlphaStarPolicy:
         """A frozen copy of the current weights; the same object while ``weight_version`` is unchanged."""
         if self._snapshot is None or self._snapshot.weight_version != self.weight_version:
-            net = copy.deepcopy(self.net).eval()
+            net = copy.deepcopy(self.actor_net).eval()
             for p in net.parameters():
                 p.requires_grad_(False)
             policy = AlphaStarPolicy(net, self.config.temperature, _derived_seed(self.seed, self.weight_version))
@@ -332,7 +394,10 @@ class AlphaStarLearner:
         decisions are kept: V-trace corrects for their older behaviour policy."""
         if not isinstance(frozen, AlphaStarPolicy) or asdict(frozen.config) != asdict(self.net.config):
             raise ValueError("frozen must be an AlphaStarPolicy with the learner's network config")
+        self.wait()
         self.net.load_state_dict(frozen.net.state_dict())
+        if self.actor_net is not self.net:
+            self.actor_net.load_state_dict(frozen.net.state_dict())
         self.optimizer = self._new_optimizer()
         self.weight_version += 1
         self._snapshot = None
@@ -340,6 +405,7 @@ class AlphaStarLearner:
     def state_dict(self) -> dict:
         """Weights, optimiser, sampling generator and counters. Recorded decisions are not kept: a
         resumed run restarts its games, so every lane starts a new episode and a new chunk."""
+        self.wait()
         return copy.deepcopy({"network_config": asdict(self.net.config), "rl_config": asdict(self.config),
                               "seed": self.seed, "weight_version": self.weight_version, "samples": self.samples,
                               "network": self.net.state_dict(), "optimizer": self.optimizer.state_dict(),
@@ -350,7 +416,10 @@ class AlphaStarLearner:
             raise ValueError("state['network_config'] must match this learner's network")
         if state["rl_config"] != asdict(self.config):
             raise ValueError(f"state['rl_config'] must match this learner's config {asdict(self.config)}")
+        self.wait()
         self.net.load_state_dict(state["network"])
+        if self.actor_net is not self.net:
+            self.actor_net.load_state_dict(state["network"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.actor.generator.set_state(state["generator"])
         self.seed, self.weight_version, self.samples = int(state["seed"]), int(state["weight_version"]), int(state["samples"])

@@ -1,0 +1,56 @@
+"""The AlphaStar agent in the league (issue 8): every player starts from the SL checkpoint, exploiters
+reset to it, every player type leaves historicals, the run resumes, and the report evaluates the
+menagerie against the SL policy and the scripted AI."""
+
+from dataclasses import asdict
+
+import torch
+
+from agents.alphastar import AlphaStarNet
+from selfplay.league_loop import LeagueTrainConfig, LeagueTrainer, evaluate_league
+from selfplay.registry import make_env
+
+from .test_actor_learner import TINY
+
+
+def sl_checkpoint(path) -> str:
+    env = make_env("smac-commander:3m", 1, seed=0)
+    torch.manual_seed(3)
+    net = AlphaStarNet(env.network_config(**TINY))
+    torch.save({"state_dict": net.state_dict(), "network_config": asdict(net.config)}, path)
+    return str(path)
+
+
+def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path):
+    sl = sl_checkpoint(tmp_path / "sl.pt")
+    cfg = LeagueTrainConfig(env="smac:3m", agent="alphastar", steps=480, min_steps=100, max_steps=200, num_envs=4,
+                            matches=2, league="league:main=1,main_exploiters=1,league_exploiters=1",
+                            ppo={"sl_checkpoint": sl, "chunk_length": 4, "batch_chunks": 4})
+    trainer = LeagueTrainer(cfg, tmp_path / "run")
+    sl_weights = torch.load(sl)["state_dict"]
+    for p in trainer.sl_policy.net.state_dict():
+        assert torch.equal(trainer.sl_policy.net.state_dict()[p], sl_weights[p])
+    trainer.train()
+    league = trainer.league
+    kinds = {e.tags["kind"] for e in league.menagerie}
+    assert kinds == {"main", "main_exploiter", "league_exploiter"}
+    for name in league.players:
+        assert trainer.learners[name].samples > 0 and trainer.learners[name].weight_version > 1, name
+    # a main exploiter that checkpointed was reset to the SL weights (weight_version bumps, weights equal SL)
+    resets = [m for m in trainer.metrics if m["player"] == "main_exploiter_0" and m["reset"] == 1]
+    assert resets, "the main exploiter must reset to the SL policy after its checkpoints"
+    assert all(m["reset"] == 0 for m in trainer.metrics if m["player"] == "main_0")
+    summary = evaluate_league(trainer)
+    assert summary["historicals"] == len(league.menagerie)
+    assert {"vs_start_last_main", "vs_scripted_last_main", "vs_scripted_best_league_exploiter"} <= set(summary)
+    assert all(0.0 <= v <= 1.0 for k, v in summary.items() if k.startswith("vs_"))
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert "against the SL policy" in report and "scripted AI" in report and "Maxent Nash" in report
+    assert (tmp_path / "run" / "figures" / "winrate_matrix.png").exists()
+
+    resumed = LeagueTrainer(LeagueTrainConfig(**{**cfg.__dict__, "ppo": dict(cfg.ppo)}), tmp_path / "run")
+    assert resumed.load()
+    assert resumed.steps == trainer.steps and len(resumed.league.menagerie) == len(league.menagerie)
+    for name in league.players:
+        a, b = resumed.learners[name].net.state_dict(), trainer.learners[name].net.state_dict()
+        assert all(torch.equal(a[k], b[k]) for k in a), name
