@@ -51,7 +51,10 @@ def _tick_labels(ax, labels, axis: str, max_ticks: int = 20) -> None:
     step = max(1, int(np.ceil(n / max_ticks)))
     ticks = np.arange(0, n, step)
     setter = ax.set_xticks if axis == "x" else ax.set_yticks
-    setter(ticks, [str(labels[i]) for i in ticks])
+    text = [str(labels[i]) for i in ticks]
+    # long x labels (checkpoint names) stand upright so they do not overlap
+    rotation = 90 if axis == "x" and max((len(t) for t in text), default=0) * len(text) > 60 else 0
+    setter(ticks, text, rotation=rotation)
 
 
 def plot_winrate_matrix(W, p=None, ids: Sequence | None = None, title: str | None = None,

@@ -39,6 +39,8 @@ def _add_alphastar_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sl", default=None, help="alphastar: SL checkpoint to start from (default: run SL into OUT/sl first)")
     p.add_argument("--sl-epochs", type=int, default=None,
                    help="alphastar: epochs of that SL run (default: 3 with --quick, else SL's own)")
+    p.add_argument("--asynchronous", action="store_true",
+                   help="alphastar: learn in a background thread while the actors play (faster; not bit-reproducible)")
 
 
 def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = True) -> dict:
@@ -61,6 +63,8 @@ def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = T
     settings = {"sl_checkpoint": str(sl)}
     if args.learning_rate is not None:
         settings["learning_rate"] = args.learning_rate
+    if args.asynchronous:
+        settings["asynchronous"] = True
     return settings
 
 
