@@ -27,6 +27,7 @@ __all__ = [
     "plot_nash_evolution",
     "plot_embedding",
     "plot_rpp_table",
+    "plot_checkpoint_curves",
 ]
 
 # The paper's colours for the reference clusters.
@@ -180,7 +181,7 @@ def plot_embedding(basis_points: Mapping[str, np.ndarray], run_points: Mapping[s
     fig.legend(handles, labels, loc="lower left", ncol=len(labels), frameon=False, markerscale=2,
                bbox_to_anchor=(0.0, 0.0))
     if title:
-        fig.suptitle(title)
+        fig.suptitle(title, y=1.03)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     time_bar = fig.add_axes((0.72, 0.03, 0.25, 0.015))
     fig.colorbar(ScalarMappable(cmap=time_cmap), cax=time_bar, orientation="horizontal",
@@ -214,4 +215,29 @@ def plot_rpp_table(R, names: Sequence[str], title: str | None = None,
     ax.set_ylabel("population P")
     ax.set_title(title or "relative population performance v(P, Q)")
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return _finish(fig, path)
+
+
+def plot_checkpoint_curves(curves: Mapping[str, Mapping[str, tuple[Sequence, Sequence]]], ylabel: str = "win rate",
+                           title: str | None = None, path: str | os.PathLike | None = None) -> Figure:
+    """One panel per measure, one line per player: ``curves[measure][player] = (steps, values)`` —
+    e.g. each league player's checkpoints against the starting policy and against a scripted AI,
+    over training steps; ½ is dotted (an even match)."""
+    if not curves:
+        raise ValueError("curves must hold at least one measure")
+    fig = _new_figure((5.2 * len(curves), 3.8))
+    for k, (measure, lines) in enumerate(curves.items()):
+        ax = fig.add_subplot(1, len(curves), k + 1)
+        for player, (x, y) in lines.items():
+            if len(x) != len(y):
+                raise ValueError(f"curves[{measure!r}][{player!r}]: steps and values differ in length")
+            ax.plot(np.asarray(x), np.asarray(y), marker="o", label=player)
+        ax.axhline(0.5, color="0.6", linestyle=":", linewidth=1)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("learner steps")
+        ax.set_ylabel(ylabel)
+        ax.set_title(measure)
+        ax.legend(fontsize="small")
+    if title:
+        fig.suptitle(title, y=1.03)
     return _finish(fig, path)

@@ -260,6 +260,16 @@ def evaluate_league(trainer: LeagueTrainer) -> dict:
                   "|---|---|---|" + "---|" * len(columns)]
         lines += [f"| {e.tags['parent']} | {e.tags['kind']} | {e.step} | " + " | ".join(f"{t[i]:.2f}" for t in table)
                   + " |" for i, e in enumerate(entries)]
+        curves = {}
+        for c, column in enumerate(columns):
+            per_player = {}
+            for i, e in enumerate(entries):
+                x, y = per_player.setdefault(e.tags["parent"], ([], []))
+                x.append(e.step)
+                y.append(float(table[c][i]))
+            curves[column] = per_player
+        plots.plot_checkpoint_curves(curves, title=f"{cfg.league} on {cfg.env}", path=run.figures / "checkpoints.png")
+        lines += ["", "![checkpoint win rates](figures/checkpoints.png)"]
         for kind in sorted({e.tags["kind"] for e in entries}):
             rows = [i for i, e in enumerate(entries) if e.tags["kind"] == kind]
             summary[f"vs_start_last_{kind}"] = float(vs_start[rows[-1]])

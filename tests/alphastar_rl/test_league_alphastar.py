@@ -47,6 +47,7 @@ def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path)
     report = (tmp_path / "run" / "report.md").read_text()
     assert "against the SL policy" in report and "scripted AI" in report and "Maxent Nash" in report
     assert (tmp_path / "run" / "figures" / "winrate_matrix.png").exists()
+    assert (tmp_path / "run" / "figures" / "checkpoints.png").exists()
 
     resumed = LeagueTrainer(LeagueTrainConfig(**{**cfg.__dict__, "ppo": dict(cfg.ppo)}), tmp_path / "run")
     assert resumed.load()
@@ -54,3 +55,14 @@ def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path)
     for name in league.players:
         a, b = resumed.learners[name].net.state_dict(), trainer.learners[name].net.state_dict()
         assert all(torch.equal(a[k], b[k]) for k in a), name
+
+
+def test_alphastar_league_is_reproducible(tmp_path):
+    sl = sl_checkpoint(tmp_path / "sl.pt")
+    cfg = dict(env="smac:3m", agent="alphastar", steps=160, min_steps=60, max_steps=120, num_envs=4, matches=2,
+               league="league:main=1,main_exploiters=1,league_exploiters=0",
+               ppo={"sl_checkpoint": sl, "chunk_length": 4, "batch_chunks": 4})
+    for run in ("a", "b"):
+        LeagueTrainer(LeagueTrainConfig(**{**cfg, "ppo": dict(cfg["ppo"])}), tmp_path / run).train()
+    for name in ("matches.csv", "metrics.csv", "matchmaking.csv"):
+        assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text(), name

@@ -8,7 +8,8 @@ from matplotlib.image import imread
 from matplotlib.patches import FancyArrowPatch
 
 from analysis.nash import maxent_nash
-from analysis.plots import plot_embedding, plot_nash_evolution, plot_rpp_table, plot_winrate_matrix
+from analysis.plots import (plot_checkpoint_curves, plot_embedding, plot_nash_evolution, plot_rpp_table,
+                            plot_winrate_matrix)
 
 RPS_W = np.array([[0.5, 0.0, 1.0], [1.0, 0.5, 0.0], [0.0, 1.0, 0.5]])
 
@@ -91,3 +92,19 @@ def test_rpp_table():
     assert texts[1] == "+0.25" and texts[2] == "-0.50" and len(texts) == 9
     with pytest.raises(ValueError, match="names"):
         plot_rpp_table(R, ["a"])
+
+
+def test_checkpoint_curves_one_panel_per_measure_one_line_per_player(tmp_path):
+    curves = {"vs start": {"main_0": ([0, 10, 20], [0.45, 0.8, 0.9]), "exploiter": ([15], [0.7])},
+              "vs scripted AI": {"main_0": ([0, 10, 20], [0.4, 0.9, 1.0])}}
+    fig = plot_checkpoint_curves(curves, path=tmp_path / "c.png")
+    assert [ax.get_title() for ax in fig.axes] == ["vs start", "vs scripted AI"]
+    main = fig.axes[0].lines[0]
+    np.testing.assert_array_equal(main.get_xdata(), [0, 10, 20])
+    np.testing.assert_array_equal(main.get_ydata(), [0.45, 0.8, 0.9])
+    assert len(fig.axes[0].lines) == 3  # two players and the ½ line
+    assert (tmp_path / "c.png").exists()
+    with pytest.raises(ValueError, match="differ in length"):
+        plot_checkpoint_curves({"m": {"p": ([0, 1], [0.5])}})
+    with pytest.raises(ValueError, match="at least one"):
+        plot_checkpoint_curves({})
