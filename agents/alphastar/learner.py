@@ -332,8 +332,9 @@ class AlphaStarLearner:
         T, cfg = self.config.chunk_length, self.config
         stack = lambda name: torch.stack([getattr(c, name) for c in batch])  # noqa: E731  [B, T+1, ...]
         starts = stack("starts")
-        obs = self.layout.unpack(stack("obs"), episode_start=starts)
-        actions = self.layout.unpack_actions(stack("actions"))
+        packed_obs, packed_actions = stack("obs"), stack("actions")
+        obs = self.layout.unpack(packed_obs, episode_start=starts)
+        actions = self.layout.unpack_actions(packed_actions)
         state = layers_first((torch.stack([c.state[0] for c in batch]), torch.stack([c.state[1] for c in batch])))
 
         self.net.train()
@@ -341,8 +342,8 @@ class AlphaStarLearner:
         target = slice_time(out, T)
         bootstrap = {name: v[T].detach() for name, v in out.values.items()}
         first = lambda x: x[:, :T]  # noqa: E731
-        obs_T = self.layout.unpack(stack("obs")[:, :T], episode_start=first(starts))
-        actions_T = self.layout.unpack_actions(stack("actions")[:, :T])
+        obs_T = self.layout.unpack(first(packed_obs), episode_start=first(starts))
+        actions_T = self.layout.unpack_actions(first(packed_actions))
         sl_state, fallbacks = self._sl_start_states(batch)
         with torch.no_grad():
             sl_out = self.sl_net(obs_T, sl_state, actions=actions_T, temperature=cfg.temperature)
