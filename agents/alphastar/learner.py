@@ -4,7 +4,9 @@ the two halves.
 Actor side (``ChunkRecorder``): every game slot is a *lane*; each decision of the commander (the
 steps where its delay has run out) is appended with its packed observation, packed action, the
 behaviour log-probability of every head, the LSTM state it acted from and whether it began an
-episode. Rewards that arrive between two decisions are summed onto the earlier one, and a game that
+episode. (Of the behaviour logits only the log-probabilities of the chosen arguments are kept: they
+are all V-trace and UPGO use; the KL term compares the target policy with the SL policy, both
+recomputed by the learner.) Rewards that arrive between two decisions are summed onto the earlier one, and a game that
 ends marks its last decision ``done``. When a lane holds ``chunk_length + 1`` decisions the first
 ``chunk_length`` form a ``Chunk`` (the extra one bootstraps the value) and the lane goes on from that
 last decision. Chunks may span episode ends (the network resets its LSTM at ``episode_start``).
