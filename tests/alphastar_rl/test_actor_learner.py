@@ -22,13 +22,7 @@ from envs.smac import SMACBattle
 from selfplay.evaluate import play_matches, scripted_win_rates
 from selfplay.games import GameRunner
 from selfplay.registry import COMMANDER_GRID, agent_kit, env_for_agent, make_env
-
-TINY = dict(entity_d_model=16, entity_heads=2, entity_layers=1, entity_ff_size=16, entity_embedding_size=16,
-            embedded_entity_size=16, scatter_channels=2, spatial_stem_channels=4, spatial_downsample_channels=(8, 8),
-            spatial_resblocks=1, embedded_spatial_size=16, embedded_scalar_size=16, scalar_context_size=8,
-            lstm_size=16, action_type_hidden=16, action_type_resblocks=1, autoregressive_embedding_size=16,
-            delay_hidden=8, queue_hidden=8, unit_key_size=8, selected_units_lstm_size=8, func_embed_size=8,
-            value_hidden=8, value_resblocks=1)
+from tests.alphastar_smac.test_features import TINY  # the tiny network sizes of the SMAC tests
 
 
 def commander_env(num_envs=2, map_name="3m", grid=8, two_player=True, seed=0) -> CommanderEnv:
