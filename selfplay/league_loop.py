@@ -209,6 +209,26 @@ class LeagueTrainer:
                              **{k: float(v) for k, v in metrics.items()}})
 
 
+VS_START, VS_SCRIPTED = "vs starting policy", "vs scripted AI"
+
+
+def checkpoint_win_rates(trainer: LeagueTrainer) -> dict[str, np.ndarray]:
+    """Every historical's win rate (draws ½) against the policy all players started from (the SL
+    policy for the AlphaStar agent; ``2 · matches`` games, both seats) and, on SMAC, against the map's
+    scripted AI (50 games), in menagerie order."""
+    from selfplay.evaluate import play_matches, scripted_win_rates
+
+    cfg, kit = trainer.config, trainer.kit
+    policies = [e.policy for e in trainer.league.menagerie.entries]
+    pairs = np.array([[i, len(policies)] for i in range(len(policies))])
+    rates = {VS_START: play_matches(trainer.env_name, policies + [trainer.sl_policy], pairs, 2 * cfg.matches,
+                                    seed=cfg.seed + 1, stack_policies=kit.stack_policies).mean(axis=1)}
+    if is_smac(cfg.env):
+        rates[VS_SCRIPTED] = scripted_win_rates(trainer.env_name, policies, 50, seed=cfg.seed,
+                                                stack_policies=kit.stack_policies)
+    return rates
+
+
 def evaluate_league(trainer: LeagueTrainer) -> dict:
     """Winrate matrix and maxent Nash of the league's historicals; figures and ``report.md``."""
     from analysis import plots
@@ -240,42 +260,30 @@ def evaluate_league(trainer: LeagueTrainer) -> dict:
         lines += ["", "## The league's historicals", "", f"Maxent Nash support: {support}", "",
                   "![winrate matrix](figures/winrate_matrix.png)"]
     if entries:
-        from selfplay.evaluate import play_matches, scripted_win_rates
-
-        policies = [e.policy for e in entries]
-        pairs = np.array([[i, len(entries)] for i in range(len(entries))])
-        vs_start = play_matches(trainer.env_name, policies + [trainer.sl_policy], pairs, 2 * cfg.matches,
-                                seed=cfg.seed + 1, stack_policies=trainer.kit.stack_policies).mean(axis=1)
-        columns = ["vs starting policy"]
-        table = [vs_start]
-        if is_smac(cfg.env):
-            table.append(scripted_win_rates(trainer.env_name, policies, 50, seed=cfg.seed,
-                                            stack_policies=trainer.kit.stack_policies))
-            columns.append("vs scripted AI")
+        measures = checkpoint_win_rates(trainer)
         start = "the SL policy" if cfg.agent == "alphastar" else "the initial policy every player starts from"
         lines += ["", "## Each checkpoint against the starting policy and the map's scripted AI", "",
                   f"Win rates (draws ½): against {start} ({2 * cfg.matches} games, both seats)"
-                  + (" and against SMAC's scripted AI (50 games)." if is_smac(cfg.env) else "."), "",
-                  "| checkpoint | player type | step | " + " | ".join(columns) + " |",
-                  "|---|---|---|" + "---|" * len(columns)]
-        lines += [f"| {e.tags['parent']} | {e.tags['kind']} | {e.step} | " + " | ".join(f"{t[i]:.2f}" for t in table)
-                  + " |" for i, e in enumerate(entries)]
-        curves = {}
-        for c, column in enumerate(columns):
-            per_player = {}
-            for i, e in enumerate(entries):
-                x, y = per_player.setdefault(e.tags["parent"], ([], []))
-                x.append(e.step)
-                y.append(float(table[c][i]))
-            curves[column] = per_player
+                  + (" and against SMAC's scripted AI (50 games)." if VS_SCRIPTED in measures else "."), "",
+                  "| checkpoint | player type | step | " + " | ".join(measures) + " |",
+                  "|---|---|---|" + "---|" * len(measures)]
+        lines += [f"| {e.tags['parent']} | {e.tags['kind']} | {e.step} | "
+                  + " | ".join(f"{rates[i]:.2f}" for rates in measures.values()) + " |" for i, e in enumerate(entries)]
+        curves = {m: {} for m in measures}
+        for m, rates in measures.items():
+            for e, rate in zip(entries, rates):
+                steps, values = curves[m].setdefault(e.tags["parent"], ([], []))
+                steps.append(e.step)
+                values.append(float(rate))
         plots.plot_checkpoint_curves(curves, title=f"{cfg.league} on {cfg.env}", path=run.figures / "checkpoints.png")
         lines += ["", "![checkpoint win rates](figures/checkpoints.png)"]
         for kind in sorted({e.tags["kind"] for e in entries}):
-            rows = [i for i, e in enumerate(entries) if e.tags["kind"] == kind]
-            summary[f"vs_start_last_{kind}"] = float(vs_start[rows[-1]])
-            if is_smac(cfg.env):
-                summary[f"vs_scripted_best_{kind}"] = float(max(table[1][i] for i in rows))
-                summary[f"vs_scripted_last_{kind}"] = float(table[1][rows[-1]])
+            last = [i for i, e in enumerate(entries) if e.tags["kind"] == kind][-1]
+            summary[f"vs_start_last_{kind}"] = float(measures[VS_START][last])
+            if VS_SCRIPTED in measures:
+                rates = [r for e, r in zip(entries, measures[VS_SCRIPTED]) if e.tags["kind"] == kind]
+                summary[f"vs_scripted_best_{kind}"] = float(max(rates))
+                summary[f"vs_scripted_last_{kind}"] = float(rates[-1])
     atomic_write_text(run.report, "\n".join(lines) + "\n")
     return summary
 
