@@ -232,7 +232,7 @@ def cmd_league(args: argparse.Namespace) -> int:
 
 
 def cmd_sl(args: argparse.Namespace) -> int:
-    from selfplay.registry import check_env_name, is_smac
+    from selfplay.registry import check_env_name, is_smac, smac_map
 
     check_env_name(args.env)
     if not is_smac(args.env):
@@ -242,7 +242,7 @@ def cmd_sl(args: argparse.Namespace) -> int:
     from agents.alphastar.sl import run_sl
 
     torch.set_num_threads(1)
-    metrics = run_sl(args.env.split(":", 1)[1], quick=args.quick, out=args.out, seed=args.seed)
+    metrics = run_sl(smac_map(args.env), quick=args.quick, out=args.out, seed=args.seed)
     keys = ("action_type_accuracy", "win_rate_vs_scripted", "demonstrator_win_rate")
     print(", ".join(f"{k} {metrics[k]:.3f}" for k in keys) + f"; metrics and checkpoint in {args.out}")
     return 0

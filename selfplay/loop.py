@@ -236,9 +236,9 @@ class SelfPlayTrainer:
 
 def is_two_sided(env: str) -> bool:
     """Asymmetric SMAC maps need a learner per side (``selfplay.two_sided``)."""
-    from selfplay.registry import is_smac, smac_map_is_symmetric
+    from selfplay.registry import is_smac, smac_map, smac_map_is_symmetric
 
-    return is_smac(env) and not smac_map_is_symmetric(env.split(":", 1)[1])
+    return is_smac(env) and not smac_map_is_symmetric(smac_map(env))
 
 
 def train(config: TrainConfig, out: str | Path) -> RunResult:

@@ -7,7 +7,8 @@ games, the parameter-shared multi-unit PPO learner on SMAC sides (``ppo-rnn`` is
 ``alphastar``, the AlphaStar commander (SMAC only). The AlphaStar agent plays a battle through its
 order executor: ``env_for_agent("smac:MAP", "alphastar")`` is ``smac-commander:MAP``, the same battle
 seen as a ``CommanderEnv`` (commander actions, packed AlphaStar observations, win/loss reward) on a
-``COMMANDER_GRID``² grid.
+``COMMANDER_GRID``² grid. A SMAC name ending in ``@sc2`` (``smac:3m@sc2``) plays the real StarCraft II
+game instead of the simulator (``envs/smac/sc2_engine.py``; needs the game and the ``sc2`` extra).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Callable
 
 MATRIX_GAMES = ("rirrps", "biased-rps", "rpsls")
 AGENTS = ("ppo-mlp", "ppo-rnn", "alphastar")
+SC2_SUFFIX = "@sc2"  # smac:MAP@sc2: the real game
 COMMANDER_GRID = 16  # the AlphaStar agent's spatial/location grid on SMAC's 32×32 maps (2 map units a cell)
 
 
@@ -26,10 +28,10 @@ def check_env_name(name: str) -> str:
     if isinstance(name, str) and (name.startswith("smac:") or name.startswith("smac-commander:")):
         from envs.smac import MAP_NAMES
 
-        if name.split(":", 1)[1] not in MAP_NAMES:
-            raise ValueError(f"unknown SMAC map {name.split(':', 1)[1]!r}; maps: {', '.join(MAP_NAMES)}")
+        if smac_map(name) not in MAP_NAMES:
+            raise ValueError(f"unknown SMAC map {smac_map(name)!r}; maps: {', '.join(MAP_NAMES)}")
         return name
-    raise ValueError(f"env must be one of {MATRIX_GAMES} or 'smac:MAP', got {name!r}")
+    raise ValueError(f"env must be one of {MATRIX_GAMES} or 'smac:MAP' (or 'smac:MAP{SC2_SUFFIX}'), got {name!r}")
 
 
 def is_smac(name: str) -> bool:
@@ -37,8 +39,14 @@ def is_smac(name: str) -> bool:
 
 
 def smac_map(name: str) -> str:
-    """The map of a SMAC environment name (``smac:3m`` and ``smac-commander:3m`` → ``3m``)."""
-    return name.split(":", 1)[1]
+    """The map of a SMAC environment name (``smac:3m``, ``smac-commander:3m``, ``smac:3m@sc2`` → ``3m``)."""
+    map_name = name.split(":", 1)[1]
+    return map_name[: -len(SC2_SUFFIX)] if map_name.endswith(SC2_SUFFIX) else map_name
+
+
+def smac_backend(name: str) -> str:
+    """``"sc2"`` (the real game) for names ending in ``@sc2``, else ``"sim"`` (the simulator)."""
+    return "sc2" if name.endswith(SC2_SUFFIX) else "sim"
 
 
 def env_for_agent(env: str, agent: str) -> str:
@@ -47,7 +55,7 @@ def env_for_agent(env: str, agent: str) -> str:
     if agent == "alphastar":
         if not is_smac(env):
             raise ValueError(f"the alphastar agent plays SMAC maps ('smac:MAP'), got env {env!r}")
-        return f"smac-commander:{smac_map(env)}"
+        return f"smac-commander:{env.split(':', 1)[1]}"
     if env.startswith("smac-commander:"):
         raise ValueError(f"{env!r} is the AlphaStar commander's view; agent {agent!r} plays 'smac:{smac_map(env)}'")
     return env
@@ -72,7 +80,7 @@ def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "c
 
     map_name = smac_map(name)
     battle = SMACBattle(map_name, num_envs=num_envs, two_player=not scripted_enemy,
-                        mirror=smac_map_is_symmetric(map_name), seed=seed, device=device)
+                        mirror=smac_map_is_symmetric(map_name), seed=seed, device=device, backend=smac_backend(name))
     if name.startswith("smac-commander:"):
         from agents.alphastar.smac import CommanderConfig
         from agents.alphastar.smac.env import CommanderEnv

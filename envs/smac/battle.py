@@ -20,6 +20,9 @@ seat 1 the enemies (player 2).  With ``two_player=False`` seat 1 is the map's sc
     get_state() -> [state0, state1]             float (num_envs, state_size_seat)
     get_special_state() -> [s0, s1]             float (num_envs, n_agents_seat, special_state_size_seat)
 
+``backend="sc2"`` plays the real StarCraft II game instead of the simulator (``sc2_engine``; one game
+per env; ``games`` may pass ready ``GameConnection`` objects). ``close()`` ends such games.
+
 With ``mirror=True`` seat 1 sees the map mirrored in x (relative x negated, east/west swapped),
 so one policy can play both seats of a symmetric map (spec §6).  Illegal actions (wrong shape,
 dtype, out of range or masked out) raise ``ValueError``; they are never replaced by another action.
@@ -37,6 +40,7 @@ from .maps import get_map
 from .rewards import RewardConfig, RewardTracker
 
 MOVE_EAST, MOVE_WEST = 4, 5
+BACKENDS = ("sim", "sc2")
 
 
 def split_flags(flags: dict) -> tuple[FeatureConfig, RewardConfig]:
@@ -55,7 +59,12 @@ class SMACBattle:
     """Batched SMAC battles with one or two controlled seats (module docstring)."""
 
     def __init__(self, map_name: str, num_envs: int = 1, two_player: bool = True, mirror: bool = False,
-                 device: str | torch.device = "cpu", seed: int | None = None, auto_reset: bool = True, **flags):
+                 device: str | torch.device = "cpu", seed: int | None = None, auto_reset: bool = True,
+                 backend: str = "sim", games: list | None = None, **flags):
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        if games is not None and backend != "sc2":
+            raise ValueError("games (GameConnection objects) are only for backend='sc2'")
         spec = get_map(map_name)
         feat, rew = split_flags(flags)
         self.map_name = map_name
@@ -63,8 +72,18 @@ class SMACBattle:
         self.two_player = bool(two_player)
         self.mirror = bool(mirror)
         self.auto_reset = bool(auto_reset)
-        self.engine = BattleEngine(spec, num_envs, device=device, seed=seed,
-                                   scripted_sides=() if two_player else (1,))
+        scripted = () if two_player else (1,)
+        if backend == "sc2":
+            from .sc2_engine import SC2Engine, SC2Game
+
+            if games is None:
+                games = [SC2Game(spec, two_player, None if seed is None else seed + i) for i in range(num_envs)]
+            if len(games) != num_envs:
+                raise ValueError(f"games must hold num_envs={num_envs} connections, got {len(games)}")
+            self.engine = SC2Engine(spec, games, scripted_sides=scripted, device=device)
+        else:
+            self.engine = BattleEngine(spec, num_envs, device=device, seed=seed, scripted_sides=scripted)
+        self.backend = backend
         self.device = self.engine.device
         self.num_envs = num_envs
         self.views = [SideView(self.engine, 0, False, feat), SideView(self.engine, 1, self.mirror, feat)]
@@ -103,6 +122,12 @@ class SMACBattle:
         masks and re-bases the reward bookkeeping on the current hp and deaths."""
         self._avail = None
         self.tracker.reset(torch.ones(self.num_envs, dtype=torch.bool, device=self.device))
+
+    def close(self) -> None:
+        """End the real games of ``backend="sc2"`` (nothing to do for the simulator)."""
+        close = getattr(self.engine, "close", None)
+        if close is not None:
+            close()
 
     def get_obs(self) -> list[torch.Tensor]:
         return self._observations()
