@@ -229,6 +229,9 @@ class SC2Game:
             from s2clientprotocol import sc2api_pb2 as sc_pb
         except ImportError as error:
             raise ImportError("backend='sc2' needs StarCraft II and the optional extra: pip install -e .[sc2]") from error
+        except TypeError as error:  # generated code older than the protobuf runtime already loaded
+            raise ImportError("s2clientprotocol needs the pure-Python protobuf runtime: set "
+                              "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python before starting Python") from error
         self.spec, self.two_player, self.sc_pb = spec, two_player, sc_pb
         self.run_config = run_configs.get()
         map_path = f"{map_dir}/{spec.name}.SC2Map"
@@ -241,9 +244,14 @@ class SC2Game:
         self._ports = ports
         self.processes = [self.run_config.start(want_rgb=False, extra_ports=ports) for _ in range(n)]
         self.controllers = [p.controller for p in self.processes]
-        create = sc_pb.RequestCreateGame(local_map=sc_pb.LocalMap(map_path=map_path,
-                                                                  map_data=self.run_config.map_data(map_path)),
-                                         realtime=False, random_seed=seed or 0)
+        create = sc_pb.RequestCreateGame(realtime=False, random_seed=seed or 0)
+        create.local_map.map_path = map_path
+        map_data = self.run_config.map_data(map_path)
+        if two_player:  # as pysc2's multi-agent set-up: every process saves the map, none sends it
+            for c in self.controllers:
+                c.save_map(map_path, map_data)
+        else:
+            create.local_map.map_data = map_data
         create.player_setup.add(type=sc_pb.Participant)
         if two_player:
             create.player_setup.add(type=sc_pb.Participant)
@@ -254,6 +262,7 @@ class SC2Game:
         for p, race in enumerate(spec.races[:n]):
             join = sc_pb.RequestJoinGame(race=self.RACES[race], options=sc_pb.InterfaceOptions(raw=True, score=False))
             if two_player:
+                join.shared_port = 0  # unused
                 join.server_ports.game_port, join.server_ports.base_port = ports[0], ports[1]
                 client = join.client_ports.add()
                 client.game_port, client.base_port = ports[2], ports[3]
