@@ -160,7 +160,7 @@ class SMACEnv:
         pass  # no SC2 replays without the real game
 
     def close(self):
-        pass
+        self._battle.close()  # ends the real games of backend="sc2"; nothing for the simulator
 
     def _check_agent(self, agent_id: int) -> None:
         if not 0 <= int(agent_id) < self.n_agents:

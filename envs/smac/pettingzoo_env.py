@@ -65,6 +65,7 @@ class SMACParallelEnv(ParallelEnv):
 
     def reset(self, seed: int | None = None, options: dict | None = None):
         if seed is not None:
+            self._battle.close()
             self._battle = SMACBattle(self.map_name, 1, two_player=True, mirror=self._mirror, seed=seed,
                                       auto_reset=False, **self._flags)
         self._battle.reset()
@@ -100,4 +101,4 @@ class SMACParallelEnv(ParallelEnv):
         raise NotImplementedError("the simulator has no renderer")
 
     def close(self):
-        pass
+        self._battle.close()

@@ -171,3 +171,16 @@ def test_registry_names_the_real_game_with_a_suffix():
     assert env_for_agent("smac:3m@sc2", "ppo-mlp") == "smac:3m@sc2"
     with pytest.raises(ValueError, match="unknown SMAC map"):
         check_env_name("smac:4m@sc2")
+
+
+def test_smac_env_plays_the_real_game_and_closes_it():
+    from envs.smac import SMACEnv
+
+    game = FakeGame("3m")
+    env = SMACEnv("3m", backend="sc2", games=[game])
+    env.reset()
+    assert env.get_obs_size() == 30 and len(env.get_obs()) == 3
+    reward, terminated, _ = env.step([1, 1, 1])
+    assert game.received[-1][0][0].ability_id == STOP_ABILITY and not terminated
+    env.close()
+    assert game.closed
