@@ -16,6 +16,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from analysis.embedding import _as_points, density_grid, time_window_medians
 from analysis.nash import maxent_nash, maxent_nash_evolution
@@ -233,6 +234,8 @@ def plot_checkpoint_curves(curves: Mapping[str, Mapping[str, tuple[Sequence, Seq
                 raise ValueError(f"curves[{measure!r}][{player!r}]: steps and values differ in length")
             ax.plot(np.asarray(x), np.asarray(y), marker="o", label=player)
         ax.axhline(0.5, color="0.6", linestyle=":", linewidth=1)
+        ax.xaxis.set_major_locator(MaxNLocator(5))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}k" if abs(v) >= 1000 else f"{v:g}"))
         ax.set_ylim(-0.02, 1.02)
         ax.set_xlabel("learner steps")
         ax.set_ylabel(ylabel)
