@@ -212,16 +212,42 @@ class LeagueTrainer:
 VS_START, VS_SCRIPTED = "vs starting policy", "vs scripted AI"
 
 
-def checkpoint_win_rates(trainer: LeagueTrainer) -> dict[str, np.ndarray]:
-    """Every historical's win rate (draws ½) against the policy all players started from (the SL
-    policy for the AlphaStar agent; ``2 · matches`` games, both seats) and, on SMAC, against the map's
-    scripted AI (50 games), in menagerie order."""
+@dataclass
+class EvaluatedPolicy:
+    """A league policy the report measures: a historical checkpoint, or a player's final weights."""
+
+    player: str
+    kind: str
+    step: int
+    policy: Any
+    final: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.player} (final)" if self.final else self.player
+
+
+def evaluated_policies(trainer: LeagueTrainer) -> list[EvaluatedPolicy]:
+    """The historicals in menagerie order, then every player's current weights where they are newer
+    than its last checkpoint (what training produced last is measured too)."""
+    rows = [EvaluatedPolicy(e.tags["parent"], e.tags["kind"], e.step, e.policy, False)
+            for e in trainer.league.menagerie.entries]
+    for name, player in trainer.league.players.items():
+        mine = [r for r in rows if r.player == name]
+        if not mine or mine[-1].step < trainer.steps[name]:
+            rows.append(EvaluatedPolicy(name, player.kind, trainer.steps[name], trainer.learners[name].snapshot(), True))
+    return rows
+
+
+def checkpoint_win_rates(trainer: LeagueTrainer, policies: list[Any]) -> dict[str, np.ndarray]:
+    """Each policy's win rate (draws ½) against the policy all players started from (the SL policy
+    for the AlphaStar agent; ``2 · matches`` games, both seats) and, on SMAC, against the map's
+    scripted AI (50 games)."""
     from selfplay.evaluate import play_matches, scripted_win_rates
 
     cfg, kit = trainer.config, trainer.kit
-    policies = [e.policy for e in trainer.league.menagerie.entries]
     pairs = np.array([[i, len(policies)] for i in range(len(policies))])
-    rates = {VS_START: play_matches(trainer.env_name, policies + [trainer.sl_policy], pairs, 2 * cfg.matches,
+    rates = {VS_START: play_matches(trainer.env_name, list(policies) + [trainer.sl_policy], pairs, 2 * cfg.matches,
                                     seed=cfg.seed + 1, stack_policies=kit.stack_policies).mean(axis=1)}
     if is_smac(cfg.env):
         rates[VS_SCRIPTED] = scripted_win_rates(trainer.env_name, policies, 50, seed=cfg.seed,
@@ -260,30 +286,31 @@ def evaluate_league(trainer: LeagueTrainer) -> dict:
         lines += ["", "## The league's historicals", "", f"Maxent Nash support: {support}", "",
                   "![winrate matrix](figures/winrate_matrix.png)"]
     if entries:
-        measures = checkpoint_win_rates(trainer)
+        evaluated = evaluated_policies(trainer)
+        measures = checkpoint_win_rates(trainer, [r.policy for r in evaluated])
         start = "the SL policy" if cfg.agent == "alphastar" else "the initial policy every player starts from"
         lines += ["", "## Each checkpoint against the starting policy and the map's scripted AI", "",
                   f"Win rates (draws ½): against {start} ({2 * cfg.matches} games, both seats)"
-                  + (" and against SMAC's scripted AI (50 games)." if VS_SCRIPTED in measures else "."), "",
+                  + (" and against SMAC's scripted AI (50 games)." if VS_SCRIPTED in measures else ".")
+                  + " \"(final)\": a player's weights at the end of training.", "",
                   "| checkpoint | player type | step | " + " | ".join(measures) + " |",
                   "|---|---|---|" + "---|" * len(measures)]
-        lines += [f"| {e.tags['parent']} | {e.tags['kind']} | {e.step} | "
-                  + " | ".join(f"{rates[i]:.2f}" for rates in measures.values()) + " |" for i, e in enumerate(entries)]
+        lines += [f"| {r.label} | {r.kind} | {r.step} | " + " | ".join(f"{rates[i]:.2f}" for rates in measures.values())
+                  + " |" for i, r in enumerate(evaluated)]
         curves = {m: {} for m in measures}
         for m, rates in measures.items():
-            for e, rate in zip(entries, rates):
-                steps, values = curves[m].setdefault(e.tags["parent"], ([], []))
-                steps.append(e.step)
+            for r, rate in zip(evaluated, rates):
+                steps, values = curves[m].setdefault(r.player, ([], []))
+                steps.append(r.step)
                 values.append(float(rate))
         plots.plot_checkpoint_curves(curves, title=f"{cfg.league} on {cfg.env}", path=run.figures / "checkpoints.png")
         lines += ["", "![checkpoint win rates](figures/checkpoints.png)"]
-        for kind in sorted({e.tags["kind"] for e in entries}):
-            last = [i for i, e in enumerate(entries) if e.tags["kind"] == kind][-1]
-            summary[f"vs_start_last_{kind}"] = float(measures[VS_START][last])
+        for kind in sorted({r.kind for r in evaluated}):
+            rows = [i for i, r in enumerate(evaluated) if r.kind == kind]
+            summary[f"vs_start_last_{kind}"] = float(measures[VS_START][rows[-1]])
             if VS_SCRIPTED in measures:
-                rates = [r for e, r in zip(entries, measures[VS_SCRIPTED]) if e.tags["kind"] == kind]
-                summary[f"vs_scripted_best_{kind}"] = float(max(rates))
-                summary[f"vs_scripted_last_{kind}"] = float(rates[-1])
+                summary[f"vs_scripted_best_{kind}"] = float(max(measures[VS_SCRIPTED][i] for i in rows))
+                summary[f"vs_scripted_last_{kind}"] = float(measures[VS_SCRIPTED][rows[-1]])
     atomic_write_text(run.report, "\n".join(lines) + "\n")
     return summary
 

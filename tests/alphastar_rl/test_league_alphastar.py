@@ -7,7 +7,7 @@ from dataclasses import asdict
 import torch
 
 from agents.alphastar import AlphaStarNet
-from selfplay.league_loop import LeagueTrainConfig, LeagueTrainer, evaluate_league
+from selfplay.league_loop import LeagueTrainConfig, LeagueTrainer, evaluate_league, evaluated_policies
 from selfplay.registry import make_env
 
 from .test_actor_learner import TINY
@@ -46,6 +46,14 @@ def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path)
     assert all(0.0 <= v <= 1.0 for k, v in summary.items() if k.startswith("vs_"))
     report = (tmp_path / "run" / "report.md").read_text()
     assert "against the SL policy" in report and "scripted AI" in report and "Maxent Nash" in report
+    # the players' final weights are measured too, after the historicals
+    finals = [r for r in evaluated_policies(trainer) if r.final]
+    newer = {n for n in league.players
+             if max(league.menagerie[i].step for i in league.historicals(parent=n)) < trainer.steps[n]}
+    assert newer and {r.player for r in finals} == newer
+    for r in finals:
+        assert r.policy is trainer.learners[r.player].snapshot() and r.step == trainer.steps[r.player]
+        assert f"| {r.player} (final) | {r.kind} | {r.step} |" in report
     assert (tmp_path / "run" / "figures" / "winrate_matrix.png").exists()
     assert (tmp_path / "run" / "figures" / "checkpoints.png").exists()
 
