@@ -184,3 +184,26 @@ def test_smac_env_plays_the_real_game_and_closes_it():
     assert game.received[-1][0][0].ability_id == STOP_ABILITY and not terminated
     env.close()
     assert game.closed
+
+
+def test_the_alphastar_commander_plays_through_the_real_game_engine():
+    from agents.alphastar.smac import CommanderConfig
+    from agents.alphastar.smac.env import CommanderEnv
+
+    game = FakeGame("3m", enemy_shift=-10.0)
+    env = CommanderEnv(SMACBattle("3m", 1, two_player=False, backend="sc2", games=[game]), CommanderConfig(grid=16))
+    sim = CommanderEnv(SMACBattle("3m", 1, two_player=False, seed=0), CommanderConfig(grid=16))
+    obs = env.reset()
+    sim.reset()
+    for name in ("pos", "hp", "shield", "energy", "cooldown"):
+        setattr(sim.battle.engine, name, getattr(env.battle.engine, name).clone())
+    sim.battle.state_changed()
+    torch.testing.assert_close(obs[0], sim.layout.pack(sim.commanders[0].observe()))
+    # attack-unit on enemy entity 3 with every unit: three raw attack commands on that enemy's tag
+    action = env.layout.idle_actions(1)
+    action[0, :5] = torch.tensor([3, 0, 0, 3, -1])  # attack_unit, delay 0, not queued, target entity 3
+    action[0, 5:8] = torch.tensor([0, 1, 2])
+    env.step([action])
+    (allies,) = game.received[-1]
+    enemy_tag = int(env.battle.engine.tags[0, 3])
+    assert [c.ability_id for c in allies] == [ATTACK_ABILITY] * 3 and {c.target_tag for c in allies} == {enemy_tag}
