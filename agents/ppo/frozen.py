@@ -7,22 +7,9 @@ import torch
 from agents.ppo.network import ActorCritic, check_mask, check_obs, sample_actions
 
 
-class FrozenPPOPolicy:
-    """Acts for a batch of games with a fixed copy of a learner's network.
-
-    ``network`` must not be modified afterwards (the learner hands over a private copy; parameters have
-    ``requires_grad`` off). ``weight_version`` is the learner's version the weights come from.
-    Sampling uses the policy's own generator, seeded with ``seed`` (same seed and same calls, same
-    actions); ``act(..., generator=g)`` uses ``g`` instead.
-    """
-
-    def __init__(self, network: ActorCritic, weight_version: int = 0, seed: int = 0):
-        self.network = network.eval().requires_grad_(False)
-        self.spec = network.spec
-        self.weight_version = int(weight_version)
-        self.seed = int(seed)
-        self.device = network.policy_head.weight.device
-        self.generator = torch.Generator(device=self.device).manual_seed(self.seed)
+class ActorCriticHolder:
+    """What a holder of one-unit ``ActorCritic`` ``network`` with its ``spec`` (frozen policy, learner)
+    tells about it: sizes, recurrence and the zero recurrent state."""
 
     @property
     def obs_size(self) -> int:
@@ -38,6 +25,24 @@ class FrozenPPOPolicy:
 
     def initial_state(self, batch: int):
         return self.network.initial_state(batch)
+
+
+class FrozenPPOPolicy(ActorCriticHolder):
+    """Acts for a batch of games with a fixed copy of a learner's network.
+
+    ``network`` must not be modified afterwards (the learner hands over a private copy; parameters have
+    ``requires_grad`` off). ``weight_version`` is the learner's version the weights come from.
+    Sampling uses the policy's own generator, seeded with ``seed`` (same seed and same calls, same
+    actions); ``act(..., generator=g)`` uses ``g`` instead.
+    """
+
+    def __init__(self, network: ActorCritic, weight_version: int = 0, seed: int = 0):
+        self.network = network.eval().requires_grad_(False)
+        self.spec = network.spec
+        self.weight_version = int(weight_version)
+        self.seed = int(seed)
+        self.device = network.policy_head.weight.device
+        self.generator = torch.Generator(device=self.device).manual_seed(self.seed)
 
     @torch.no_grad()
     def act(self, obs, state=None, mask=None, episode_start=None, *, deterministic=False, generator=None):

@@ -29,14 +29,14 @@ import torch
 
 from agents.ppo.buffer import RolloutBuffer
 from agents.ppo.config import PPOConfig
-from agents.ppo.frozen import FrozenPPOPolicy
+from agents.ppo.frozen import ActorCriticHolder, FrozenPPOPolicy
 from agents.ppo.gae import compute_gae
 from agents.ppo.learner_base import PPOLearnerBase
 from agents.ppo.loss import ppo_loss
 from agents.ppo.network import ActorCritic, NetworkSpec, check_mask, check_obs, sample_actions
 
 
-class PPOLearner(PPOLearnerBase):
+class PPOLearner(ActorCriticHolder, PPOLearnerBase):
     """A PPO learner acting for ``num_envs`` games at once (``num_envs`` is fixed by the first ``act``)."""
 
     frozen_class = FrozenPPOPolicy
@@ -60,29 +60,6 @@ class PPOLearner(PPOLearnerBase):
         self._snapshot: FrozenPPOPolicy | None = None
 
     # ------------------------------------------------------------------ acting and recording
-
-    @property
-    def obs_size(self) -> int:
-        return self.spec.obs_size
-
-    @property
-    def n_actions(self) -> int:
-        return self.spec.n_actions
-
-    @property
-    def recurrent(self) -> bool:
-        return self.network.recurrent
-
-    @property
-    def num_envs(self) -> int | None:
-        return None if self.buffer is None else self.buffer.num_envs
-
-    @property
-    def rollout_length(self) -> int | None:
-        return None if self.buffer is None else self.buffer.rollout_length
-
-    def initial_state(self, batch: int):
-        return self.network.initial_state(batch)
 
     @torch.no_grad()
     def act(self, obs, state=None, mask=None, episode_start=None):

@@ -22,6 +22,16 @@ class PPOLearnerBase:
 
     frozen_class: type
 
+    @property
+    def num_envs(self) -> int | None:
+        """Games per step of the current rollout (fixed by the first ``act``), ``None`` before it."""
+        return None if self.buffer is None else self.buffer.num_envs
+
+    @property
+    def rollout_length(self) -> int | None:
+        """Steps per game of a rollout, ``None`` before the first ``act``."""
+        return None if self.buffer is None else self.buffer.rollout_length
+
     def snapshot(self):
         """A frozen copy of the current weights; the same object while ``weight_version`` is unchanged."""
         if self._snapshot is None or self._snapshot.weight_version != self.weight_version:

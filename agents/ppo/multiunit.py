@@ -517,14 +517,6 @@ class MultiUnitPPOLearner(PPOLearnerBase):
         """Whether ``act`` needs ``global_state=`` (centralised value)."""
         return self.spec.state_size is not None
 
-    @property
-    def num_envs(self) -> int | None:
-        return None if self.buffer is None else self.buffer.num_envs
-
-    @property
-    def rollout_length(self) -> int | None:
-        return None if self.buffer is None else self.buffer.rollout_length
-
     def initial_state(self, batch: int) -> tuple:
         """``(last_action (B, U, A), *actor_rnn, *critic_rnn)``, all zeros."""
         return _initial_state(self.spec, batch, self.device, critic=True)
