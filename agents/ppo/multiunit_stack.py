@@ -35,27 +35,18 @@ from agents.ppo.multiunit import (
     _reset_state,
 )
 from agents.ppo.network import MASKED_LOGIT
+from agents.ppo.stack import check_population, stacked_parameters
 
 
 class MultiUnitPolicyStack:
     """The stacked actor weights of ``policies`` (one spec) and their batched ``act`` (module docstring)."""
 
     def __init__(self, policies: Sequence[MultiUnitFrozenPolicy], seed: int = 0):
-        policies = list(policies)
-        if not policies:
-            raise ValueError("frozens must hold at least one policy")
-        if not all(isinstance(p, MultiUnitFrozenPolicy) for p in policies):
-            raise ValueError("frozens must all be MultiUnitFrozenPolicy objects")
-        specs = {p.spec for p in policies}
-        if len(specs) != 1:
-            raise ValueError(f"frozens must all share one spec (body, sizes, inputs), got {sorted(map(str, specs))}")
-        self.policies = policies
+        self.policies = policies = check_population(policies, MultiUnitFrozenPolicy)
         self.spec = policies[0].spec
         self.device = policies[0].device
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
-
-        def stacked(get):
-            return torch.stack([get(p.network).detach() for p in policies]).to(self.device)
+        stacked = stacked_parameters(policies, self.device)
 
         body = self.spec.body
         if body == "mlp":

@@ -21,25 +21,39 @@ from agents.ppo.frozen import FrozenPPOPolicy
 from agents.ppo.network import MASKED_LOGIT, check_mask, check_obs, sample_actions
 
 
+def check_population(policies, policy_class: type) -> list:
+    """``policies`` as a non-empty list of ``policy_class`` objects sharing one ``spec`` (else ``ValueError``)."""
+    policies = list(policies)
+    if not policies:
+        raise ValueError("frozens must hold at least one policy")
+    if not all(isinstance(p, policy_class) for p in policies):
+        raise ValueError(f"frozens must all be {policy_class.__name__} objects")
+    specs = {p.spec for p in policies}
+    if len(specs) != 1:
+        raise ValueError(f"frozens must all share one network spec, got {sorted(map(str, specs))}")
+    return policies
+
+
+def stacked_parameters(policies, device):
+    """``stacked(get)``: ``get(network)`` of every policy stacked on a new first axis (detached, on ``device``)."""
+
+    def stacked(get):
+        return torch.stack([get(p.network).detach() for p in policies]).to(device)
+
+    return stacked
+
+
 class PolicyStack:
     """The stacked weights of ``policies`` (all with one network spec) and their batched ``act``."""
 
     BLOCK_ELEMENTS = 2**18  # floats per intermediate tensor of one block of groups (~1 MB)
 
     def __init__(self, policies: Sequence[FrozenPPOPolicy], seed: int = 0):
-        policies = list(policies)
-        if not policies:
-            raise ValueError("frozens must hold at least one policy")
-        specs = {p.spec for p in policies}
-        if len(specs) != 1:
-            raise ValueError(f"frozens must all share one network spec (body, sizes), got {sorted(map(str, specs))}")
-        self.policies = policies
+        self.policies = policies = check_population(policies, FrozenPPOPolicy)
         self.spec = policies[0].spec
         self.device = policies[0].device
         self.generator = torch.Generator(device=self.device).manual_seed(seed)
-
-        def stacked(get):
-            return torch.stack([get(p.network).detach() for p in policies]).to(self.device)
+        stacked = stacked_parameters(policies, self.device)
 
         if self.spec.body == "mlp":
             self.layers = [

@@ -87,3 +87,12 @@ def test_save_and_load_policy(tmp_path, body):
     torch.save({"format": "other"}, tmp_path / "other.pt")
     with pytest.raises(ValueError, match="path"):
         load_policy(tmp_path / "other.pt")
+
+
+def test_a_stack_needs_one_spec_of_frozen_policies():
+    with pytest.raises(ValueError, match="at least one"):
+        stack_policies([])
+    with pytest.raises(ValueError, match="one network spec"):
+        stack_policies(population("mlp", 2) + population("lstm", 1))
+    with pytest.raises(ValueError, match="FrozenPPOPolicy"):
+        stack_policies([PPOLearner(OBS, ACTIONS, seed=0)])
