@@ -5,7 +5,9 @@ import json
 
 import pandas as pd
 
+from agents.alphastar.actor import AlphaStarPolicy
 from selfplay.cli import main
+from selfplay.compare import load_checkpoint_policies
 
 from .test_league_alphastar import sl_checkpoint
 
@@ -17,7 +19,10 @@ def test_compare_and_train_drive_the_alphastar_agent(tmp_path):
                  "naive,delta-uniform:delta=0", "--episodes", "12", "--checkpoints", "2", "--matches", "2",
                  "--num-envs", "4", "--jobs", "1", "--no-embedding", "--out", str(out)]) == 0
     summary = pd.read_csv(out / "evaluation" / "summary.csv")
-    assert list(summary["agent"]) == ["alphastar", "alphastar"] and (summary["updates"] >= 0).all()
+    assert list(summary["agent"]) == ["alphastar", "alphastar"]
+    for scheme in ("naive-s0", "delta-uniform-delta-0-s0"):  # the runs' checkpoints are AlphaStar policies
+        ids, policies = load_checkpoint_policies(out / "runs" / "alphastar" / scheme)
+        assert len(policies) == 2 and all(isinstance(p, AlphaStarPolicy) for p in policies)
     assert ((summary["vs_scripted_final"] >= 0) & (summary["vs_scripted_final"] <= 1)).all()
     assert json.loads((out / "compare_config.json").read_text())["alphastar"] == {"sl_checkpoint": sl}
     assert "AlphaStar settings" in (out / "report.md").read_text()
@@ -25,7 +30,9 @@ def test_compare_and_train_drive_the_alphastar_agent(tmp_path):
     run = tmp_path / "train"
     assert main(["train", "--env", "smac:3m", "--agent", "alphastar", "--sl", sl, "--episodes", "8",
                  "--checkpoints", "2", "--num-envs", "4", "--out", str(run)]) == 0
-    assert (run / "checkpoints").exists() and (run / "state.pt").exists()
+    ids, policies = load_checkpoint_policies(run)
+    assert len(policies) == 2 and all(isinstance(p, AlphaStarPolicy) for p in policies)
+    assert (run / "state.pt").exists()
 
 
 def test_alphastar_options_are_checked(capsys):
