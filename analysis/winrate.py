@@ -14,10 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from scipy.stats import norm
 
-from analysis._validate import as_matrix
+from selfplay.analysis._validate import as_matrix
 
 __all__ = [
     "WinrateMatrix",
@@ -49,14 +48,16 @@ class WinrateMatrix:
     ci_low: np.ndarray
     ci_high: np.ndarray
 
-    def to_frame(self) -> pd.DataFrame:
-        """W as a DataFrame indexed by ids (rows: player, columns: opponent)."""
+    def to_frame(self):
+        """W as a pandas DataFrame indexed by ids (rows: player, columns: opponent)."""
+        import pandas as pd
+
         return pd.DataFrame(self.W, index=self.ids, columns=self.ids)
 
 
 def _records_columns(records) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(home, away, score) columns of a DataFrame, a mapping of columns, or a (k, 3) array."""
-    if isinstance(records, (pd.DataFrame, Mapping)):
+    if isinstance(records, Mapping) or hasattr(records, "columns"):  # a mapping or a DataFrame
         missing = [c for c in ("home", "away", "score") if c not in records]
         if missing:
             raise ValueError(f"records must have columns 'home', 'away', 'score'; missing {missing}")
@@ -76,6 +77,25 @@ def _records_columns(records) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not np.all((score >= 0) & (score <= 1)):
         raise ValueError("records' 'score' must lie in [0, 1] (1 win, 0.5 draw, 0 loss for home)")
     return home, away, score
+
+
+def _positions(home: np.ndarray, away: np.ndarray, ids: Sequence | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(index, positions of home in index, positions of away in index); -1 where not in ``ids``.
+
+    The index is ``ids`` as given, or every player met, sorted.
+    """
+    if ids is None:
+        index = np.unique(np.concatenate([home, away]))
+    else:
+        index = np.asarray(list(ids))
+        if len(set(index.tolist())) != len(index):
+            raise ValueError("ids must not contain duplicates")
+    if len(index) == 0:
+        raise ValueError("records hold no match and no ids were given")
+    lookup = {v: i for i, v in enumerate(index.tolist())}
+    h = np.fromiter((lookup.get(x, -1) for x in home.tolist()), dtype=np.int64, count=len(home))
+    a = np.fromiter((lookup.get(x, -1) for x in away.tolist()), dtype=np.int64, count=len(away))
+    return index, h, a
 
 
 def wilson_interval(wins, n, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -126,15 +146,8 @@ def winrate_matrix(records, ids: Sequence | None = None, draws: str = "half", se
         is_draw = score == 0.5
         coin = np.random.default_rng(seed).random(len(score)) < 0.5
         score = np.where(is_draw, coin.astype(float), score)
-    index = pd.Index(pd.unique(np.concatenate([home, away])) if ids is None else list(ids))
-    if ids is None:
-        index = index.sort_values()
-    elif index.has_duplicates:
-        raise ValueError("ids must not contain duplicates")
+    index, h, a = _positions(home, away, ids)
     n = len(index)
-    if n == 0:
-        raise ValueError("records hold no match and no ids were given")
-    h, a = index.get_indexer(home), index.get_indexer(away)
     keep = (h >= 0) & (a >= 0)
     h, a, s = h[keep], a[keep], score[keep]
     cross = h != a
@@ -148,7 +161,7 @@ def winrate_matrix(records, ids: Sequence | None = None, draws: str = "half", se
     low, high = wilson_interval(wins, np.where(np.eye(n, dtype=bool), 0, counts), confidence)
     np.fill_diagonal(low, 0.5)
     np.fill_diagonal(high, 0.5)
-    return WinrateMatrix(W=W, counts=counts, ids=index.to_numpy(), ci_low=low, ci_high=high)
+    return WinrateMatrix(W=W, counts=counts, ids=index, ci_low=low, ci_high=high)
 
 
 def _as_winrates(W, name: str = "W") -> np.ndarray:

@@ -5,9 +5,9 @@ import json
 
 import pandas as pd
 
-from agents.alphastar.actor import AlphaStarPolicy
+from selfplay.agents.alphastar.actor import AlphaStarPolicy
 from selfplay.cli import main
-from selfplay.compare import load_checkpoint_policies
+from selfplay.evaluation.compare import load_checkpoint_policies
 
 from .test_league_alphastar import sl_checkpoint
 
@@ -32,7 +32,7 @@ def test_compare_and_train_drive_the_alphastar_agent(tmp_path):
                  "--checkpoints", "2", "--num-envs", "4", "--out", str(run)]) == 0
     ids, policies = load_checkpoint_policies(run)
     assert len(policies) == 2 and all(isinstance(p, AlphaStarPolicy) for p in policies)
-    assert (run / "state.pt").exists()
+    assert (run / "manifest.json").exists()
 
 
 def test_alphastar_options_are_checked(capsys):

@@ -4,10 +4,12 @@ import numpy as np
 import pytest
 import torch
 
+from selfplay.training.rundir import RunDir
+
 from selfplay import Menagerie
-from selfplay.evaluate import play_matches, round_robin_pairs, winrate_from_pair_scores
-from selfplay.games import learner_scores
-from selfplay.loop import SelfPlayTrainer, TrainConfig, train
+from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
+from selfplay.training.games import learner_scores
+from selfplay.training.loop import SelfPlayTrainer, TrainConfig, train
 
 
 class Fixed:
@@ -76,7 +78,7 @@ def test_run_writes_everything_and_is_reproducible(tmp_path):
     checkpoints = Menagerie.load(tmp_path / "a" / "checkpoints")
     assert [e.tags["episode"] for e in checkpoints] == [80, 160, 240, 320]
     assert np.load(tmp_path / "a" / "trajectories.npz")["vectors"].shape == (320, 90)
-    for name in ("config.yaml", "metrics.csv", "state.pt"):
+    for name in ("config.yaml", "metrics.csv", "manifest.json"):
         assert (tmp_path / "a" / name).exists()
     # snapshots of unchanged weights share one file
     files = {e.file for e in menagerie}
@@ -98,8 +100,8 @@ def test_killed_run_resumes_to_the_same_number_of_episodes(tmp_path, monkeypatch
     monkeypatch.setattr(trainer.learner, "update", dying_update)
     with pytest.raises(KeyboardInterrupt):
         trainer.train()
-    saved = torch.load(tmp_path / "run" / "state.pt", weights_only=False)
-    assert 0 < saved["episodes"] < 480
+    saved = RunDir(tmp_path / "run").load_commit()
+    assert 0 < saved["players"]["learner"]["episodes"] < 480
     result = train(cfg, tmp_path / "run")
     assert result.episodes == 480
     matches = read_matches(tmp_path / "run")
@@ -116,7 +118,7 @@ def test_naive_and_psro_runs(tmp_path):
     psro = train(small_config(scheme="psro:window=10,threshold=0.5,max_episodes_per_iteration=60,matches_per_pair=4"),
                  tmp_path / "psro")
     assert psro.menagerie_size >= 320 // 60
-    state = torch.load(tmp_path / "psro" / "state.pt", weights_only=False)["scheme"]
+    state = RunDir(tmp_path / "psro").load_commit()["mode"]["scheme"]
     assert state["iterations"] == psro.menagerie_size - 1 and len(state["meta"]) > 0
 
 
@@ -132,9 +134,9 @@ def test_bad_config_is_rejected():
 
 
 def test_scripted_win_rates_of_focus_fire_and_idle_policies_on_3m():
-    from envs.smac import FocusFirePolicy, SMACBattle
+    from selfplay.envs.smac import FocusFirePolicy, SMACBattle
 
-    from selfplay.evaluate import scripted_win_rates
+    from selfplay.training.matches import scripted_win_rates
 
     focus = FocusFirePolicy.for_battle(SMACBattle("3m", 1, two_player=False))
 
@@ -159,19 +161,22 @@ def test_self_play_on_smac_3m_runs_through_the_generic_loop(tmp_path):
 
 
 def test_asymmetric_smac_map_trains_a_learner_per_side_and_evaluates_across_sides(tmp_path):
-    from selfplay.compare import evaluate_run_dir
+    from selfplay.evaluation.compare import evaluate_run_dir
 
     cfg = TrainConfig(env="smac:2m_vs_1z", agent="ppo-mlp", scheme="delta-uniform:delta=0", episodes=48,
                       num_envs=16, checkpoints=2, ppo={"horizon": 320, "epochs": 1}, tensorboard=False)
     result = train(cfg, tmp_path)
     assert result.episodes == 48
     rows = read_matches(tmp_path)
-    assert {r["side"] for r in rows} == {"0", "1"} and len(rows) == 96
+    assert {r["player"] for r in rows} == {"side0", "side1"} and len(rows) == 96
+    assert {r["learner_seat"] for r in rows if r["player"] == "side1"} == {"1"}
+    with open(tmp_path / "metrics.csv") as f:  # the trainer core's curves, for both learners
+        assert {r["player"] for r in csv.DictReader(f)} == {"side0", "side1"}
     side0 = Menagerie.load(tmp_path / "menagerie" / "side0")
     side1 = Menagerie.load(tmp_path / "menagerie" / "side1")
     assert len(side0) == len(side1) == 49  # the initial policy + one snapshot per episode, per side
     # side 0's opponents come from side 1's menagerie and the reverse
-    assert {int(r["opponent"]) for r in rows if r["side"] == "0"} <= set(side1.ids)
+    assert {int(r["opponent"]) for r in rows if r["player"] == "side0"} <= set(side1.ids)
     summary = evaluate_run_dir(tmp_path, matches=2, scripted_games=4)
     data = np.load(tmp_path / "evaluation" / "winrate.npz")
     assert data["W"].shape == (2, 2) and abs(data["p"].sum() - 1) < 1e-9 and abs(data["q"].sum() - 1) < 1e-9
@@ -191,7 +196,7 @@ def test_play_matches_with_a_fixed_home_seat():
 
 
 def test_unknown_smac_maps_and_asymmetric_compare_are_refused():
-    from selfplay.compare import CompareConfig
+    from selfplay.evaluation.compare import CompareConfig
 
     with pytest.raises(ValueError, match="unknown SMAC map"):
         TrainConfig(env="smac:4m")

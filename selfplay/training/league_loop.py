@@ -16,7 +16,6 @@ accumulated, so ``matchmaking.csv`` compares measured frequencies with the rules
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,12 +23,12 @@ from typing import Any, Hashable
 
 import numpy as np
 
-from selfplay.games import GameRunner
-from selfplay.league import AlphaStarLeague, LeagueConfig
-from selfplay.menagerie import Menagerie
-from selfplay.registry import agent_kit, check_env_name, env_for_agent, is_smac, make_env
-from selfplay.rundir import RunDir, save_torch
-from selfplay.schemes import LearnerInfo, parse_spec
+from selfplay.core.league import AlphaStarLeague, LeagueConfig
+from selfplay.core.menagerie import Menagerie
+from selfplay.core.schemes import LearnerInfo, parse_spec
+from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_smac, make_env
+from selfplay.training.rundir import RunDir
+from selfplay.training.trainer import Player, Trainer
 
 
 @dataclass
@@ -45,6 +44,14 @@ class LeagueTrainConfig:
     matches: int = 25  # matches per pair in the final evaluation of the menagerie
     ppo: dict = field(default_factory=dict)
     torch_threads: int = 1
+    progress: bool = False
+    tensorboard: bool = True
+
+    DISPLAY_ONLY = ("progress", "tensorboard", "torch_threads")  # not part of what defines a run
+
+    def run_config(self) -> dict:
+        """What defines the run: compared on resume and written to config.yaml."""
+        return {k: v for k, v in asdict(self).items() if k not in self.DISPLAY_ONLY}
 
     def __post_init__(self) -> None:
         check_env_name(self.env)
@@ -71,142 +78,114 @@ def opponent_kind(league: AlphaStarLeague, key: Hashable) -> str:
     return f"historical:{league.menagerie[key].tags['kind']}"
 
 
-class LeagueTrainer:
-    def __init__(self, config: LeagueTrainConfig, out: str | Path) -> None:
-        self.config = config
-        self.run = RunDir(out).create()
-        self.kit = agent_kit(config.agent, config.env)
-        self.league = AlphaStarLeague(config.league_config(), name=config.league)
-        self.rng = np.random.default_rng(config.seed)
-        self.env_name = env_for_agent(config.env, config.agent)
-        self.envs = {name: make_env(self.env_name, config.num_envs, seed=config.seed + 101 * i)
-                     for i, name in enumerate(self.league.players)}
-        self.learners = {name: self.kit.make_learner(self.envs[name], config.seed + 1 + i, **config.ppo)
-                         for i, name in enumerate(self.league.players)}
-        self.sl_policy = self.kit.make_learner(next(iter(self.envs.values())), config.seed, **config.ppo).snapshot()
-        self.steps = {name: 0 for name in self.league.players}
-        self.matches: list[tuple] = []
-        self.metrics: list[dict] = []
+class LeagueMode:
+    """Every player a learner; opponents by the league's matchmaking; the league's checkpoint and reset
+    rules after each update. Players take turns, one rollout (until their learner updates) each."""
+
+    turn = "update"
+
+    def __init__(self, config: LeagueTrainConfig, league: AlphaStarLeague, sl_policy: Any) -> None:
+        self.config, self.league, self.sl_policy = config, league, sl_policy
         self.drawn: dict[tuple[str, str], float] = defaultdict(float)  # (player, opponent kind) -> count
         self.expected: dict[tuple[str, str], float] = defaultdict(float)  # ... -> Σ rule probability
-        self.seconds = 0.0
+        self._learners: dict[str, Any] = {}
 
-    # -- matchmaking ----------------------------------------------------------------------
+    def start(self, trainer: Trainer) -> None:
+        self.league.start(self.sl_policy)
+        for p in trainer.players:
+            p.learner.restore(self.sl_policy)
+
     def _policy_of(self, key: Hashable) -> Any:
-        return self.learners[key].snapshot() if isinstance(key, str) else self.league.menagerie[key].policy
+        return self._learners[key].snapshot() if isinstance(key, str) else self.league.menagerie[key].policy
 
-    def _draw(self, name: str):
-        def draw(k: int):
-            dist = self.league.distribution(name)
-            by_kind: dict[str, float] = defaultdict(float)
-            for key, p in dist.items():
-                by_kind[opponent_kind(self.league, key)] += p
-            out = []
-            for _ in range(k):
-                key = self.league.get_match(name, self.rng)
-                self.drawn[(name, opponent_kind(self.league, key))] += 1
-                for kind, p in by_kind.items():
-                    self.expected[(name, kind)] += p
-                out.append((key, self._policy_of(key)))
-            return out
+    def draw(self, trainer: Trainer, p: Player, k: int) -> list:
+        self._learners = {q.name: q.learner for q in trainer.players}
+        by_kind: dict[str, float] = defaultdict(float)
+        for key, prob in self.league.distribution(p.name).items():
+            by_kind[opponent_kind(self.league, key)] += prob
+        out = []
+        for _ in range(k):
+            key = self.league.get_match(p.name, trainer.rng)
+            self.drawn[(p.name, opponent_kind(self.league, key))] += 1
+            for kind, prob in by_kind.items():
+                self.expected[(p.name, kind)] += prob
+            out.append((key, self._policy_of(key)))
+        return out
 
-        return draw
+    def opponent_kind(self, p: Player, key: Hashable) -> str:
+        return opponent_kind(self.league, key)
 
-    # -- persistence ----------------------------------------------------------------------
-    def save(self) -> None:
-        self.league.menagerie.save(self.run.menagerie, self.kit.save_policy)
-        self.run.write_rows(self.run.matches, ("player", "opponent", "opponent_kind", "learner_seat", "score", "player_step"),
-                            self.matches)
-        if self.metrics:
-            cols = list(dict.fromkeys(k for row in self.metrics for k in row))
-            self.run.write_rows(self.run.metrics, cols, ([row.get(c, "") for c in cols] for row in self.metrics))
-        self.run.write_rows(self.run.root / "matchmaking.csv", ("player", "opponent_kind", "drawn", "measured", "expected"),
-                            self.matchmaking_rows())
-        save_torch(self.run.state, {
-            "config": asdict(self.config), "league": self.league.state_dict(), "steps": self.steps,
-            "learners": {n: l.state_dict() for n, l in self.learners.items()}, "rng": self.rng.bit_generator.state,
-            "matches": self.matches, "metrics": self.metrics, "drawn": dict(self.drawn),
-            "expected": dict(self.expected), "seconds": self.seconds,
-        })
+    def remaining(self, p: Player) -> None:
+        return None  # the budget is in learner steps
 
-    def load(self) -> bool:
-        if not self.run.state.exists():
-            return False
-        import torch
+    def done(self, p: Player) -> bool:
+        return p.steps >= self.config.steps
 
-        state = torch.load(self.run.state, weights_only=False)
-        if state["config"] != asdict(self.config):
-            raise ValueError(f"run directory {self.run.root} holds a league with another configuration")
-        self.league.menagerie = Menagerie.load(self.run.menagerie, self.kit.load_policy)
-        self.league.load_state_dict(state["league"])
-        self.league.sl_policy = self.sl_policy
-        for name, learner in self.learners.items():
-            learner.load_state_dict(state["learners"][name])
-        self.steps, self.matches, self.metrics = state["steps"], state["matches"], state["metrics"]
-        self.rng.bit_generator.state = state["rng"]
-        self.drawn = defaultdict(float, state["drawn"])
-        self.expected = defaultdict(float, state["expected"])
-        self.seconds = state["seconds"]
-        return True
+    def game_finished(self, trainer: Trainer, p: Player, game) -> None:
+        self.league.record(p.name, game.opponent, game.score)
+
+    def learner_updated(self, trainer: Trainer, p: Player, metrics: dict) -> dict:
+        info = LearnerInfo(name=p.name, episode=p.episodes, step=p.steps, weight_version=p.learner.weight_version,
+                           snapshot=p.learner.snapshot)
+        curation = self.league.step(p.name, info, trainer.rng)
+        if curation.reset_to is not None:
+            p.learner.restore(curation.reset_to)
+        return {"checkpoint": int(bool(curation.added)), "reset": int(curation.reset_to is not None)}
+
+    def menageries(self) -> dict[str, Menagerie]:
+        return {"menagerie": self.league.menagerie}
+
+    def menagerie_size(self, p: Player) -> int:
+        return len(self.league.menagerie)
 
     def matchmaking_rows(self) -> list[tuple]:
         rows = []
         for name in self.league.players:
-            total = sum(v for (p, _), v in self.drawn.items() if p == name)
-            kinds = sorted({k for (p, k) in list(self.drawn) + list(self.expected) if p == name})
+            total = sum(v for (q, _), v in self.drawn.items() if q == name)
+            kinds = sorted({k for (q, k) in list(self.drawn) + list(self.expected) if q == name})
             for kind in kinds:
                 drawn = self.drawn.get((name, kind), 0.0)
                 rows.append((name, kind, int(drawn), round(drawn / total, 4) if total else 0.0,
                              round(self.expected.get((name, kind), 0.0) / total, 4) if total else 0.0))
         return rows
 
-    # -- training ---------------------------------------------------------------------------
-    def train(self) -> Path:
-        import torch
+    def state_dict(self) -> dict:
+        return {"league": self.league.state_dict(), "drawn": dict(self.drawn), "expected": dict(self.expected)}
 
-        torch.set_num_threads(self.config.torch_threads)
-        if not self.load():
-            self.run.write_config(self.config)
-            self.league.start(self.sl_policy)
-            for learner in self.learners.values():
-                learner.restore(self.sl_policy)
-        start = time.perf_counter() - self.seconds
-        runners = {name: GameRunner(self.envs[name], self.learners[name], self._draw(name), self.rng)
-                   for name in self.league.players}
-        for runner in runners.values():
-            runner.start()
-        while any(self.steps[n] < self.config.steps for n in self.league.players):
-            for name, runner in runners.items():
-                if self.steps[name] < self.config.steps:
-                    self._rollout(name, runner)
-            self.seconds = time.perf_counter() - start
-            self.save()
-        self.seconds = time.perf_counter() - start
-        self.save()
-        return self.run.root
+    def load_state_dict(self, state: dict) -> None:
+        self.league.menagerie = state["menageries"]["menagerie"]
+        self.league.load_state_dict(state["league"])
+        self.league.sl_policy = self.sl_policy
+        self.drawn = defaultdict(float, state["drawn"])
+        self.expected = defaultdict(float, state["expected"])
 
-    def _rollout(self, name: str, runner: GameRunner) -> None:
-        """Play player ``name``'s games until its learner updates; then the league's checkpoint rule."""
-        learner = self.learners[name]
-        while not learner.ready():
-            finished = runner.step()
-            self.steps[name] += runner.n
-            for game in finished:
-                self.league.record(name, game.opponent, game.score)
-                self.matches.append((name, game.opponent, opponent_kind(self.league, game.opponent), game.seat,
-                                     game.score, self.steps[name]))
-            runner.restart([g.game for g in finished])
-        metrics = learner.update()
-        info = LearnerInfo(name=name, step=self.steps[name], weight_version=learner.weight_version,
-                           snapshot=learner.snapshot)
-        curation = self.league.step(name, info, self.rng)
-        if curation.reset_to is not None:
-            learner.restore(curation.reset_to)
-        recent = [m[4] for m in self.matches[-400:] if m[0] == name]
-        self.metrics.append({"player": name, "step": self.steps[name], "checkpoint": int(bool(curation.added)),
-                             "reset": int(curation.reset_to is not None), "menagerie_size": len(self.league.menagerie),
-                             "win_rate": float(np.mean(recent)) if recent else 0.5,
-                             **{k: float(v) for k, v in metrics.items()}})
+
+class LeagueTrainer(Trainer):
+    def __init__(self, config: LeagueTrainConfig, out: str | Path) -> None:
+        kit = agent_kit(config.agent, config.env)
+        league = AlphaStarLeague(config.league_config(), name=config.league)
+        self.env_name = env_for_agent(config.env, config.agent)
+        envs = {name: make_env(self.env_name, config.num_envs, seed=config.seed + 101 * i)
+                for i, name in enumerate(league.players)}
+        players = [Player(name, kit.make_learner(envs[name], config.seed + 1 + i, **config.ppo), envs[name])
+                   for i, name in enumerate(league.players)]
+        sl_policy = kit.make_learner(next(iter(envs.values())), config.seed, **config.ppo).snapshot()
+        super().__init__(RunDir(out).create(), config, kit, LeagueMode(config, league, sl_policy), players,
+                         np.random.default_rng(config.seed), config.run_config(), progress=config.progress,
+                         tensorboard=config.tensorboard, progress_total=config.steps * len(players), progress_unit="step")
+
+    league = property(lambda self: self.mode.league)
+    sl_policy = property(lambda self: self.mode.sl_policy)
+    learners = property(lambda self: {p.name: p.learner for p in self.players})
+    steps = property(lambda self: {p.name: p.steps for p in self.players})
+
+    def matchmaking_rows(self) -> list[tuple]:
+        return self.mode.matchmaking_rows()
+
+    def export(self) -> None:
+        super().export()
+        self.run.write_rows(self.run.root / "matchmaking.csv", ("player", "opponent_kind", "drawn", "measured", "expected"),
+                            self.mode.matchmaking_rows())
 
 
 VS_START, VS_SCRIPTED = "vs starting policy", "vs scripted AI"
@@ -243,7 +222,7 @@ def checkpoint_win_rates(trainer: LeagueTrainer, policies: list[Any]) -> dict[st
     """Each policy's win rate (draws ½) against the policy all players started from (the SL policy
     for the AlphaStar agent; ``2 · matches`` games, both seats) and, on SMAC, against the map's
     scripted AI (50 games)."""
-    from selfplay.evaluate import play_matches, scripted_win_rates
+    from selfplay.training.matches import play_matches, scripted_win_rates
 
     cfg, kit = trainer.config, trainer.kit
     pairs = np.array([[i, len(policies)] for i in range(len(policies))])
@@ -257,9 +236,9 @@ def checkpoint_win_rates(trainer: LeagueTrainer, policies: list[Any]) -> dict[st
 
 def evaluate_league(trainer: LeagueTrainer) -> dict:
     """Winrate matrix and maxent Nash of the league's historicals; figures and ``report.md``."""
-    from analysis import plots
-    from selfplay.evaluate import evaluate_population
-    from selfplay.io import atomic_write_text
+    from selfplay.analysis import plots
+    from selfplay.training.matches import evaluate_population
+    from selfplay.utils.io import atomic_write_text
 
     cfg = trainer.config
     entries = trainer.league.menagerie.entries

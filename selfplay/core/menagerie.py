@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from selfplay.io import atomic_write, atomic_write_json, read_json
+import numpy as np
+
+from selfplay.utils.io import atomic_write, atomic_write_json, read_json
 
 INDEX_FILE = "index.json"
 
@@ -42,7 +44,7 @@ class Menagerie:
     # -- building -------------------------------------------------------------------------
     def add(self, policy: Any, *, step: int = 0, **tags: Any) -> Entry:
         """Append ``policy`` as a new entry and return it."""
-        if not isinstance(step, (int,)) or isinstance(step, bool) or step < 0:
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
             raise ValueError(f"step must be a non-negative integer, got {step!r}")
         entry = Entry(id=self._next_id, step=int(step), tags=dict(tags), policy=policy)
         self._entries[entry.id] = entry
@@ -94,45 +96,63 @@ class Menagerie:
         return [e for e in self._entries.values() if all(e.tags.get(k) == v for k, v in tags.items())]
 
     # -- persistence ----------------------------------------------------------------------
-    def save(self, directory: str | os.PathLike, save_policy: Callable[[Any, str], None] | None = None) -> Path:
-        """Write every not-yet-saved policy (once per shared object) and then the index, atomically.
-
-        ``save_policy(policy, path)`` writes one policy; without it only the index is written.
-        Policy files are never rewritten (frozen policies do not change), so saving is incremental.
-        """
+    def save_policies(self, directory: str | os.PathLike, save_policy: Callable[[Any, str], None]) -> list[str]:
+        """Write every not-yet-saved policy (once per shared object) into ``directory``; returns the
+        file names every entry refers to. Policy files are immutable (frozen policies do not change),
+        so saving is incremental and a file is never rewritten once an entry names it."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
+        written: dict[int, str] = {id(e.policy): e.file for e in self._entries.values() if e.file}
+        for entry in self._entries.values():
+            if entry.policy is None or entry.file is not None:
+                continue
+            key = id(entry.policy)
+            if key not in written:
+                name = f"policy_{entry.id:06d}.pt"
+                atomic_write(directory / name, lambda tmp, p=entry.policy: save_policy(p, tmp))
+                written[key] = name
+            entry.file = written[key]
+        return sorted({e.file for e in self._entries.values() if e.file})
+
+    def index(self) -> dict:
+        """The menagerie without its policies: ``{"next_id", "entries": [{id, step, tags, file}]}``."""
+        return {"next_id": self._next_id,
+                "entries": [{"id": e.id, "step": e.step, "tags": e.tags, "file": e.file} for e in self._entries.values()]}
+
+    def save(self, directory: str | os.PathLike, save_policy: Callable[[Any, str], None] | None = None) -> Path:
+        """Write every not-yet-saved policy and then ``index.json``, atomically.
+
+        ``save_policy(policy, path)`` writes one policy; without it only the index is written.
+        """
         if save_policy is not None:
-            written: dict[int, str] = {id(e.policy): e.file for e in self._entries.values() if e.file}
-            for entry in self._entries.values():
-                if entry.policy is None or entry.file is not None:
-                    continue
-                key = id(entry.policy)
-                if key not in written:
-                    name = f"policy_{entry.id:06d}.pt"
-                    atomic_write(directory / name, lambda tmp, p=entry.policy: save_policy(p, tmp))
-                    written[key] = name
-                entry.file = written[key]
-        index = {
-            "next_id": self._next_id,
-            "entries": [{"id": e.id, "step": e.step, "tags": e.tags, "file": e.file} for e in self._entries.values()],
-        }
-        return atomic_write_json(directory / INDEX_FILE, index)
+            self.save_policies(directory, save_policy)
+        return atomic_write_json(Path(directory) / INDEX_FILE, self.index())
 
     @classmethod
-    def load(cls, directory: str | os.PathLike, load_policy: Callable[[str], Any] | None = None) -> "Menagerie":
-        """Read a menagerie written by ``save``; entries sharing a file share one loaded policy."""
-        directory = Path(directory)
-        index = read_json(directory / INDEX_FILE)
+    def from_index(cls, index: dict, directory: str | os.PathLike | None = None,
+                   load_policy: Callable[[str], Any] | None = None) -> "Menagerie":
+        """Rebuild a menagerie from ``index()``; entries sharing a file share one loaded policy."""
+        ids = [row["id"] for row in index.get("entries", [])]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"menagerie index has duplicate entry ids: {sorted(i for i in set(ids) if ids.count(i) > 1)}")
+        next_id = index.get("next_id")
+        if not isinstance(next_id, int) or next_id < 0 or any(i >= next_id for i in ids):
+            raise ValueError(f"menagerie index has next_id {next_id!r}, which must be an integer above every entry id")
         menagerie = cls()
         loaded: dict[str, Any] = {}
         for row in index["entries"]:
             policy = None
             if load_policy is not None and row["file"]:
                 if row["file"] not in loaded:
-                    loaded[row["file"]] = load_policy(str(directory / row["file"]))
+                    loaded[row["file"]] = load_policy(str(Path(directory) / row["file"]))
                 policy = loaded[row["file"]]
             entry = Entry(id=int(row["id"]), step=int(row["step"]), tags=dict(row["tags"]), policy=policy, file=row["file"])
             menagerie._entries[entry.id] = entry
-        menagerie._next_id = int(index["next_id"])
+        menagerie._next_id = next_id
         return menagerie
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike, load_policy: Callable[[str], Any] | None = None) -> "Menagerie":
+        """Read a menagerie written by ``save``."""
+        directory = Path(directory)
+        return cls.from_index(read_json(directory / INDEX_FILE), directory, load_policy)

@@ -1,0 +1,180 @@
+"""The single-learner mode: one learner trained by self-play under one scheme (spec-selfplay §1).
+
+``num_envs`` games run at once. Each game draws its opponent from Ω when it starts and seats the
+learner at random; opponents act grouped by policy object (one forward pass per group). After every
+step the learner records its reward; when its horizon is full it updates. Every finished game is
+scored for the learner (1 win, ½ draw, 0 loss), recorded in the payoff table and matches.csv, and
+then G curates the menagerie — in the order games finished. Evaluation checkpoints (separate from the
+menagerie) are taken every ``episodes / checkpoints`` episodes. The loop itself, the run directory's
+commits and resume are the trainer core's (``selfplay.training.trainer``); this module is the mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from selfplay.core.menagerie import Menagerie
+from selfplay.core.payoff import Payoff
+from selfplay.core.schemes import PSRO, LearnerInfo, Scheme, make_scheme
+from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_two_sided, make_env
+from selfplay.training.rundir import RunDir
+from selfplay.training.trainer import Player, RunResult, Trainer
+
+LEARNER_KEY = "learner"
+
+
+@dataclass
+class TrainConfig:
+    """One training run: a learner trained by self-play under one scheme."""
+
+    env: str = "rirrps"
+    agent: str = "ppo-mlp"
+    scheme: str = "delta-uniform:delta=0"
+    episodes: int = 10_000
+    num_envs: int = 64
+    seed: int = 0
+    checkpoints: int = 100  # evaluation checkpoints, evenly spaced over the run
+    ppo: dict = field(default_factory=dict)  # overrides of the agent's config (horizon, minibatch_size, ...)
+    device: str = "cpu"
+    progress: bool = False
+    tensorboard: bool = True
+    torch_threads: int = 1  # small networks run fastest single-threaded (and runs can go in parallel)
+
+    DISPLAY_ONLY = ("progress", "tensorboard", "torch_threads")  # not part of what defines a run
+
+    def __post_init__(self) -> None:
+        check_env_name(self.env)
+        if not isinstance(make_scheme(self.scheme), Scheme):  # validates the spec string too
+            raise ValueError(f"scheme {self.scheme!r} trains several learners: use `selfplay league` (LeagueTrainer)")
+        agent_kit(self.agent)
+        env_for_agent(self.env, self.agent)
+        for name in ("episodes", "num_envs", "checkpoints"):
+            v = getattr(self, name)
+            if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if self.checkpoints > self.episodes:
+            raise ValueError(f"checkpoints ({self.checkpoints}) must not exceed episodes ({self.episodes})")
+
+    def run_config(self) -> dict:
+        """What defines the run: compared on resume and written to config.yaml."""
+        return {k: v for k, v in asdict(self).items() if k not in self.DISPLAY_ONLY}
+
+
+class SelfPlayMode:
+    """One learner, one scheme ⟨Ω, G⟩, one menagerie; evaluation checkpoints every episodes/checkpoints."""
+
+    turn = "step"
+
+    def __init__(self, config: TrainConfig, scheme: Scheme, psro_evaluator) -> None:
+        self.config = config
+        self.scheme = scheme
+        if isinstance(scheme, PSRO) and scheme.evaluate is None:
+            scheme.evaluate = psro_evaluator
+        self.menagerie = Menagerie()
+        self.checkpoints = Menagerie()
+        self.payoff = Payoff()
+
+    def info(self, p: Player) -> LearnerInfo:
+        return LearnerInfo(name=p.name, episode=p.episodes, step=p.steps,
+                           weight_version=p.learner.weight_version, snapshot=p.learner.snapshot)
+
+    def start(self, trainer: Trainer) -> None:
+        p = trainer.players[0]
+        self.menagerie.add(p.learner.snapshot(), step=0, player=p.name, episode=0, weight_version=p.learner.weight_version)
+
+    def draw(self, trainer: Trainer, p: Player, k: int) -> list:
+        return [(e.id, e.policy) for e in self.scheme.sample_many(self.menagerie, k, self.payoff, trainer.rng)]
+
+    def opponent_kind(self, p: Player, key) -> str:
+        return "historical"
+
+    def remaining(self, p: Player) -> int:
+        return self.config.episodes - p.episodes
+
+    def done(self, p: Player) -> bool:
+        return p.episodes >= self.config.episodes
+
+    def game_finished(self, trainer: Trainer, p: Player, game) -> None:
+        self.payoff.update(p.name, game.opponent, game.score)
+        curation = self.scheme.curate(self.menagerie, self.info(p), self.payoff, game.score)
+        if curation.reset_to is not None:
+            p.learner.restore(curation.reset_to)
+        every = self.config.episodes / self.config.checkpoints
+        if p.episodes >= (len(self.checkpoints) + 1) * every - 1e-9:
+            self.checkpoints.add(p.learner.snapshot(), step=p.steps, episode=p.episodes,
+                                 weight_version=p.learner.weight_version)
+
+    def learner_updated(self, trainer: Trainer, p: Player, metrics: dict) -> dict:
+        return {}
+
+    def menageries(self) -> dict[str, Menagerie]:
+        return {"menagerie": self.menagerie, "checkpoints": self.checkpoints}
+
+    def menagerie_size(self, p: Player) -> int:
+        return len(self.menagerie)
+
+    def state_dict(self) -> dict:
+        return {"scheme": self.scheme.state_dict(), "payoff": self.payoff.to_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.scheme.load_state_dict(state["scheme"])
+        self.payoff = Payoff.from_dict(state["payoff"])
+        self.menagerie, self.checkpoints = state["menageries"]["menagerie"], state["menageries"]["checkpoints"]
+
+
+class SelfPlayTrainer(Trainer):
+    """One run: environment, learner, scheme, menagerie, payoff and run directory."""
+
+    def __init__(self, config: TrainConfig, out: str | Path, scheme: Scheme | None = None) -> None:
+        if is_two_sided(config.env):
+            raise ValueError(f"{config.env!r} is asymmetric: use selfplay.training.two_sided.TwoSidedTrainer (or train())")
+        kit = agent_kit(config.agent, config.env)
+        self.env_name = env_for_agent(config.env, config.agent)  # what the agent plays (registry)
+        env = make_env(self.env_name, config.num_envs, seed=config.seed, device=config.device)
+        learner = kit.make_learner(env, config.seed, **config.ppo)
+        mode = SelfPlayMode(config, scheme if scheme is not None else make_scheme(config.scheme), self._psro_evaluator)
+        super().__init__(RunDir(out).create(), config, kit, mode, [Player(LEARNER_KEY, learner, env)],
+                         np.random.default_rng(config.seed), config.run_config(), progress=config.progress,
+                         tensorboard=config.tensorboard, progress_total=config.episodes)
+
+    # the single-learner view of the run, as the evaluation code and tests read it
+    learner = property(lambda self: self.players[0].learner)
+    env = property(lambda self: self.players[0].env)
+    scheme = property(lambda self: self.mode.scheme)
+    menagerie = property(lambda self: self.mode.menagerie)
+    checkpoints = property(lambda self: self.mode.checkpoints)
+    payoff = property(lambda self: self.mode.payoff)
+    episodes = property(lambda self: self.players[0].episodes)
+    steps = property(lambda self: self.players[0].steps)
+    updates = property(lambda self: self.players[0].updates)
+
+    def load(self) -> bool:
+        if not super().load():
+            return False
+        # the environment restarts its games from a seed derived from the progress made
+        p = self.players[0]
+        p.env = make_env(self.env_name, self.config.num_envs, seed=self.config.seed + 1_000_003 * p.updates,
+                         device=self.config.device)
+        return True
+
+    def _psro_evaluator(self, entry, opponents, matches):
+        """PSRO's meta-game entries: ``entry``'s win rate (draws ½) against each opponent, both seats."""
+        from selfplay.training.matches import play_matches
+
+        policies = [entry.policy] + [o.policy for o in opponents]
+        pairs = np.array([[0, j + 1] for j in range(len(opponents))])
+        scores = play_matches(self.env_name, policies, pairs, matches, seed=int(self.rng.integers(2**31)),
+                              stack_policies=self.kit.stack_policies, device=self.config.device)
+        return scores.mean(axis=1)
+
+
+def train(config: TrainConfig, out: str | Path) -> RunResult:
+    """Train (or resume) one run into ``out`` (a learner per side on asymmetric maps)."""
+    if is_two_sided(config.env):
+        from selfplay.training.two_sided import TwoSidedTrainer
+
+        return TwoSidedTrainer(config, out).train()
+    return SelfPlayTrainer(config, out).train()

@@ -1,0 +1,306 @@
+"""The trainer core: one episode loop for every training mode (architecture.md, "Self-play loop").
+
+A run has one or more *players* — learners, each with its own batch of ``num_envs`` games. The
+core owns what every mode shares:
+
+- the run directory: one writer (lock), one commit per save, resume from the last commit;
+- batched games with per-game opponents (``GameRunner``: each game draws its opponent when it
+  starts, opponents act grouped by policy object);
+- recording: every finished game is one row of ``matches.csv`` (``MATCH_COLUMNS``), every learner
+  update one row of ``metrics.csv``, every finished game's trajectory vector in ``trajectories.npz``;
+- progress (tqdm) and TensorBoard;
+- the order of events: step the games; for each finished game record it and let the mode curate;
+  when the learner is ready, update it and let the mode apply its update rules; after a round in
+  which some learner updated, commit.
+
+A *mode* is the thin policy over it (``TrainingMode``): which opponents a player draws, what
+happens after a finished game (the scheme's G, evaluation checkpoints) and after an update (the
+league's checkpoint and reset rules), when a player is done, and the mode's own resumable state.
+The single-learner (``loop.SelfPlayMode``), per-side (``two_sided.PerSideMode``) and league
+(``league_loop.LeagueMode``) modes are the three there are.
+
+``turn`` says how players interleave: ``"step"`` — every player advances one environment step per
+round; ``"update"`` — a player plays its games until its learner updates (the league's turns).
+Games in flight at a kill are abandoned on resume (they were never counted); the run still ends
+with exactly the budgeted number of counted episodes or steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Hashable, Protocol
+
+import numpy as np
+
+from selfplay.core.menagerie import Menagerie
+from selfplay.training.games import FinishedGame, GameRunner
+from selfplay.training.rundir import RunDir, RunDirError
+
+MATCH_COLUMNS = ("player", "episode", "step", "opponent", "opponent_kind", "learner_seat", "score")
+RECENT_GAMES = 200  # the metrics' win_rate: the player's share of its last RECENT_GAMES games
+
+
+@dataclass
+class Player:
+    """One learner of a run and its games."""
+
+    name: str
+    learner: Any
+    env: Any
+    seat: int | None = None  # the learner's fixed seat (asymmetric games), None: a random seat per game
+    episodes: int = 0
+    steps: int = 0
+    updates: int = 0
+    runner: GameRunner | None = field(default=None, repr=False)
+
+    def counters(self) -> dict:
+        return {"episodes": self.episodes, "steps": self.steps, "updates": self.updates}
+
+
+class TrainingMode(Protocol):
+    turn: str  # "step" or "update"
+
+    def start(self, trainer: "Trainer") -> None:
+        """A fresh run: the menageries' first entries."""
+
+    def draw(self, trainer: "Trainer", player: Player, k: int) -> list[tuple[Hashable, Any]]:
+        """``k`` opponents (key, frozen policy) for ``player``'s games that are starting."""
+
+    def opponent_kind(self, player: Player, key: Hashable) -> str:
+        """What an opponent is, for ``matches.csv`` (``historical``, a player kind, ...)."""
+
+    def remaining(self, player: Player) -> int | None:
+        """How many more finished games count for ``player`` (``None``: no episode budget)."""
+
+    def done(self, player: Player) -> bool:
+        """Whether ``player`` has used its budget."""
+
+    def game_finished(self, trainer: "Trainer", player: Player, game: FinishedGame) -> None:
+        """After a counted game was recorded: payoff, G, evaluation checkpoints."""
+
+    def learner_updated(self, trainer: "Trainer", player: Player, metrics: dict) -> dict:
+        """After an update: the mode's rules; returns extra metric columns."""
+
+    def menageries(self) -> dict[str, Menagerie]:
+        """The menageries to persist, by folder relative to the run directory."""
+
+    def menagerie_size(self, player: Player) -> int:
+        """The size of the menagerie ``player``'s opponents come from (a metric)."""
+
+    def state_dict(self) -> dict: ...
+
+    def load_state_dict(self, state: dict) -> None: ...
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    episodes: int
+    updates: int
+    seconds: float
+    menagerie_size: int
+    checkpoints: int
+
+
+class Trainer:
+    """Runs ``players`` under ``mode`` into ``run``; resumable from the run directory's last commit."""
+
+    def __init__(self, run: RunDir, config: Any, kit: Any, mode: TrainingMode, players: list[Player],
+                 rng: np.random.Generator, run_config: dict, progress: bool = False, tensorboard: bool = False,
+                 progress_total: int | None = None, progress_unit: str = "ep") -> None:
+        self.run, self.config, self.kit, self.mode, self.players = run, config, kit, mode, players
+        self.rng = rng
+        self.run_config = run_config  # what defines the run (compared on resume, written to config.yaml)
+        self.progress, self.tensorboard = progress, tensorboard
+        self.progress_total, self.progress_unit = progress_total, progress_unit
+        self.matches: list[tuple] = []
+        self.metrics: list[dict] = []
+        self.trajectories: list[np.ndarray] = []
+        self.seconds = 0.0
+        self._writer = None
+        self._bar = None
+
+    # -- state --------------------------------------------------------------------------------
+    def player(self, name: str) -> Player:
+        return next(p for p in self.players if p.name == name)
+
+    def state_dict(self) -> dict:
+        return {
+            "config": self.run_config, "mode": self.mode.state_dict(), "rng": self.rng.bit_generator.state,
+            "players": {p.name: {**p.counters(), "learner": p.learner.state_dict()} for p in self.players},
+            "menageries": {folder: m.index() for folder, m in self.mode.menageries().items()},
+            "matches": self.matches, "metrics": self.metrics, "seconds": self.seconds,
+            "trajectories": np.concatenate(self.trajectories) if self.trajectories else None,
+        }
+
+    def save(self) -> None:
+        """One commit: new policy files, then the state, then the manifest (rundir.RunDir.commit)."""
+        files = []
+        for folder, menagerie in self.mode.menageries().items():
+            names = menagerie.save_policies(self.run.root / folder, self.kit.save_policy)
+            files += [self.run.root / folder / n for n in names]
+        self.run.commit(self.state_dict(), files)
+        self.export()
+
+    def export(self) -> None:
+        """Rewrite the readable views of the committed state: indexes, tables, trajectories."""
+        from selfplay.utils.io import atomic_write
+
+        for folder, menagerie in self.mode.menageries().items():
+            menagerie.save(self.run.root / folder)  # the index only: policy files are committed already
+        self.run.write_rows(self.run.matches, MATCH_COLUMNS, self.matches)
+        if self.metrics:
+            columns = list(dict.fromkeys(k for row in self.metrics for k in row))
+            self.run.write_rows(self.run.metrics, columns, ([row.get(c, "") for c in columns] for row in self.metrics))
+        if self.trajectories:
+            data = np.concatenate(self.trajectories).astype(np.uint8)
+            atomic_write(self.run.trajectories, lambda tmp: np.savez_compressed(open(tmp, "wb"), vectors=data))
+
+    def load(self) -> bool:
+        """Resume from the last commit, if there is one; returns whether it did."""
+        if not self.run.has_commit():
+            if any(self.run.root.glob("state*.pt")):
+                raise RunDirError(f"run directory {str(self.run.root)!r} holds a run of an older format (state.pt "
+                                  "without manifest.json); start afresh with another --out")
+            return False
+        state = self.run.load_commit()
+        differ = [f"{k}: {state['config'].get(k)!r} in the directory, {v!r} now" for k, v in self.run_config.items()
+                  if state["config"].get(k) != v]
+        differ += [f"{k}: {v!r} in the directory, absent now" for k, v in state["config"].items() if k not in self.run_config]
+        if differ:
+            raise RunDirError(f"run directory {str(self.run.root)!r} holds a run with another configuration ("
+                              + "; ".join(differ) + "); use the same settings to resume, or another --out")
+        menageries = {folder: Menagerie.from_index(state["menageries"][folder], self.run.root / folder, self.kit.load_policy)
+                      for folder in self.mode.menageries()}
+        self.mode.load_state_dict({**state["mode"], "menageries": menageries})
+        for p in self.players:
+            saved = state["players"][p.name]
+            p.episodes, p.steps, p.updates = saved["episodes"], saved["steps"], saved["updates"]
+            p.learner.load_state_dict(saved["learner"])
+        self.rng.bit_generator.state = state["rng"]
+        self.matches, self.metrics, self.seconds = list(state["matches"]), list(state["metrics"]), state["seconds"]
+        self.trajectories = [] if state["trajectories"] is None else [state["trajectories"]]
+        self.export()  # repairs exports that were cut or deleted after the commit
+        return True
+
+    # -- the loop -----------------------------------------------------------------------------
+    def train(self) -> RunResult:
+        self.run.lock()
+        try:
+            with _torch_threads(getattr(self.config, "torch_threads", None)):
+                return self._train()
+        finally:
+            self.run.unlock()
+
+    def _train(self) -> RunResult:
+        resumed = self.load()
+        if not resumed:
+            self.run.write_config(self.run_config)
+            self.mode.start(self)
+        start = time.perf_counter() - self.seconds
+        self._open_outputs()
+        for p in self.players:
+            p.runner = GameRunner(p.env, p.learner, _drawer(self, p), self.rng, seat=p.seat)
+            p.runner.start()
+        while not all(self.mode.done(p) for p in self.players):
+            updated = False
+            for p in self.players:
+                if self.mode.done(p):
+                    continue
+                if self.mode.turn == "update":
+                    while not p.learner.ready():
+                        self._step(p)
+                else:
+                    self._step(p)
+                if p.learner.ready() and not self.mode.done(p):
+                    self._update(p)
+                    updated = True
+            if updated:
+                self.seconds = time.perf_counter() - start
+                self.save()
+        self.seconds = time.perf_counter() - start
+        self.save()
+        self._close_outputs()
+        sizes = self.mode.menageries()
+        return RunResult(self.run.root, min(p.episodes for p in self.players), sum(p.updates for p in self.players),
+                         self.seconds, sum(len(m) for f, m in sizes.items() if f.startswith("menagerie")),
+                         sum(len(m) for f, m in sizes.items() if f.startswith("checkpoints")))
+
+    def _step(self, p: Player) -> None:
+        finished = p.runner.step()
+        p.steps += p.runner.n
+        remaining = self.mode.remaining(p)
+        counted = finished if remaining is None else finished[:remaining]
+        for game in counted:
+            self.matches.append((p.name, p.episodes, p.steps, game.opponent, self.mode.opponent_kind(p, game.opponent),
+                                 game.seat, game.score))
+            if game.trajectory is not None:
+                self.trajectories.append(game.trajectory[None])
+            p.episodes += 1
+            self.mode.game_finished(self, p, game)
+        if finished:
+            if self._writer is not None:
+                self._writer.add_scalar(f"{p.name}/win_rate", float(np.mean([g.score for g in finished])), p.episodes)
+            if self._bar is not None and self.progress_unit == "ep":
+                self._bar.update(len(counted))
+            p.runner.restart([g.game for g in finished])
+        if self._bar is not None and self.progress_unit == "step":
+            self._bar.update(p.runner.n)
+
+    def _update(self, p: Player) -> None:
+        metrics = p.learner.update()
+        p.updates += 1
+        extra = self.mode.learner_updated(self, p, metrics)
+        recent = [m[6] for m in self.matches[-4 * RECENT_GAMES:] if m[0] == p.name][-RECENT_GAMES:]
+        row = {"player": p.name, "update": p.updates, "episode": p.episodes, "step": p.steps,
+               "menagerie_size": self.mode.menagerie_size(p), "win_rate": float(np.mean(recent)) if recent else 0.5,
+               **extra, **{k: float(v) for k, v in metrics.items()}}
+        self.metrics.append(row)
+        if self._writer is not None:
+            for key, value in row.items():
+                if key != "player":
+                    self._writer.add_scalar(f"{p.name}/{key}", value, p.steps)
+
+    def _open_outputs(self) -> None:
+        if self.progress:
+            from tqdm import tqdm
+
+            done = (sum(p.episodes for p in self.players) if self.progress_unit == "ep"
+                    else sum(p.steps for p in self.players))
+            self._bar = tqdm(total=self.progress_total, initial=done, unit=self.progress_unit, leave=False)
+        if self.tensorboard:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except Exception:  # tensorboard missing: the CSVs still hold every curve
+                return
+            self._writer = SummaryWriter(str(self.run.tensorboard))
+
+    def _close_outputs(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        if self._writer is not None:
+            self._writer.close()
+
+
+def _drawer(trainer: Trainer, player: Player) -> Callable[[int], list]:
+    return lambda k: trainer.mode.draw(trainer, player, k)
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int | None):
+    """Run with ``n`` torch threads and restore the caller's setting afterwards (no process-wide
+    change behind the caller's back)."""
+    if not n:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -1,0 +1,94 @@
+"""Atomic file writes (architecture.md, "Run directory").
+
+Every file of a run directory is written to a temporary file in the same folder, flushed to disk and
+renamed over the destination, so a killed run never leaves a half-written checkpoint, index or table.
+Files get the permissions the process's umask allows (as ``open`` would), not ``mkstemp``'s 0600.
+A full disk is reported as such (``DiskFullError``), naming the file, instead of a library's own
+message from deep inside a serialiser.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+TMP_SUFFIX = ".tmp"
+
+
+class DiskFullError(OSError):
+    """No space left on the device while writing a run file."""
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def fsync_dir(path: str | os.PathLike) -> None:
+    """Flush a directory entry (a rename inside it) to disk; a no-op where directories can't be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
+    """Call ``write(tmp_path)``, flush it, and atomically move the result to ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
+    os.close(fd)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())
+        write(tmp)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as error:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        if _is_disk_full(error):
+            raise DiskFullError(errno.ENOSPC, f"no space left on the device while writing {path}") from error
+        raise
+    return path
+
+
+def _is_disk_full(error: BaseException) -> bool:
+    """ENOSPC, also when a serialiser (torch.save, numpy) wrapped it in its own error."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if "No space left on device" in str(error) or "unexpected pos" in str(error):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    def write(tmp: str) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    return atomic_write(path, write)
+
+
+def atomic_write_json(path: str | os.PathLike, data: Any) -> Path:
+    return atomic_write_text(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
