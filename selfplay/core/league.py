@@ -20,7 +20,7 @@ import numpy as np
 
 from selfplay.core.menagerie import Entry, Menagerie
 from selfplay.core.payoff import Payoff
-from selfplay.core.schemes import Curation, LearnerInfo, Scheme
+from selfplay.core.schemes import Curation, LearnerInfo, Scheme, parse_spec
 
 WEIGHTINGS = {
     "linear": lambda x: 1.0 - x,
@@ -299,3 +299,11 @@ class LeaguePlayerScheme(Scheme):
     def curate(self, menagerie: Menagerie | None, learner: LearnerInfo, payoff: Payoff | None = None,
                outcome: float | None = None) -> Curation:
         return self.league.step(self.player, learner, self._rng)
+
+
+def league_from_spec(spec: str) -> AlphaStarLeague:
+    """``league[:main=1,main_exploiters=1,league_exploiters=2,...]`` → an ``AlphaStarLeague`` named by the spec."""
+    name, kwargs = parse_spec(spec)
+    if name != "league":
+        raise ValueError(f"league spec must start with 'league', e.g. 'league:main=1,main_exploiters=1', got {spec!r}")
+    return AlphaStarLeague(LeagueConfig.from_kwargs(kwargs), name=spec.strip())

@@ -364,6 +364,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             key, eq, value = part.partition("=")
             if not eq or not key.strip() or not value.strip():
                 raise ValueError(f"malformed scheme spec {spec!r}: expected key=value pairs after ':', got {part!r}")
+            if key.strip() in kwargs:
+                raise ValueError(f"malformed scheme spec {spec!r}: parameter {key.strip()!r} is given twice")
             kwargs[key.strip()] = _parse_value(value.strip())
     return name.strip(), kwargs
 
@@ -383,7 +385,8 @@ def make_scheme(spec: str, **overrides: Any) -> Scheme:
     ``naive`` · ``delta-uniform:delta=D`` · ``delta-limit-uniform:delta=D`` (both also take
     ``add_every=K|update``) · ``psro[:solver=maxent|lp|uniform|rectified|alpha_rank,threshold=,window=,
     matches_per_pair=,max_episodes_per_iteration=,meta_game=shift|logit]`` ·
-    ``league[:main=1,main_exploiters=1,league_exploiters=2,...]`` (an ``AlphaStarLeague``).
+    (``league[:...]`` names AlphaStar's league, which is not one learner's scheme: refused here,
+    see ``selfplay.core.league.AlphaStarLeague`` and ``selfplay league``).
     ``overrides`` (e.g. ``evaluate=`` for PSRO) are passed to the constructor.
     """
     name, kwargs = parse_spec(spec)
@@ -395,9 +398,8 @@ def make_scheme(spec: str, **overrides: Any) -> Scheme:
         "psro": {"solver", "threshold", "window", "matches_per_pair", "max_episodes_per_iteration", "meta_game", "evaluate"},
     }
     if name == "league":
-        from selfplay.core.league import AlphaStarLeague, LeagueConfig
-
-        return AlphaStarLeague(LeagueConfig.from_kwargs(kwargs), name=spec.strip())
+        raise ValueError(f"spec {spec!r} is AlphaStar's league, which trains several learners and is not one "
+                         "learner's scheme: build selfplay.AlphaStarLeague(LeagueConfig(...)) or run `selfplay league`")
     if name not in allowed:
         raise ValueError(f"unknown scheme {name!r} in spec {spec!r}; known schemes: {', '.join(SCHEME_NAMES)}")
     unknown = set(kwargs) - allowed[name]

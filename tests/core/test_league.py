@@ -3,7 +3,7 @@ import pytest
 from scipy import stats
 
 from selfplay import AlphaStarLeague, LeagueConfig, LearnerInfo, make_scheme, pfsp
-from selfplay.core.league import remove_monotonic_suffix
+from selfplay.core.league import league_from_spec, remove_monotonic_suffix
 
 
 def test_pfsp_weightings_by_hand():
@@ -144,11 +144,13 @@ def test_checkpoint_rules_and_resets():
 
 
 def test_league_from_spec_string_and_bad_input():
-    league = make_scheme("league:main=1,main_exploiters=1,league_exploiters=2")
+    league = league_from_spec("league:main=1,main_exploiters=1,league_exploiters=2")
     assert sorted(league.players) == ["league_exploiter_0", "league_exploiter_1", "main_0", "main_exploiter_0"]
     assert league.name == "league:main=1,main_exploiters=1,league_exploiters=2"
     with pytest.raises(ValueError, match="unknown league parameter"):
-        make_scheme("league:mains=2")
+        league_from_spec("league:mains=2")
+    with pytest.raises(ValueError, match="not one learner's scheme"):
+        make_scheme("league:main=1")
     with pytest.raises(ValueError, match="main"):
         LeagueConfig(main=0)
     with pytest.raises(ValueError, match="player"):
