@@ -140,6 +140,10 @@ class RunDir:
     def has_commit(self) -> bool:
         return self.manifest.exists()
 
+    def load_commit_generation(self) -> int:
+        """The generation of the last commit (0: none)."""
+        return int(read_json(self.manifest)["generation"]) if self.manifest.exists() else 0
+
     def commit(self, state: dict, files: Sequence[Path]) -> int:
         """Commit ``state`` (picklable) as the next generation; ``files`` are the policy files it refers
         to, already written. Returns the generation. The manifest's replacement is the commit."""

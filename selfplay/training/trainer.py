@@ -205,8 +205,9 @@ class Trainer:
         for p in self.players:
             p.runner = GameRunner(p.env, p.learner, _drawer(self, p), self.rng, seat=p.seat)
             p.runner.start()
+        stepped = False
         while not all(self.mode.done(p) for p in self.players):
-            updated = False
+            stepped, updated = True, False
             for p in self.players:
                 if self.mode.done(p):
                     continue
@@ -221,8 +222,9 @@ class Trainer:
             if updated:
                 self.seconds = time.perf_counter() - start
                 self.save()
-        self.seconds = time.perf_counter() - start
-        self.save()
+        if stepped or not resumed:  # a finished run that is resumed commits nothing new
+            self.seconds = time.perf_counter() - start
+            self.save()
         self._close_outputs()
         sizes = self.mode.menageries()
         return RunResult(self.run.root, min(p.episodes for p in self.players), sum(p.updates for p in self.players),
