@@ -68,6 +68,11 @@ def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = T
     return settings
 
 
+def _given(value, default):
+    """The option's value when it was given (0 included), else the default."""
+    return default if value is None else value
+
+
 def _ppo_overrides(args: argparse.Namespace) -> dict:
     keys = ("horizon", "minibatch_size", "epochs", "learning_rate")
     return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
@@ -150,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return COMMANDS[args.command](args)
-    except ValueError as err:
+    except (ValueError, OSError) as err:  # bad input, a damaged or locked run directory, a full disk
         print(f"selfplay {args.command}: error: {err}", file=sys.stderr)
         return 2
 
@@ -218,13 +223,13 @@ def cmd_league(args: argparse.Namespace) -> int:
 
         torch.set_num_threads(1)
         settings = _alphastar_settings(args, args.out)
-        steps = args.steps or (40_000 if args.quick else 400_000)
+        steps = _given(args.steps, 40_000 if args.quick else 400_000)
     else:
         settings = _ppo_overrides(args) or ({"horizon": 1024} if args.quick else {})
-        steps = args.steps or (30_000 if args.quick else 200_000)
+        steps = _given(args.steps, 30_000 if args.quick else 200_000)
     config = LeagueTrainConfig(env=args.env, agent=args.agent, league=spec, steps=steps,
-                               min_steps=args.min_steps or steps // 8, max_steps=args.max_steps or steps // 4,
-                               num_envs=args.num_envs, seed=args.seed, matches=args.matches or (10 if args.quick else 25),
+                               min_steps=_given(args.min_steps, steps // 8), max_steps=_given(args.max_steps, steps // 4),
+                               num_envs=args.num_envs, seed=args.seed, matches=_given(args.matches, 10 if args.quick else 25),
                                ppo=settings)
     summary = train_league(config, args.out)
     print(f"league done: {summary}; report: {args.out}/report.md")

@@ -83,6 +83,11 @@ class CompareConfig:
             raise ValueError("schemes must name at least one scheme")
         if not self.seeds:
             raise ValueError("seeds must hold at least one seed")
+        for name in ("agents", "schemes", "seeds"):
+            values = getattr(self, name)
+            twice = sorted({str(v) for v in values if values.count(v) > 1})
+            if twice:
+                raise ValueError(f"{name} must not repeat a value (each run has one directory), got {', '.join(twice)} twice")
         if self.checkpoints < 2:
             raise ValueError(f"checkpoints must be ≥ 2 to build a winrate matrix, got {self.checkpoints}")
         if self.matches < 1:
@@ -122,10 +127,26 @@ def _evaluate_one(args: tuple[str, int, int]) -> dict:
     return evaluate_run_dir(run_dir, matches, seed=seed)
 
 
+def _die_with_parent() -> None:
+    """Pool worker initializer: the worker is killed when its parent dies (Linux ``PR_SET_PDEATHSIG``),
+    so a killed ``selfplay compare`` leaves no worker training into its run directories."""
+    import ctypes
+    import os
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # not Linux: workers still end when the pool's pipe closes
+        return
+    if os.getppid() == 1:  # the parent died before the call above took effect
+        os._exit(1)
+
+
 def _pool_map(function, tasks: list, jobs: int) -> list:
-    """``map`` over processes when ``jobs > 1`` (each single-threaded), in order."""
+    """``map`` over processes when ``jobs > 1`` (each single-threaded), in order; workers die with the parent."""
     if jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_die_with_parent) as pool:
             return list(pool.map(function, tasks))
     return [function(t) for t in tasks]
 
@@ -179,6 +200,25 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     return summary
 
 
+def _check_same_comparison(out: Path, config: dict) -> None:
+    """Refuse, before writing anything, to continue a comparison in ``out`` with other settings
+    (``jobs`` only changes how fast, and may differ)."""
+    from selfplay.utils.io import read_json
+
+    path = out / "compare_config.json"
+    if not path.is_file():
+        return
+    try:
+        before = read_json(path)
+    except (OSError, ValueError):
+        raise ValueError(f"{path} is damaged; use another --out") from None
+    differ = [f"{k}: {before.get(k)!r} in the directory, {v!r} now" for k, v in config.items()
+              if k != "jobs" and before.get(k) != v]
+    if differ:
+        raise ValueError(f"{out} holds a comparison with other settings (" + "; ".join(differ)
+                         + "); use the same settings to resume, or another --out")
+
+
 def compare(config: CompareConfig, out: str | Path) -> Path:
     """Run the whole comparison into ``out``; returns the path of ``report.md``."""
     import os
@@ -188,7 +228,8 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
     config.validate()
     torch.set_num_threads(1)  # small networks: one thread per process (runs and evaluations go in parallel)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    _check_same_comparison(out, asdict(config))
+    RunDir(out).create()
     atomic_write_json(out / "compare_config.json", asdict(config))
     started = time.perf_counter()
     runs = [RunSpec(a, s, seed, out / "runs" / a / f"{slug(s)}-s{seed}")

@@ -7,6 +7,8 @@ import errno
 import os
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +166,59 @@ def test_resume_names_each_differing_setting_and_ignores_display_options(tmp_pat
     with pytest.raises(RunDirError, match=r"num_envs: 16 in the directory, 8 now; seed: 5 in the directory, 6 now"):
         train(tiny_config(episodes=48, seed=6, num_envs=8), tmp_path / "run")
     assert train(tiny_config(episodes=48, progress=True), tmp_path / "run").episodes == 48
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(pid) and not fields.get("State", "").startswith("Z"):
+            out.append(int(status.parent.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to list processes")
+def test_compare_workers_die_with_a_killed_parent(tmp_path):
+    """kill -9 of ``selfplay compare`` must not leave workers training into its run directories."""
+    cmd = [sys.executable, "-m", "selfplay", "compare", "--quick", "--schemes", "naive,delta-uniform:delta=0",
+           "--episodes", "200000", "--checkpoints", "2", "--jobs", "2", "--no-embedding", "--out", str(tmp_path / "c")]
+    parent = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_children(parent.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        workers = _children(parent.pid)
+        assert len(workers) >= 2, "the comparison never started its workers"
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 60
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [w for w in workers if _alive(w)]
+    assert not alive, f"workers {alive} outlived their parent"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "State:\tZ" not in state
+
+
+def test_compare_refuses_repeated_values_and_other_settings_before_writing(tmp_path):
+    from selfplay.cli import main
+
+    assert main(["compare", "--quick", "--seeds", "0,0", "--out", str(tmp_path / "a")]) == 2
+    assert main(["compare", "--quick", "--schemes", "naive,naive", "--out", str(tmp_path / "a")]) == 2
+    assert not (tmp_path / "a").exists()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "compare_config.json").write_text('{"env": "rirrps", "episodes": 5}')
+    before = (tmp_path / "b" / "compare_config.json").read_text()
+    assert main(["compare", "--quick", "--out", str(tmp_path / "b")]) == 2
+    assert (tmp_path / "b" / "compare_config.json").read_text() == before
