@@ -9,12 +9,12 @@ from dataclasses import fields
 
 
 def _csv(text: str) -> list[str]:
-    # scheme specs contain commas inside their parameters: split on commas that start a new scheme
-    from selfplay.core.schemes import SCHEME_NAMES
-
+    """Comma-separated scheme specs. Specs have commas inside their parameters
+    (``psro:window=10,threshold=0.5``): a piece with ``key=value`` before any ``:`` continues the
+    previous spec, any other piece starts a new one."""
     parts: list[str] = []
     for piece in text.split(","):
-        if not parts or piece.split(":", 1)[0].strip() in SCHEME_NAMES:
+        if not parts or "=" not in piece.split(":", 1)[0]:
             parts.append(piece.strip())
         else:
             parts[-1] += "," + piece.strip()

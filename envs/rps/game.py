@@ -162,6 +162,11 @@ class RepeatedMatrixGame:
         With ``auto_reset`` (default) finished games restart and ``obs`` is their first observation;
         without it ``obs`` is the terminal observation and the caller must ``reset()``.
         """
+        ended = self._t >= self.repetitions
+        if bool(ended.any()):
+            games = torch.nonzero(ended).flatten().tolist()
+            raise ValueError(f"games {games[:10]} have ended (step(auto_reset=False) returned done); "
+                             "call reset() before stepping them again")
         a0, a1 = self._check_actions(actions)
         k = self.n_actions
         reward0 = self.payoff[a0, a1]

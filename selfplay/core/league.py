@@ -88,6 +88,10 @@ class LeagueConfig:
         if unknown:
             raise ValueError(f"unknown league parameter(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
         ints = {"main", "main_exploiters", "league_exploiters", "min_steps", "max_steps"}
+        for k in ints & set(kwargs):
+            v = kwargs[k]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or int(v) != v:
+                raise ValueError(f"league parameter {k} must be an integer, got {v!r}")
         return cls(**{k: int(v) if k in ints else v for k, v in kwargs.items()})
 
 

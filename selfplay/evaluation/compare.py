@@ -164,11 +164,15 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     from selfplay.training.matches import evaluate_population
 
     run = RunDir(run_dir)
+    cfg = run.read_config()
+    if "league" in cfg:
+        raise ValueError(f"run_dir {str(run_dir)!r} is a league run: `selfplay league` evaluated it into its report.md")
+    if matches < 1:
+        raise ValueError(f"matches must be ≥ 1, got {matches}")
     if (run.checkpoints / "side0").exists():  # a learner per side (asymmetric map)
         from selfplay.training.two_sided import evaluate_two_sided
 
         return evaluate_two_sided(run_dir, matches, seed, scripted_games)
-    cfg = run.read_config()
     kit = agent_kit(cfg["agent"], cfg["env"])
     ids, policies = load_checkpoint_policies(run_dir)
     if len(policies) < 2:

@@ -117,6 +117,11 @@ class RunDir:
         if not self.root.is_dir():
             raise RunDirError(f"run_dir {str(self.root)!r} is not a directory")
         if not self.config.is_file():
+            if (self.root / "compare_config.json").is_file():
+                raise RunDirError(f"run_dir {str(self.root)!r} is a comparison (`selfplay compare`), already evaluated "
+                                  "in its report.md; evaluate one of its runs: runs/<agent>/<scheme>-s<seed>")
+            if (self.root / "matchmaking.csv").is_file() or (self.root / "report.md").is_file():
+                raise RunDirError(f"run_dir {str(self.root)!r} has no config.yaml: not a finished run directory")
             raise RunDirError(f"run_dir {str(self.root)!r} is not a run directory (no config.yaml)")
         try:
             with open(self.config, encoding="utf-8") as f:

@@ -1,0 +1,117 @@
+"""Every bad input is a clear one-line error naming the parameter, with nothing written (issue 14)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from selfplay.cli import main
+from selfplay.core.league import league_from_spec
+from selfplay.core.menagerie import Menagerie
+from selfplay.core.schemes import make_scheme
+from selfplay.envs.rps import RirRPS
+
+
+def cli_error(args: list[str], capsys) -> str:
+    """Run the CLI; it must exit 2 with one line on stderr."""
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"selfplay {args[0]}: error:") and "\n" not in err and "Traceback" not in err
+    return err
+
+
+def fresh(tmp_path) -> list[str]:
+    return sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+
+
+@pytest.fixture
+def a_file(tmp_path):
+    path = tmp_path / "afile"
+    path.write_text("x")
+    return path
+
+
+TRAIN = ["train", "--episodes", "32", "--num-envs", "8", "--checkpoints", "2"]
+
+
+@pytest.mark.parametrize("args, expected", [
+    (lambda t: TRAIN + ["--out", str(t / "afile")], "is a file"),
+    (lambda t: TRAIN + ["--out", str(t / "afile" / "below")], "cannot be created"),
+    (lambda t: TRAIN + ["--out", "/proc/selfplay-run"], "cannot be created"),
+    (lambda t: TRAIN + ["--out", ""], "out must name a directory"),
+    (lambda t: TRAIN + ["--env", "chess", "--out", str(t / "r")], "env"),
+    (lambda t: TRAIN + ["--scheme", "delta-uniform:delta=0,delta=1", "--out", str(t / "r")], "given twice"),
+    (lambda t: TRAIN + ["--scheme", "league:main=1", "--out", str(t / "r")], "not one learner's scheme"),
+    (lambda t: ["league", "--steps", "0", "--out", str(t / "r")], "steps must be"),
+    (lambda t: ["league", "--matches", "0", "--out", str(t / "r")], "matches must be"),
+    (lambda t: ["compare", "--schemes", "naive,foo", "--out", str(t / "r")], "unknown scheme 'foo'"),
+    (lambda t: ["compare", "--seeds", "0,0", "--out", str(t / "r")], "seeds must not repeat"),
+    (lambda t: ["evaluate", str(t / "missing")], "is not a directory"),
+    (lambda t: ["evaluate", str(t)], "not a run directory"),
+    (lambda t: ["omega", "league", "--size", "5"], "not one learner's scheme"),
+    (lambda t: ["omega", "naive", "--size", "0"], "size must be"),
+])
+def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, a_file, args, expected):
+    before = fresh(tmp_path)
+    err = cli_error(args(tmp_path), capsys)
+    assert expected in err
+    assert fresh(tmp_path) == before
+
+
+def test_evaluate_explains_a_comparison_directory(tmp_path, capsys):
+    (tmp_path / "compare_config.json").write_text("{}")
+    assert "is a comparison" in cli_error(["evaluate", str(tmp_path)], capsys)
+
+
+def test_evaluate_refuses_a_corrupt_config(tmp_path, capsys):
+    (tmp_path / "config.yaml").write_text("env: [unclosed\n")
+    assert "config.yaml is damaged" in cli_error(["evaluate", str(tmp_path)], capsys)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only directories")
+def test_read_only_out(tmp_path, capsys):
+    (tmp_path / "ro").mkdir(mode=0o555)
+    assert "not writable" in cli_error(TRAIN + ["--out", str(tmp_path / "ro")], capsys)
+
+
+@pytest.mark.parametrize("build, expected", [
+    (lambda: league_from_spec("league:main=1.5"), "main must be an integer"),
+    (lambda: make_scheme("naive,foo"), "unknown scheme"),
+    (lambda: make_scheme("delta-uniform:delta=0,delta=1"), "given twice"),
+    (lambda: Menagerie.from_index({"next_id": 2, "entries": [{"id": 0, "step": 0, "tags": {}, "file": None}] * 2}),
+     "duplicate entry ids"),
+    (lambda: Menagerie.from_index({"next_id": 0, "entries": [{"id": 0, "step": 0, "tags": {}, "file": None}]}),
+     "next_id"),
+])
+def test_library_bad_input_is_a_value_error(build, expected):
+    with pytest.raises(ValueError, match=expected):
+        build()
+
+
+def test_menagerie_takes_numpy_integers_as_steps():
+    assert Menagerie().add("p", step=np.int64(3)).step == 3
+
+
+def test_rirrps_refuses_to_play_past_the_end_without_auto_reset():
+    env = RirRPS(num_envs=2, repetitions=1, seed=0)
+    a = torch.zeros(2, dtype=torch.long)
+    _, _, done, _ = env.step([a, a], auto_reset=False)
+    assert done.all()
+    with pytest.raises(ValueError, match="call reset"):
+        env.step([a, a], auto_reset=False)
+    env.reset()
+    env.step([a, a], auto_reset=False)
+
+
+def test_run_files_follow_the_umask(tmp_path):
+    from selfplay.utils.io import atomic_write_text
+
+    old = os.umask(0o022)
+    try:
+        path = atomic_write_text(tmp_path / "f.txt", "x")
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644
