@@ -23,6 +23,7 @@ run: install
 	$(BIN)/selfplay compare --out $(OUT)
 
 test: install
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 quick: install

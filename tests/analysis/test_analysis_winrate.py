@@ -60,7 +60,7 @@ def test_random_draws_are_seeded_and_fair():
 def test_wilson_interval_hand_computation():
     # 8 wins out of 10 at 95 %: z = 1.959964, p = 0.8
     z = 1.959963984540054
-    p, n = 0.8, 10
+    p = 0.8  # n = 10
     centre = (p + z * z / 20) / (1 + z * z / 10)
     half = z / (1 + z * z / 10) * np.sqrt(p * (1 - p) / 10 + z * z / 400)
     low, high = wilson_interval(8, 10)
