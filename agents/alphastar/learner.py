@@ -44,6 +44,7 @@ from .actor import AlphaStarPolicy, batch_first, config_from_dict, layers_first
 from .config import HEADS
 from .losses import RLLossConfig, alphastar_rl_loss
 from .network import AlphaStarNet, AlphaStarOutput
+from selfplay.utils.seeding import derive_seed
 
 
 @dataclass(frozen=True)
@@ -173,10 +174,6 @@ def slice_time(out: AlphaStarOutput, steps: int) -> AlphaStarOutput:
     return replace(out, logits=cut(out.logits), log_probs=cut(out.log_probs), entropies=cut(out.entropies),
                    argument_used=cut(out.argument_used), selected_units_pick_mask=out.selected_units_pick_mask[:steps],
                    value=out.value[:steps], values=cut(out.values), attention_maps=[])
-
-
-def _derived_seed(seed: int, version: int) -> int:
-    return (seed * 1_000_003 + version) % (2**63)
 
 
 class AlphaStarLearner:
@@ -387,7 +384,7 @@ class AlphaStarLearner:
             net = copy.deepcopy(self.actor_net).eval()
             for p in net.parameters():
                 p.requires_grad_(False)
-            policy = AlphaStarPolicy(net, self.config.temperature, _derived_seed(self.seed, self.weight_version))
+            policy = AlphaStarPolicy(net, self.config.temperature, derive_seed(self.seed, self.weight_version))
             policy.weight_version = self.weight_version
             self._snapshot = policy
         return self._snapshot

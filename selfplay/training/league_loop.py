@@ -29,6 +29,7 @@ from selfplay.core.schemes import LearnerInfo, parse_spec
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_smac, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.training.trainer import Player, Trainer
+from selfplay.utils.seeding import derive_seed
 
 
 @dataclass
@@ -165,7 +166,7 @@ class LeagueTrainer(Trainer):
         kit = agent_kit(config.agent, config.env)
         league = AlphaStarLeague(config.league_config(), name=config.league)
         self.env_name = env_for_agent(config.env, config.agent)
-        envs = {name: make_env(self.env_name, config.num_envs, seed=config.seed + 101 * i)
+        envs = {name: make_env(self.env_name, config.num_envs, seed=derive_seed(config.seed, 101, i))
                 for i, name in enumerate(league.players)}
         players = [Player(name, kit.make_learner(envs[name], config.seed + 1 + i, **config.ppo), envs[name])
                    for i, name in enumerate(league.players)]

@@ -22,6 +22,7 @@ from selfplay.core.schemes import PSRO, LearnerInfo, Scheme, make_scheme
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_two_sided, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.training.trainer import Player, RunResult, Trainer
+from selfplay.utils.seeding import derive_seed
 
 LEARNER_KEY = "learner"
 
@@ -156,7 +157,7 @@ class SelfPlayTrainer(Trainer):
             return False
         # the environment restarts its games from a seed derived from the progress made
         p = self.players[0]
-        p.env = make_env(self.env_name, self.config.num_envs, seed=self.config.seed + 1_000_003 * p.updates,
+        p.env = make_env(self.env_name, self.config.num_envs, seed=derive_seed(self.config.seed, p.updates),
                          device=self.config.device)
         return True
 
