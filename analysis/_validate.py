@@ -37,15 +37,3 @@ def as_antisymmetric(A, atol: float = 1e-8, name: str = "A") -> np.ndarray:
             "Turn a win-rate matrix W into one with analysis.winrate.evaluation_matrix(W)."
         )
     return 0.5 * (A - A.T)
-
-
-def as_distribution(p, n: int | None = None, name: str = "p", atol: float = 1e-8) -> np.ndarray:
-    """``p`` as a probability vector (non-negative, summing to 1 within ``atol``)."""
-    p = np.asarray(p, dtype=float)
-    if p.ndim != 1 or p.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {p.shape}")
-    if n is not None and p.size != n:
-        raise ValueError(f"{name} must have length {n}, got {p.size}")
-    if not np.all(np.isfinite(p)) or np.any(p < -atol) or abs(p.sum() - 1.0) > atol:
-        raise ValueError(f"{name} must be a probability vector (entries >= 0 summing to 1)")
-    return p

@@ -95,11 +95,6 @@ class AlphaStarActions:
     target_unit: torch.Tensor
     location: torch.Tensor
 
-    def location_xy(self, resolution: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """(x, y) of the flat location index (−1 where unused)."""
-        loc = self.location
-        return torch.where(loc < 0, loc, loc % resolution), torch.where(loc < 0, loc, loc // resolution)
-
     def time_major(self) -> "AlphaStarActions":
         return AlphaStarActions(**{f.name: getattr(self, f.name).transpose(0, 1) for f in fields(self)})
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from typing import Hashable, Iterable, Sequence
+from typing import Hashable, Sequence
 
 import numpy as np
 
@@ -47,11 +47,6 @@ class Payoff:
         ah[GAMES] += 1.0
         ha[_SCORES[float(score)]] += 1.0
         ah[_SCORES[1.0 - float(score)]] += 1.0
-
-    def update_many(self, homes: Iterable[Hashable], aways: Iterable[Hashable], scores: Iterable[float]) -> None:
-        """Record several matches in the given order."""
-        for h, a, s in zip(homes, aways, scores):
-            self.update(h, a, float(s))
 
     def counts(self, home: Hashable, away: Hashable) -> np.ndarray:
         """``[wins, draws, losses, games]`` of home against away (a copy)."""

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from selfplay.envs.base import TwoPlayerBatchedEnv
+
 MATRIX_GAMES = ("rirrps", "biased-rps", "rpsls")
 AGENTS = ("ppo-mlp", "ppo-rnn", "alphastar")
 SC2_SUFFIX = "@sc2"  # smac:MAP@sc2: the real game
@@ -74,8 +76,10 @@ def is_two_sided(env: str) -> bool:
     return is_smac(env) and not smac_map_is_symmetric(smac_map(env))
 
 
-def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "cpu", scripted_enemy: bool = False) -> Any:
-    """A two-seat batched environment (``envs/base.py``); ``scripted_enemy``: SMAC's single-player mode."""
+def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "cpu",
+             scripted_enemy: bool = False) -> TwoPlayerBatchedEnv:
+    """A two-seat batched environment (the ``TwoPlayerBatchedEnv`` contract of ``envs/base.py``);
+    ``scripted_enemy``: SMAC's single-player mode."""
     check_env_name(name)
     if name in MATRIX_GAMES:
         from selfplay.envs.rps import make_game
