@@ -7,6 +7,9 @@ populations (the value of the cross-population game, same seed paired). Over all
 a t-SNE embedding of the learners' trajectories with the reference agents as basis.
 Outputs: ``DIR/runs/<agent>/<scheme>-s<seed>/`` (each a resumable run directory),
 ``DIR/evaluation/summary.csv``, ``DIR/evaluation/rpp_<agent>.csv``, ``DIR/figures/*.png``, ``DIR/report.md``.
+Over seeds (selfplay.seed_stats): ``DIR/evaluation/aggregate.csv`` (mean and IQM of every summary metric
+with bootstrap CIs), ``DIR/evaluation/improvement.csv`` (probability of improvement between schemes),
+RPP per seed and across seeds with CIs, curves over training with CI bands.
 """
 
 from __future__ import annotations
@@ -49,10 +52,13 @@ class CompareConfig:
     num_envs: int = 64
     ppo: dict = field(default_factory=lambda: {"horizon": 512})
     alphastar: dict = field(default_factory=dict)  # the alphastar agent's settings (sl_checkpoint, learning_rate, ...)
-    embedding: bool = True
+    embedding: bool = True  # t-SNE of every seed's runs (RirRPS only)
     embed_per_run: int = 3000  # trajectories per run in the t-SNE (evenly spaced in time)
     basis_episodes: int = 1000  # per reference agent
     jobs: int | None = None
+    confidence: float = 0.95  # of the intervals over seeds (selfplay.seed_stats)
+    bootstrap_resamples: int = 10_000
+    rpp_cross_seed: bool = True  # also v(X seed i, Y seed j) for i ≠ j: n_seeds² cross-population games per pair
 
     @classmethod
     def preset(cls, quick: bool = False, env: str = "rirrps") -> "CompareConfig":
@@ -87,6 +93,11 @@ class CompareConfig:
             raise ValueError(f"checkpoints must be ≥ 2 to build a winrate matrix, got {self.checkpoints}")
         if self.matches < 1:
             raise ValueError(f"matches must be ≥ 1, got {self.matches}")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"seeds must be distinct, got {self.seeds}")
+        from analysis.statistics import BootstrapConfig
+
+        BootstrapConfig(confidence=self.confidence, resamples=self.bootstrap_resamples).validate()
         TrainConfig(env=self.env, agent=self.agents[0], scheme=self.schemes[0], episodes=self.episodes,
                     checkpoints=self.checkpoints, num_envs=self.num_envs)
 
@@ -179,6 +190,13 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     return summary
 
 
+STANDARD_SUMMARY = ("lower_triangle_winrate", "nash_support", "final_vs_first", "checkpoints")
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
 def compare(config: CompareConfig, out: str | Path) -> Path:
     """Run the whole comparison into ``out``; returns the path of ``report.md``."""
     import os
@@ -216,5 +234,5 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
                      "nash_support": summary["nash_support"], "episodes": config.episodes,
                      "seconds": round(info["seconds"], 2), "final_vs_first": round(summary["final_vs_first"], 6),
                      "menagerie_size": info["menagerie_size"], "updates": info["updates"],
-                     **{k: round(summary[k], 4) for k in ("vs_scripted_first", "vs_scripted_final") if k in summary}})
+                     **{k: round(v, 6) for k, v in summary.items() if k not in STANDARD_SUMMARY and _is_number(v)}})
     return write_comparison(config, out, runs, rows, evaluations, train_seconds, started)
