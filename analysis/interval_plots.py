@@ -147,7 +147,7 @@ def plot_curves_with_bands(panels: Mapping[str, Mapping[str, tuple]], xlabel: st
     ``panels[measure][scheme] = (x, estimate, low, high)`` (NaN bounds: no band)."""
     if not panels:
         raise ValueError("panels must hold at least one measure")
-    fig = _new_figure((5.4 * len(panels), 3.9))
+    fig = _new_figure((6.4 * len(panels), 4.4))
     colours = colormaps["tab10"]
     for k, (measure, lines) in enumerate(panels.items()):
         ax = fig.add_subplot(1, len(panels), k + 1)
@@ -167,8 +167,10 @@ def plot_curves_with_bands(panels: Mapping[str, Mapping[str, tuple]], xlabel: st
         ax.set_xlabel(xlabel)
         ax.set_title(measure, fontsize=10)
         ax.grid(color="0.92")
-        ax.legend(fontsize="small", frameon=False)
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), frameon=False, fontsize="small",
+               bbox_to_anchor=(0.5, -0.01))
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06 * ((len(labels) + 2) // 3), 1, 1))
     return _finish(fig, path)

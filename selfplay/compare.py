@@ -225,6 +225,7 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
     from selfplay.report import write_comparison
 
     summaries = _pool_map(_evaluate_one, [(str(r.path), config.matches, r.seed) for r in runs], jobs)
+    timings = {"training": train_seconds, "winrate_matrices": time.perf_counter() - started - train_seconds}
     rows = []
     evaluations = {}
     for r, info, summary in zip(runs, trained, summaries):
@@ -235,4 +236,4 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
                      "seconds": round(info["seconds"], 2), "final_vs_first": round(summary["final_vs_first"], 6),
                      "menagerie_size": info["menagerie_size"], "updates": info["updates"],
                      **{k: round(v, 6) for k, v in summary.items() if k not in STANDARD_SUMMARY and _is_number(v)}})
-    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started)
+    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started, timings)

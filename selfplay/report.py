@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from selfplay.io import atomic_write_text
+from selfplay.io import atomic_write_json, atomic_write_text
 from selfplay.registry import agent_kit, env_for_agent
 
 SUMMARY_COLUMNS = ["scheme", "agent", "seed", "lower_triangle_winrate", "nash_support", "episodes", "seconds",
@@ -74,7 +74,10 @@ def write_embeddings(config, out: Path, runs, agent: str, figure_paths: dict) ->
 
 
 def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dict, train_seconds: float,
-                     started: float) -> Path:
+                     started: float, timings: dict | None = None) -> Path:
+    """Tables, figures and report.md of a comparison; ``timings`` (stage → seconds, filled in here
+    too) goes to ``evaluation/timings.json``."""
+    timings = {} if timings is None else timings
     from analysis import plots
 
     evaluation = out / "evaluation"
@@ -87,7 +90,8 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
     atomic_write_text(evaluation / "summary.csv", summary.to_csv(index=False))
     from selfplay.seed_stats import write_seed_statistics
 
-    seed_stats = write_seed_statistics(config, out, runs, summary, evaluations)
+    seed_stats = write_seed_statistics(config, out, runs, summary, evaluations, timings)
+    t0 = time.perf_counter()
 
     figure_paths: dict[str, list[Path]] = {"winrate": [], "nash": [], "embedding": [], "rpp": []}
     for r in runs:
@@ -110,20 +114,26 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
         plots.plot_rpp_table(table.values, list(table.index), title=f"Relative population performance ({agent}{over})",
                              path=path)
         figure_paths["rpp"].append(path)
+    timings["figures"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
     for agent in config.agents:
         if config.embedding and config.env in ("rirrps",):
             write_embeddings(config, out, runs, agent, figure_paths)
+    timings["embedding"] = time.perf_counter() - t0
 
     total = time.perf_counter() - started
+    timings["total"] = total
+    atomic_write_json(evaluation / "timings.json", {k: round(v, 3) for k, v in timings.items()})
     report = out / "report.md"
     figure_paths["winrate_mean"] = seed_stats.figures.get("winrate_mean", [])
-    text = render_report(config, summary, rpp_tables, figure_paths, out, train_seconds, total, seed_stats)
+    text = render_report(config, summary, rpp_tables, figure_paths, out, train_seconds, total, seed_stats,
+                         timings)
     atomic_write_text(report, text)
     return report
 
 
 def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths: dict, out: Path,
-                  train_seconds: float, total_seconds: float, seed_stats=None) -> str:
+                  train_seconds: float, total_seconds: float, seed_stats=None, timings: dict | None = None) -> str:
     rel = lambda p: p.relative_to(out).as_posix()  # noqa: E731
     lines = [
         "# Self-play scheme comparison",
@@ -134,7 +144,9 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
         + (f"PPO overrides: `{config.ppo}`. " if any(a != "alphastar" for a in config.agents) else "")
         + (f"AlphaStar settings: `{config.alphastar}`." if "alphastar" in config.agents else ""),
         f"Training: {summary['seconds'].sum():.0f} s summed over the runs (in parallel processes); this invocation "
-        f"took {train_seconds:.0f} s to train (finished runs are resumed, not retrained) and {total_seconds:.0f} s in all.",
+        f"took {train_seconds:.0f} s to train (finished runs are resumed, not retrained) and {total_seconds:.0f} s in all"
+        + (" (" + ", ".join(f"{k.replace('_', ' ')} {v:.0f} s" for k, v in timings.items() if k != "total")
+           + "; `evaluation/timings.json`)." if timings else "."),
         "",
         "## Summary",
         "",

@@ -246,10 +246,16 @@ def bootstrap_config(config) -> BootstrapConfig:
                            resamples=getattr(config, "bootstrap_resamples", 10_000), seed=0)
 
 
-def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evaluations: dict) -> SeedStatistics:
-    """Compute and write the statistics over seeds and their figures (see the module docstring)."""
+def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evaluations: dict,
+                          timings: dict | None = None) -> SeedStatistics:
+    """Compute and write the statistics over seeds and their figures (see the module docstring);
+    ``timings`` gets the seconds of its stages (rpp, curves, seed_statistics: the rest)."""
+    import time
+
     from analysis import interval_plots, plots
 
+    timings = {} if timings is None else timings
+    started = time.perf_counter()
     bootstrap = bootstrap_config(config)
     evaluation, figures = out / "evaluation", out / "figures"
     notes: list = []
@@ -288,6 +294,7 @@ def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evalua
             paths["improvement"].append(path)
 
     # relative population performance over seeds
+    t0 = time.perf_counter()
     rpp_rows, rpp_tables = [], {}
     seeds = list(config.seeds)
     for agent in config.agents:
@@ -310,7 +317,10 @@ def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evalua
     rpp_intervals = pd.DataFrame(rpp_rows, columns=RPP_INTERVAL_COLUMNS)
     atomic_write_text(evaluation / "rpp_intervals.csv", rpp_intervals.to_csv(index=False))
 
+    timings["rpp"] = time.perf_counter() - t0
+
     # curves over training
+    t0 = time.perf_counter()
     per_run = pd.concat([run_curves(r, config.episodes, config.checkpoints) for r in runs], ignore_index=True)
     curves = curve_table(per_run, bootstrap)
     atomic_write_text(evaluation / "curves.csv", curves.to_csv(index=False))
@@ -329,6 +339,8 @@ def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evalua
                                                   title=f"Over training: mean over seeds, {bootstrap.confidence:.0%} CI ({agent})")
             paths["curves"].append(path)
 
+    timings["curves"] = time.perf_counter() - t0
+
     # winrate matrices averaged over seeds (where the checkpoints align)
     if len(seeds) > 1:
         for agent in config.agents:
@@ -343,6 +355,7 @@ def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evalua
                 path = figures / f"winrate_mean_{name}.png"
                 plots.plot_winrate_matrix(W, title=f"{scheme} ({agent}), mean over {len(Ws)} seeds", path=path)
                 paths["winrate_mean"].append(path)
+    timings["seed_statistics"] = time.perf_counter() - started - timings["rpp"] - timings["curves"]
     return SeedStatistics(agg, imp, rpp_intervals, rpp_tables, curves, notes, paths)
 
 
