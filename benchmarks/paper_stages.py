@@ -20,13 +20,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from paper_figures import fig1_sample_rates, fig2_embeddings, fig3_winrate_matrices, table_rpp
-from paper_figures.common import AGENTS, parse_seeds, paper_config
-from selfplay.compare import DEFAULT_SCHEMES, compare
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # paper_figures/ is a folder of the repository, not installed
+
+from paper_figures import fig1_sample_rates, fig2_embeddings, fig3_winrate_matrices, table_rpp  # noqa: E402
+from paper_figures.common import AGENTS, parse_seeds, paper_config  # noqa: E402
+from selfplay.compare import DEFAULT_SCHEMES, compare  # noqa: E402
 
 
 def games(config) -> dict[str, int]:
