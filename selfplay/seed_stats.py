@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.statistics import (BootstrapConfig, Interval, aggregate, cross_seed_interval, curve_intervals,
+from selfplay.analysis.statistics import (BootstrapConfig, Interval, aggregate, cross_seed_interval, curve_intervals,
                                  improvement_interval, interval_estimate, is_significant, smallest_rank_test_p)
-from selfplay.io import atomic_write_text
+from selfplay.utils.io import atomic_write_text
 
 
 @dataclass(frozen=True)
@@ -143,8 +143,8 @@ def rpp_tasks(config, runs, agent: str, cross_seed: bool = True) -> list[tuple]:
 
 def rpp_values(config, runs, agent: str, jobs: int = 1, cross_seed: bool = True) -> pd.DataFrame:
     """v(X seed i, Y seed j) for every ordered pair of schemes (both orientations, v(Y, X) = −v(X, Y))."""
-    from selfplay.compare import _pool_map
-    from selfplay.report import _rpp_pair
+    from selfplay.evaluation.compare import _pool_map
+    from selfplay.evaluation.report import _rpp_pair
 
     tasks = rpp_tasks(config, runs, agent, cross_seed)
     values = _pool_map(_rpp_pair, [t[-1] for t in tasks], jobs)
@@ -191,7 +191,7 @@ def run_curves(run, episodes: int, checkpoints: int) -> pd.DataFrame:
     """A run's curves over its evaluation checkpoints: the support size of the maxent Nash of the first
     k checkpoints (k = 1..n), and on SMAC each checkpoint's win rate against the scripted AI. Checkpoint
     k (from 0) was taken at episode (k + 1)·episodes/checkpoints."""
-    from analysis.nash import maxent_nash_evolution
+    from selfplay.analysis.nash import maxent_nash_evolution
 
     evaluation = Path(run.path) / "evaluation"
     data = np.load(evaluation / "winrate.npz")
@@ -252,7 +252,7 @@ def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evalua
     ``timings`` gets the seconds of its stages (rpp, curves, seed_statistics: the rest)."""
     import time
 
-    from analysis import interval_plots, plots
+    from selfplay.analysis import interval_plots, plots
 
     timings = {} if timings is None else timings
     started = time.perf_counter()
@@ -360,7 +360,7 @@ def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evalua
 
 
 def _slug(spec: str) -> str:
-    from selfplay.compare import slug
+    from selfplay.evaluation.compare import slug
 
     return slug(spec)
 
@@ -467,6 +467,6 @@ def _verdict(low: float, high: float) -> str:
 
 
 def _markdown(df: pd.DataFrame) -> str:
-    from selfplay.report import _markdown_table
+    from selfplay.evaluation.report import _markdown_table
 
     return _markdown_table(df.reset_index(drop=True))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from analysis.interval_plots import plot_curves_with_bands, plot_improvement_matrix, plot_interval_estimates
+from selfplay.analysis.interval_plots import plot_curves_with_bands, plot_improvement_matrix, plot_interval_estimates
 
 
 def test_interval_estimates_draw_each_interval_and_only_the_point_without_one(tmp_path):

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis.statistics import (BootstrapConfig, aggregate, cross_seed_interval, curve_intervals,
+from selfplay.analysis.statistics import (BootstrapConfig, aggregate, cross_seed_interval, curve_intervals,
                                  improvement_interval, interval_estimate, iqm, is_significant,
                                  probability_of_improvement, smallest_rank_test_p)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from selfplay.compare import CompareConfig, compare
+from selfplay.evaluation.compare import CompareConfig, compare
 from selfplay.seed_stats import (AGGREGATE_COLUMNS, IMPROVEMENT_COLUMNS, aggregate_table, curve_table,
                                  improvement_table, metric_columns, rpp_interval_rows, rpp_seed_table,
                                  significance_lines)

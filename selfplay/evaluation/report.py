@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from selfplay.io import atomic_write_json, atomic_write_text
-from selfplay.registry import agent_kit, env_for_agent
+from selfplay.utils.io import atomic_write_json, atomic_write_text
+from selfplay.training.registry import agent_kit, env_for_agent
 
 SUMMARY_COLUMNS = ["scheme", "agent", "seed", "lower_triangle_winrate", "nash_support", "episodes", "seconds",
                    "final_vs_first", "menagerie_size", "updates"]
@@ -21,9 +21,9 @@ def _rpp_pair(args: tuple) -> float:
     """v(P, Q) between the checkpoint populations of two run directories."""
     import torch
 
-    from analysis.population import relative_population_performance
-    from selfplay.compare import load_checkpoint_policies
-    from selfplay.evaluate import cross_population
+    from selfplay.analysis.population import relative_population_performance
+    from selfplay.evaluation.compare import load_checkpoint_policies
+    from selfplay.training.matches import cross_population
 
     torch.set_num_threads(1)
     env, agent, path_p, path_q, matches, seed = args
@@ -34,8 +34,8 @@ def _rpp_pair(args: tuple) -> float:
 
 def embedding_inputs(config, runs, agent: str, seed: int) -> tuple[dict, dict]:
     """Basis trajectories of the reference agents and each scheme's (time-ordered, subsampled) ones."""
-    from agents.reference import embedding_basis
-    from selfplay.registry import make_env
+    from selfplay.agents.reference import embedding_basis
+    from selfplay.training.registry import make_env
 
     basis = embedding_basis(make_env(config.env, 250, seed=seed), episodes=config.basis_episodes, seed=seed)
     basis = {name.capitalize(): vectors for name, vectors in basis.items()}  # "Rock", "Paper", "Scissors"
@@ -55,8 +55,8 @@ def write_embeddings(config, out: Path, runs, agent: str, figure_paths: dict) ->
     ``figures/embedding_<agent>.png`` and ``evaluation/embedding_<agent>.npz`` for the report."""
     import shutil
 
-    from analysis import plots
-    from analysis.embedding import embed_runs
+    from selfplay.analysis import plots
+    from selfplay.analysis.embedding import embed_runs
 
     for seed in config.seeds:
         basis, trajectories = embedding_inputs(config, runs, agent, seed)
@@ -78,7 +78,7 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
     """Tables, figures and report.md of a comparison; ``timings`` (stage → seconds, filled in here
     too) goes to ``evaluation/timings.json``."""
     timings = {} if timings is None else timings
-    from analysis import plots
+    from selfplay.analysis import plots
 
     evaluation = out / "evaluation"
     figures = out / "figures"
@@ -202,6 +202,6 @@ def _fmt(x: Any) -> str:
 
 
 def _slug(spec: str) -> str:
-    from selfplay.compare import slug
+    from selfplay.evaluation.compare import slug
 
     return slug(spec)
