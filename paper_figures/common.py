@@ -20,8 +20,22 @@ AGENTS = ["ppo-mlp", "ppo-rnn"]
 AGENT_LABELS = {"ppo-mlp": "MLP-PPO", "ppo-rnn": "RNN-PPO"}
 
 
+DEFAULT_SEEDS = (0, 1, 2)
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``"0,1,2"`` → [0, 1, 2] (distinct integers), or a clear error for argparse."""
+    try:
+        seeds = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds must be comma-separated integers, got {text!r}") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"seeds must be one or more distinct integers, got {text!r}")
+    return seeds
+
+
 def paper_config(episodes: int = 10_000, checkpoints: int = 100, matches: int = 25, agents=None, schemes=None,
-                 seeds=(0,), jobs: int | None = None) -> CompareConfig:
+                 seeds=DEFAULT_SEEDS, jobs: int | None = None) -> CompareConfig:
     return CompareConfig(agents=list(agents or AGENTS), schemes=list(schemes or DEFAULT_SCHEMES), seeds=list(seeds),
                          episodes=episodes, checkpoints=checkpoints, matches=matches, num_envs=64,
                          ppo={"horizon": 2048, "minibatch_size": 64}, embedding=True, embed_per_run=episodes,
@@ -35,13 +49,16 @@ def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--checkpoints", type=int, default=100)
     parser.add_argument("--matches", type=int, default=25)
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--seeds", type=parse_seeds, default=list(DEFAULT_SEEDS),
+                        help="comma-separated seeds (default 0,1,2); figures of one seed use the first")
 
 
 def comparison_dir(args: argparse.Namespace, agents=None, schemes=None) -> Path:
     """The directory holding the comparison: ``--from`` as is, or one trained now into ``--out``."""
     if args.source:
         return Path(args.source)
-    config = paper_config(args.episodes, args.checkpoints, args.matches, agents, schemes, jobs=args.jobs)
+    config = paper_config(args.episodes, args.checkpoints, args.matches, agents, schemes, seeds=args.seeds,
+                          jobs=args.jobs)
     compare(config, args.out)
     return Path(args.out)
 

@@ -48,7 +48,7 @@ def main(argv=None) -> Path:
     args = parser.parse_args(argv)
     source = comparison_dir(args)
     out = Path(args.out if not args.source else args.source)
-    make_figure(source, out)
+    make_figure(source, out, seed=args.seeds[0])
     print(f"wrote {out / 'figures' / 'fig3_winrate_matrices.png'}")
     return out / "figures" / "fig3_winrate_matrices.png"
 

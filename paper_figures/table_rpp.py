@@ -23,9 +23,11 @@ def make_tables(source: Path, out: Path) -> list[Path]:
         if not csv.exists():
             continue
         table = pd.read_csv(csv, index_col=0)
+        seeds = len(list(source.glob(f"evaluation/rpp_{agent}_s*.csv")))
+        over = f", mean over {seeds} seeds" if seeds > 1 else ""  # intervals: evaluation/rpp_intervals.csv
         path = out / "figures" / f"table_rpp_{agent}.png"
-        plot_rpp_table(table.values, list(table.index), title=f"Relative population performance ({AGENT_LABELS[agent]})",
-                       path=path)
+        plot_rpp_table(table.values, list(table.index),
+                       title=f"Relative population performance ({AGENT_LABELS[agent]}{over})", path=path)
         written.append(path)
     if not written:
         raise ValueError(f"no evaluation/rpp_*.csv under {source}")

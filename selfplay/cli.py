@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=None, help="training runs in parallel (default: CPU count)")
     p.add_argument("--quick", action="store_true", help="a smoke-test scale that finishes in about a minute")
     p.add_argument("--no-embedding", action="store_true", help="skip the t-SNE embedding figure")
+    p.add_argument("--confidence", type=float, default=None, help="coverage of the intervals over seeds (default 0.95)")
+    p.add_argument("--no-cross-seed-rpp", action="store_true",
+                   help="RPP only between same-seed populations (not every seed pair: n_seeds² games per pair)")
     p.add_argument("--out", required=True)
     _add_ppo_options(p)
     _add_alphastar_options(p)
@@ -196,7 +199,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     config = CompareConfig.preset(quick=args.quick, env=args.env)
     overrides = {"env": args.env, "agents": args.agent.split(","), "schemes": args.schemes, "episodes": args.episodes,
                  "checkpoints": args.checkpoints, "matches": args.matches, "seeds": args.seeds,
-                 "num_envs": args.num_envs, "jobs": args.jobs}
+                 "num_envs": args.num_envs, "jobs": args.jobs, "confidence": args.confidence}
     for f in fields(config):
         if overrides.get(f.name) is not None:
             setattr(config, f.name, overrides[f.name])
@@ -208,6 +211,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         config.alphastar.update(_alphastar_settings(args, args.out, only_agent=config.agents == ["alphastar"]))
     if args.no_embedding:
         config.embedding = False
+    if args.no_cross_seed_rpp:
+        config.rpp_cross_seed = False
     config.validate()
     report = compare(config, args.out)
     print(f"report: {report}")

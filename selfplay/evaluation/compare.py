@@ -7,24 +7,24 @@ populations (the value of the cross-population game, same seed paired). Over all
 a t-SNE embedding of the learners' trajectories with the reference agents as basis.
 Outputs: ``DIR/runs/<agent>/<scheme>-s<seed>/`` (each a resumable run directory),
 ``DIR/evaluation/summary.csv``, ``DIR/evaluation/rpp_<agent>.csv``, ``DIR/figures/*.png``, ``DIR/report.md``.
+Over seeds (selfplay.evaluation.seed_stats): ``DIR/evaluation/aggregate.csv`` (mean and IQM of every summary metric
+with bootstrap CIs), ``DIR/evaluation/improvement.csv`` (probability of improvement between schemes),
+RPP per seed and across seeds with CIs, curves over training with CI bands.
 """
 
 from __future__ import annotations
 
-import re
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from selfplay.utils.io import atomic_write_json
 from selfplay.training.loop import TrainConfig, train
-from selfplay.core.menagerie import Menagerie
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_smac
 from selfplay.training.rundir import RunDir
+from selfplay.evaluation.runs import load_checkpoint_policies, pool_map, slug
 from selfplay.core.schemes import make_scheme
 
 DEFAULT_SCHEMES = [
@@ -49,10 +49,13 @@ class CompareConfig:
     num_envs: int = 64
     ppo: dict = field(default_factory=lambda: {"horizon": 512})
     alphastar: dict = field(default_factory=dict)  # the alphastar agent's settings (sl_checkpoint, learning_rate, ...)
-    embedding: bool = True
+    embedding: bool = True  # t-SNE of every seed's runs (RirRPS only)
     embed_per_run: int = 3000  # trajectories per run in the t-SNE (evenly spaced in time)
     basis_episodes: int = 1000  # per reference agent
     jobs: int | None = None
+    confidence: float = 0.95  # of the intervals over seeds (selfplay.evaluation.seed_stats)
+    bootstrap_resamples: int = 10_000
+    rpp_cross_seed: bool = True  # also v(X seed i, Y seed j) for i ≠ j: n_seeds² cross-population games per pair
 
     @classmethod
     def preset(cls, quick: bool = False, env: str = "rirrps") -> "CompareConfig":
@@ -92,13 +95,13 @@ class CompareConfig:
             raise ValueError(f"checkpoints must be ≥ 2 to build a winrate matrix, got {self.checkpoints}")
         if self.matches < 1:
             raise ValueError(f"matches must be ≥ 1, got {self.matches}")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError(f"seeds must be distinct, got {self.seeds}")
+        from selfplay.analysis.statistics import BootstrapConfig
+
+        BootstrapConfig(confidence=self.confidence, resamples=self.bootstrap_resamples).validate()
         TrainConfig(env=self.env, agent=self.agents[0], scheme=self.schemes[0], episodes=self.episodes,
                     checkpoints=self.checkpoints, num_envs=self.num_envs)
-
-
-def slug(spec: str) -> str:
-    """A file-name-safe form of a scheme spec: ``delta-uniform:delta=0.5`` → ``delta-uniform_delta-0.5``."""
-    return re.sub(r"[^A-Za-z0-9.\-]+", "-", spec.replace(":", "_")).strip("-")
 
 
 @dataclass
@@ -125,37 +128,6 @@ def _evaluate_one(args: tuple[str, int, int]) -> dict:
     torch.set_num_threads(1)
     run_dir, matches, seed = args
     return evaluate_run_dir(run_dir, matches, seed=seed)
-
-
-def _die_with_parent() -> None:
-    """Pool worker initializer: the worker is killed when its parent dies (Linux ``PR_SET_PDEATHSIG``),
-    so a killed ``selfplay compare`` leaves no worker training into its run directories."""
-    import ctypes
-    import os
-    import signal
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
-    except (OSError, AttributeError):  # not Linux: workers still end when the pool's pipe closes
-        return
-    if os.getppid() == 1:  # the parent died before the call above took effect
-        os._exit(1)
-
-
-def _pool_map(function, tasks: list, jobs: int) -> list:
-    """``map`` over processes when ``jobs > 1`` (each single-threaded), in order; workers die with the parent."""
-    if jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_die_with_parent) as pool:
-            return list(pool.map(function, tasks))
-    return [function(t) for t in tasks]
-
-
-def load_checkpoint_policies(run_dir: str | Path) -> tuple[list[int], list[Any]]:
-    """Ids and frozen policies of a run's evaluation checkpoints."""
-    cfg = RunDir(run_dir).read_config()
-    menagerie = Menagerie.load(RunDir(run_dir).checkpoints, agent_kit(cfg["agent"], cfg["env"]).load_policy)
-    return menagerie.ids, [e.policy for e in menagerie]
 
 
 def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figures: bool = True,
@@ -221,6 +193,11 @@ def _check_same_comparison(out: Path, config: dict) -> None:
     if differ:
         raise ValueError(f"{out} holds a comparison with other settings (" + "; ".join(differ)
                          + "); use the same settings to resume, or another --out")
+STANDARD_SUMMARY = ("lower_triangle_winrate", "nash_support", "final_vs_first", "checkpoints")
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
 
 
 def compare(config: CompareConfig, out: str | Path) -> Path:
@@ -245,13 +222,14 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
                           num_envs=config.num_envs, seed=r.seed, checkpoints=config.checkpoints,
                           ppo=dict(config.alphastar if r.agent == "alphastar" else config.ppo), tensorboard=True),
               str(r.path)) for r in runs]
-    trained = _pool_map(_train_one, tasks, jobs)
+    trained = pool_map(_train_one, tasks, jobs)
     train_seconds = time.perf_counter() - started
 
     # 2. per-run evaluation (also in parallel processes)
     from selfplay.evaluation.report import write_comparison
 
-    summaries = _pool_map(_evaluate_one, [(str(r.path), config.matches, r.seed) for r in runs], jobs)
+    summaries = pool_map(_evaluate_one, [(str(r.path), config.matches, r.seed) for r in runs], jobs)
+    timings = {"training": train_seconds, "winrate_matrices": time.perf_counter() - started - train_seconds}
     rows = []
     evaluations = {}
     for r, info, summary in zip(runs, trained, summaries):
@@ -261,5 +239,5 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
                      "nash_support": summary["nash_support"], "episodes": config.episodes,
                      "seconds": round(info["seconds"], 2), "final_vs_first": round(summary["final_vs_first"], 6),
                      "menagerie_size": info["menagerie_size"], "updates": info["updates"],
-                     **{k: round(summary[k], 4) for k in ("vs_scripted_first", "vs_scripted_final") if k in summary}})
-    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started)
+                     **{k: round(v, 6) for k, v in summary.items() if k not in STANDARD_SUMMARY and _is_number(v)}})
+    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started, timings)

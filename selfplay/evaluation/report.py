@@ -4,47 +4,16 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from selfplay.utils.io import atomic_write_text
-from selfplay.training.registry import agent_kit, env_for_agent
+from selfplay.evaluation.runs import fmt, markdown_table, rpp_pair  # noqa: F401
+from selfplay.utils.io import atomic_write_json, atomic_write_text
 
 SUMMARY_COLUMNS = ["scheme", "agent", "seed", "lower_triangle_winrate", "nash_support", "episodes", "seconds",
                    "final_vs_first", "menagerie_size", "updates"]
-SMAC_COLUMNS = ["vs_scripted_first", "vs_scripted_final"]  # win rate of the first / last checkpoint vs the map's AI
-
-
-def _rpp_pair(args: tuple) -> float:
-    """v(P, Q) between the checkpoint populations of two run directories."""
-    import torch
-
-    from selfplay.analysis.population import relative_population_performance
-    from selfplay.evaluation.compare import load_checkpoint_policies
-    from selfplay.training.matches import cross_population
-
-    torch.set_num_threads(1)
-    env, agent, path_p, path_q, matches, seed = args
-    P, Q = load_checkpoint_policies(path_p)[1], load_checkpoint_policies(path_q)[1]
-    W = cross_population(env_for_agent(env, agent), P, Q, matches, seed=seed, stack_policies=agent_kit(agent, env).stack_policies)
-    return relative_population_performance(W - 0.5)
-
-
-def relative_population_table(config, runs, agent: str, seed: int, jobs: int = 1) -> pd.DataFrame:
-    """RPP v(P, Q) between the checkpoint populations of every pair of schemes (one seed)."""
-    from selfplay.evaluation.compare import _pool_map
-
-    paths = {r.scheme: r.path for r in runs if r.agent == agent and r.seed == seed}
-    names = list(paths)
-    pairs = [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
-    tasks = [(config.env, agent, str(paths[names[i]]), str(paths[names[j]]), config.matches, seed + 7919 * (i + 1) + j)
-             for i, j in pairs]
-    table = np.zeros((len(names), len(names)))
-    for (i, j), v in zip(pairs, _pool_map(_rpp_pair, tasks, jobs)):
-        table[i, j], table[j, i] = v, -v
-    return pd.DataFrame(table, index=names, columns=names)
+SMAC_COLUMNS = ["vs_scripted_first", "vs_scripted_final", "vs_scripted_best"]  # first / last / best checkpoint vs the map's AI
 
 
 def embedding_inputs(config, runs, agent: str, seed: int) -> tuple[dict, dict]:
@@ -64,8 +33,35 @@ def embedding_inputs(config, runs, agent: str, seed: int) -> tuple[dict, dict]:
     return basis, trajectories
 
 
+def write_embeddings(config, out: Path, runs, agent: str, figure_paths: dict) -> None:
+    """One t-SNE embedding per seed of all the agent's schemes (embedded together, so comparable):
+    ``runs/<agent>/embedding_s<seed>.png`` (and ``.npz``); the chosen (first) seed's also as
+    ``figures/embedding_<agent>.png`` and ``evaluation/embedding_<agent>.npz`` for the report."""
+    import shutil
+
+    from selfplay.analysis import plots
+    from selfplay.analysis.embedding import embed_runs
+
+    for seed in config.seeds:
+        basis, trajectories = embedding_inputs(config, runs, agent, seed)
+        basis_points, run_points = embed_runs(basis, trajectories, seed=seed)
+        folder = out / "runs" / agent
+        path = folder / f"embedding_s{seed}.png"
+        plots.plot_embedding(basis_points, run_points, title=f"t-SNE trajectory embedding ({agent}, seed {seed})",
+                             path=path)
+        np.savez(folder / f"embedding_s{seed}.npz", **{f"basis/{k}": v for k, v in basis_points.items()},
+                 **{f"run/{k}": v for k, v in run_points.items()})
+        if seed == config.seeds[0]:
+            shutil.copyfile(path, out / "figures" / f"embedding_{agent}.png")
+            shutil.copyfile(folder / f"embedding_s{seed}.npz", out / "evaluation" / f"embedding_{agent}.npz")
+            figure_paths["embedding"].append(out / "figures" / f"embedding_{agent}.png")
+
+
 def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dict, train_seconds: float,
-                     started: float) -> Path:
+                     started: float, timings: dict | None = None) -> Path:
+    """Tables, figures and report.md of a comparison; ``timings`` (stage → seconds, filled in here
+    too) goes to ``evaluation/timings.json``."""
+    timings = {} if timings is None else timings
     from selfplay.analysis import plots
 
     evaluation = out / "evaluation"
@@ -73,54 +69,55 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
     evaluation.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)
     columns = SUMMARY_COLUMNS + [c for c in SMAC_COLUMNS if any(c in r for r in rows)]
+    columns += [c for c in dict.fromkeys(k for r in rows for k in r) if c not in columns]  # e.g. exploitability
     summary = pd.DataFrame(rows, columns=columns)
     atomic_write_text(evaluation / "summary.csv", summary.to_csv(index=False))
+    from selfplay.evaluation.seed_stats import write_seed_statistics
+
+    seed_stats = write_seed_statistics(config, out, runs, summary, evaluations, timings)
+    t0 = time.perf_counter()
 
     figure_paths: dict[str, list[Path]] = {"winrate": [], "nash": [], "embedding": [], "rpp": []}
     for r in runs:
         ev = evaluations[r.label]
         name = f"{r.agent}_{_slug(r.scheme)}_s{r.seed}"
         path = figures / f"winrate_{name}.png"
+        if r.seed != config.seeds[0]:
+            continue  # every seed's figure is in its run directory (figures/winrate_matrix.png)
         plots.plot_winrate_matrix(ev["W"], ev["nash"], title=r.label, path=path)
         figure_paths["winrate"].append(path)
-        if r.seed == config.seeds[0]:
-            path = figures / f"nash_evolution_{name}.png"
-            plots.plot_nash_evolution(ev["W"] - 0.5, title=r.label, path=path)
-            figure_paths["nash"].append(path)
+        path = figures / f"nash_evolution_{name}.png"
+        plots.plot_nash_evolution(ev["W"] - 0.5, title=r.label, path=path)
+        figure_paths["nash"].append(path)
 
-    rpp_tables = {}
-    embed_seconds = 0.0
+    rpp_tables = seed_stats.rpp_tables  # agent → the mean over seeds of the same-seed tables
+    for agent, table in rpp_tables.items():
+        atomic_write_text(evaluation / f"rpp_{agent}.csv", table.to_csv())
+        path = figures / f"rpp_{agent}.png"
+        over = f", mean over {len(config.seeds)} seeds" if len(config.seeds) > 1 else ""
+        plots.plot_rpp_table(table.values, list(table.index), title=f"Relative population performance ({agent}{over})",
+                             path=path)
+        figure_paths["rpp"].append(path)
+    timings["figures"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
     for agent in config.agents:
-        seed = config.seeds[0]
-        if len(config.schemes) > 1:
-            table = relative_population_table(config, runs, agent, seed, jobs=config.jobs or 2)
-            rpp_tables[agent] = table
-            atomic_write_text(evaluation / f"rpp_{agent}.csv", table.to_csv())
-            path = figures / f"rpp_{agent}.png"
-            plots.plot_rpp_table(table.values, list(table.index), title=f"Relative population performance ({agent})",
-                                 path=path)
-            figure_paths["rpp"].append(path)
         if config.embedding and config.env in ("rirrps",):
-            from selfplay.analysis.embedding import embed_runs
-
-            t0 = time.perf_counter()
-            basis, trajectories = embedding_inputs(config, runs, agent, seed)
-            basis_points, run_points = embed_runs(basis, trajectories, seed=seed)
-            path = figures / f"embedding_{agent}.png"
-            plots.plot_embedding(basis_points, run_points, title=f"t-SNE trajectory embedding ({agent})", path=path)
-            np.savez(evaluation / f"embedding_{agent}.npz", **{f"basis/{k}": v for k, v in basis_points.items()},
-                     **{f"run/{k}": v for k, v in run_points.items()})
-            figure_paths["embedding"].append(path)
-            embed_seconds += time.perf_counter() - t0
+            write_embeddings(config, out, runs, agent, figure_paths)
+    timings["embedding"] = time.perf_counter() - t0
 
     total = time.perf_counter() - started
+    timings["total"] = total
+    atomic_write_json(evaluation / "timings.json", {k: round(v, 3) for k, v in timings.items()})
     report = out / "report.md"
-    atomic_write_text(report, render_report(config, summary, rpp_tables, figure_paths, out, train_seconds, total))
+    figure_paths["winrate_mean"] = seed_stats.figures.get("winrate_mean", [])
+    text = render_report(config, summary, rpp_tables, figure_paths, out, train_seconds, total, seed_stats,
+                         timings)
+    atomic_write_text(report, text)
     return report
 
 
 def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths: dict, out: Path,
-                  train_seconds: float, total_seconds: float) -> str:
+                  train_seconds: float, total_seconds: float, seed_stats=None, timings: dict | None = None) -> str:
     rel = lambda p: p.relative_to(out).as_posix()  # noqa: E731
     lines = [
         "# Self-play scheme comparison",
@@ -131,7 +128,9 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
         + (f"PPO overrides: `{config.ppo}`. " if any(a != "alphastar" for a in config.agents) else "")
         + (f"AlphaStar settings: `{config.alphastar}`." if "alphastar" in config.agents else ""),
         f"Training: {summary['seconds'].sum():.0f} s summed over the runs (in parallel processes); this invocation "
-        f"took {train_seconds:.0f} s to train (finished runs are resumed, not retrained) and {total_seconds:.0f} s in all.",
+        f"took {train_seconds:.0f} s to train (finished runs are resumed, not retrained) and {total_seconds:.0f} s in all"
+        + (" (" + ", ".join(f"{k.replace('_', ' ')} {v:.0f} s" for k, v in timings.items() if k != "total")
+           + "; `evaluation/timings.json`)." if timings else "."),
         "",
         "## Summary",
         "",
@@ -144,16 +143,26 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
     shown = ["lower_triangle_winrate", "nash_support", "final_vs_first"] + \
         [c for c in SMAC_COLUMNS if c in summary.columns] + ["seconds"]
     means = summary.groupby(["agent", "scheme"], sort=False)[shown].mean()
-    lines.append(_markdown_table(means.reset_index()))
+    if len(config.seeds) > 1:
+        lines += [f"Means over the {len(config.seeds)} seeds; intervals in the next sections.", ""]
+    lines.append(markdown_table(means.reset_index()))
+    if seed_stats is not None:
+        from selfplay.evaluation.seed_stats import render_section
+
+        lines += render_section(seed_stats, config, rel)
     for agent, table in rpp_tables.items():
-        lines += ["", f"## Relative population performance ({agent}, seed {config.seeds[0]})", "",
+        which = f"mean over seeds {config.seeds}" if len(config.seeds) > 1 else f"seed {config.seeds[0]}"
+        lines += ["", f"## Relative population performance ({agent}, {which})", "",
                   "v(row, column) = pᵀ A q for the Nash (p, q) of the cross-population game A = W − ½ "
                   "between the two schemes' checkpoint populations; positive: the row's population wins.", "",
-                  _markdown_table(table.round(4).reset_index().rename(columns={"index": "scheme"})), "",
+                  markdown_table(table.round(4).reset_index().rename(columns={"index": "scheme"})), "",
                   f"![rpp_{agent}](figures/rpp_{agent}.png)"]
-    titles = {"embedding": "Trajectory embeddings", "winrate": "Winrate matrices (with maxent-Nash support)",
-              "nash": "Maxent Nash over checkpoints"}
-    for key in ("embedding", "winrate", "nash"):
+    chosen = f" (seed {config.seeds[0]}; every seed's in its run directory)" if len(config.seeds) > 1 else ""
+    titles = {"embedding": f"Trajectory embeddings{chosen}",
+              "winrate": f"Winrate matrices (with maxent-Nash support){chosen}",
+              "winrate_mean": f"Winrate matrices averaged over the {len(config.seeds)} seeds (checkpoint k of every seed)",
+              "nash": f"Maxent Nash over checkpoints (seed {config.seeds[0]})"}
+    for key in ("embedding", "winrate", "winrate_mean", "nash"):
         if figure_paths.get(key):
             lines += ["", f"## {titles[key]}", ""]
             lines += [f"![{p.stem}]({rel(p)})" for p in figure_paths[key]]
@@ -162,21 +171,7 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
     return "\n".join(lines)
 
 
-def _markdown_table(df: pd.DataFrame) -> str:
-    cols = list(df.columns)
-    out = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
-    for _, row in df.iterrows():
-        out.append("| " + " | ".join(_fmt(row[c]) for c in cols) + " |")
-    return "\n".join(out)
-
-
-def _fmt(x: Any) -> str:
-    if isinstance(x, (float, np.floating)):
-        return f"{x:.0f}" if float(x).is_integer() and abs(x) >= 1 else f"{x:.3f}"
-    return str(x)
-
-
 def _slug(spec: str) -> str:
-    from selfplay.evaluation.compare import slug
+    from selfplay.evaluation.runs import slug
 
     return slug(spec)

@@ -1,0 +1,85 @@
+"""What the evaluation layer's modules share about a comparison's runs: their folder names, loading
+their checkpoints, and mapping work over processes that die with their parent."""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from selfplay.core.menagerie import Menagerie
+from selfplay.training.registry import agent_kit
+from selfplay.training.rundir import RunDir
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def slug(spec: str) -> str:
+    """A file-name-safe form of a scheme spec: ``delta-uniform:delta=0.5`` → ``delta-uniform_delta-0.5``."""
+    return re.sub(r"[^A-Za-z0-9.\-]+", "-", spec.replace(":", "_")).strip("-")
+
+
+def _die_with_parent() -> None:
+    """Pool worker initializer: the worker is killed when its parent dies (Linux ``PR_SET_PDEATHSIG``),
+    so a killed ``selfplay compare`` leaves no worker training into its run directories."""
+    import ctypes
+    import os
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):  # not Linux: workers still end when the pool's pipe closes
+        return
+    if os.getppid() == 1:  # the parent died before the call above took effect
+        os._exit(1)
+
+
+def pool_map(function, tasks: list, jobs: int) -> list:
+    """``map`` over processes when ``jobs > 1`` (each single-threaded), in order; workers die with the parent."""
+    if jobs > 1 and len(tasks) > 1:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_die_with_parent) as pool:
+            return list(pool.map(function, tasks))
+    return [function(t) for t in tasks]
+
+
+def load_checkpoint_policies(run_dir: str | Path) -> tuple[list[int], list[Any]]:
+    """Ids and frozen policies of a run's evaluation checkpoints."""
+    cfg = RunDir(run_dir).read_config()
+    menagerie = Menagerie.load(RunDir(run_dir).checkpoints, agent_kit(cfg["agent"], cfg["env"]).load_policy)
+    return menagerie.ids, [e.policy for e in menagerie]
+
+
+def rpp_pair(args: tuple) -> float:
+    """v(P, Q) between the checkpoint populations of two run directories."""
+    import torch
+
+    from selfplay.analysis.population import relative_population_performance
+    from selfplay.training.matches import cross_population
+    from selfplay.training.registry import env_for_agent
+
+    torch.set_num_threads(1)
+    env, agent, path_p, path_q, matches, seed = args
+    P, Q = load_checkpoint_policies(path_p)[1], load_checkpoint_policies(path_q)[1]
+    W = cross_population(env_for_agent(env, agent), P, Q, matches, seed=seed, stack_policies=agent_kit(agent, env).stack_policies)
+    return relative_population_performance(W - 0.5)
+
+
+def markdown_table(df: "pd.DataFrame") -> str:
+    """A DataFrame as a Markdown table (numbers formatted by ``fmt``)."""
+    cols = list(df.columns)
+    out = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
+    for _, row in df.iterrows():
+        out.append("| " + " | ".join(fmt(row[c]) for c in cols) + " |")
+    return "\n".join(out)
+
+
+def fmt(x: Any) -> str:
+    """Whole numbers without decimals, other floats with three."""
+    if isinstance(x, (float, np.floating)):
+        return f"{x:.0f}" if float(x).is_integer() and abs(x) >= 1 else f"{x:.3f}"
+    return str(x)

@@ -1,0 +1,472 @@
+"""A comparison's statistics over seeds (issue 17): interval estimates of every summary metric,
+the probability of improvement between schemes, relative population performance over seeds (same
+seed and across seeds), curves over training with confidence bands, and averaged winrate matrices.
+
+The statistics are :mod:`analysis.statistics` (stratified bootstrap over seeds, percentile
+intervals, rliable's definitions). Outputs under ``DIR/evaluation/``:
+
+- ``aggregate.csv``: ``agent, scheme, metric, n_seeds, mean, mean_ci_low, mean_ci_high, iqm,
+  iqm_ci_low, iqm_ci_high`` for every summary metric (NaN bounds: one seed, no interval);
+- ``improvement.csv``: ``agent, metric, scheme_x, scheme_y, probability, ci_low, ci_high`` for every
+  ordered pair of schemes, ``probability`` = P(X improves on Y) oriented by the metric's
+  declared direction (:data:`METRICS`);
+- ``rpp_values_<agent>.csv`` (every v(X seed i, Y seed j)), ``rpp_<agent>_s<seed>.csv`` (one table per
+  seed), ``rpp_<agent>.csv`` (the same-seed mean), ``rpp_intervals.csv`` (``pairing`` ``same-seed``:
+  the mean over seeds of v(X_s, Y_s); ``cross-seed``: the mean over all (i, j) of v(X_i, Y_j), seeds
+  of X and of Y resampled independently);
+- ``curves.csv``: per (agent, scheme, curve, checkpoint) the mean over seeds with its interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from selfplay.analysis.statistics import (BootstrapConfig, Interval, aggregate, cross_seed_interval, curve_intervals,
+                                 improvement_interval, interval_estimate, is_significant, smallest_rank_test_p)
+from selfplay.utils.io import atomic_write_text
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A summary metric and which direction is better."""
+
+    higher_is_better: bool
+    description: str
+
+
+# Every numeric column of summary.csv that is not bookkeeping must be declared here.
+METRICS: dict[str, Metric] = {
+    "lower_triangle_winrate": Metric(True, "mean of W below the diagonal (later checkpoints against earlier "
+                                           "ones; > 0.5: monotone improvement)"),
+    "final_vs_first": Metric(True, "the last checkpoint's win rate against the first"),
+    "nash_support": Metric(False, "checkpoints in the maxent-Nash support of W − ½ (1 for a monotone "
+                                  "improvement, whose last checkpoint dominates; larger: cycles)"),
+    "vs_scripted_first": Metric(True, "the first checkpoint's win rate against the map's scripted AI"),
+    "vs_scripted_final": Metric(True, "the last checkpoint's win rate against the map's scripted AI"),
+    "vs_scripted_best": Metric(True, "the best checkpoint's win rate against the map's scripted AI"),
+    "exploitability": Metric(False, "how much a best response gains against the final policy"),
+}
+BOOKKEEPING = ("scheme", "agent", "seed", "episodes", "seconds", "menagerie_size", "updates", "checkpoints")
+AGGREGATE_COLUMNS = ["agent", "scheme", "metric", "n_seeds", "mean", "mean_ci_low", "mean_ci_high", "iqm",
+                     "iqm_ci_low", "iqm_ci_high"]
+IMPROVEMENT_COLUMNS = ["agent", "metric", "scheme_x", "scheme_y", "probability", "ci_low", "ci_high"]
+RPP_INTERVAL_COLUMNS = ["agent", "scheme_x", "scheme_y", "pairing", "n", "mean", "ci_low", "ci_high"]
+
+
+def metric_columns(summary: pd.DataFrame, metrics: dict[str, Metric] | None = None) -> list[str]:
+    """The summary's metrics: its numeric columns that are not bookkeeping, each declared in ``metrics``."""
+    metrics = METRICS if metrics is None else metrics
+    out = []
+    for column in summary.columns:
+        if column in BOOKKEEPING or not pd.api.types.is_numeric_dtype(summary[column]):
+            continue
+        if column not in metrics:
+            raise ValueError(f"summary column {column!r} has no declared orientation: add it to "
+                             f"selfplay.evaluation.seed_stats.METRICS (higher or lower is better) or to BOOKKEEPING")
+        out.append(column)
+    return out
+
+
+def _groups(summary: pd.DataFrame):
+    for column in ("agent", "scheme", "seed"):
+        if column not in summary.columns:
+            raise ValueError(f"summary must have a {column!r} column")
+    if summary.duplicated(["agent", "scheme", "seed"]).any():
+        raise ValueError("summary must have one row per (agent, scheme, seed)")
+    return summary.groupby(["agent", "scheme"], sort=False)
+
+
+def aggregate_table(summary: pd.DataFrame, bootstrap: BootstrapConfig | None = None,
+                    metrics: dict[str, Metric] | None = None, notes: list | None = None) -> pd.DataFrame:
+    """Rows of ``aggregate.csv`` (missing values of a metric are left out of that metric's seeds;
+    ``notes`` collects (agent, scheme, metric, note) for degenerate intervals)."""
+    columns = metric_columns(summary, metrics)
+    rows = []
+    for (agent, scheme), group in _groups(summary):
+        for metric in columns:
+            values = group[metric].dropna().to_numpy(dtype=float)
+            if len(values) == 0:
+                continue
+            row = aggregate(values, bootstrap)
+            if notes is not None and row["note"]:
+                notes.append((agent, scheme, metric, row["note"]))
+            rows.append({"agent": agent, "scheme": scheme, "metric": metric, **row})
+    return pd.DataFrame(rows, columns=AGGREGATE_COLUMNS)
+
+
+def improvement_table(summary: pd.DataFrame, bootstrap: BootstrapConfig | None = None,
+                      metrics: dict[str, Metric] | None = None) -> pd.DataFrame:
+    """Rows of ``improvement.csv``: every agent, metric and ordered pair (X, Y) of its schemes."""
+    metrics = METRICS if metrics is None else metrics
+    columns = metric_columns(summary, metrics)
+    rows = []
+    for agent, by_agent in summary.groupby("agent", sort=False):
+        schemes = list(dict.fromkeys(by_agent["scheme"]))
+        for metric in columns:
+            values = {s: by_agent.loc[by_agent["scheme"] == s, metric].dropna().to_numpy(dtype=float) for s in schemes}
+            for x in schemes:
+                for y in schemes:
+                    if x == y or not len(values[x]) or not len(values[y]):
+                        continue
+                    ci = improvement_interval(values[x], values[y], not metrics[metric].higher_is_better, bootstrap)
+                    rows.append({"agent": agent, "metric": metric, "scheme_x": x, "scheme_y": y,
+                                 "probability": ci.estimate, "ci_low": ci.low, "ci_high": ci.high})
+    return pd.DataFrame(rows, columns=IMPROVEMENT_COLUMNS)
+
+
+# ----------------------------------------------------------------------------- relative population performance
+def rpp_tasks(config, runs, agent: str, cross_seed: bool = True) -> list[tuple]:
+    """The cross-population games to play: (scheme_x, seed_x, scheme_y, seed_y, task) for every pair of
+    schemes x before y and every pair of seeds (only equal seeds unless ``cross_seed``). The game of a
+    same-seed pair has the seed it had when only one seed was compared."""
+    paths = {(r.scheme, r.seed): r.path for r in runs if r.agent == agent}
+    schemes = list(dict.fromkeys(r.scheme for r in runs if r.agent == agent))
+    seeds = list(dict.fromkeys(r.seed for r in runs if r.agent == agent))
+    out = []
+    for i, x in enumerate(schemes):
+        for j in range(i + 1, len(schemes)):
+            y = schemes[j]
+            for a, sx in enumerate(seeds):
+                for b, sy in enumerate(seeds):
+                    if sx != sy and not cross_seed:
+                        continue
+                    game_seed = sx + 7919 * (i + 1) + j if sx == sy else 104729 * (a + 1) + 1299709 * (b + 1) + 7919 * (i + 1) + j
+                    out.append((x, sx, y, sy, (config.env, agent, str(paths[(x, sx)]), str(paths[(y, sy)]),
+                                               config.matches, game_seed)))
+    return out
+
+
+def rpp_values(config, runs, agent: str, jobs: int = 1, cross_seed: bool = True) -> pd.DataFrame:
+    """v(X seed i, Y seed j) for every ordered pair of schemes (both orientations, v(Y, X) = −v(X, Y))."""
+    from selfplay.evaluation.runs import pool_map
+    from selfplay.evaluation.runs import rpp_pair
+
+    tasks = rpp_tasks(config, runs, agent, cross_seed)
+    values = pool_map(rpp_pair, [t[-1] for t in tasks], jobs)
+    rows = []
+    for (x, sx, y, sy, _), v in zip(tasks, values):
+        rows.append({"scheme_x": x, "seed_x": sx, "scheme_y": y, "seed_y": sy, "value": float(v)})
+        rows.append({"scheme_x": y, "seed_x": sy, "scheme_y": x, "seed_y": sx, "value": 0.0 - float(v)})
+    return pd.DataFrame(rows, columns=["scheme_x", "seed_x", "scheme_y", "seed_y", "value"])
+
+
+def rpp_seed_table(values: pd.DataFrame, schemes: list[str], seed: int) -> pd.DataFrame:
+    """The RPP table of one seed: v(row, column) between the schemes' seed-``seed`` populations."""
+    table = pd.DataFrame(0.0, index=schemes, columns=schemes)
+    same = values[(values["seed_x"] == seed) & (values["seed_y"] == seed)]
+    for row in same.itertuples():
+        table.loc[row.scheme_x, row.scheme_y] = row.value
+    return table
+
+
+def rpp_interval_rows(agent: str, values: pd.DataFrame, schemes: list[str], seeds: list[int],
+                      bootstrap: BootstrapConfig | None = None) -> list[dict]:
+    rows = []
+    for x in schemes:
+        for y in schemes:
+            if x == y:
+                continue
+            pair = values[(values["scheme_x"] == x) & (values["scheme_y"] == y)]
+            if pair.empty:
+                continue
+            same = pair[pair["seed_x"] == pair["seed_y"]].set_index("seed_x")["value"].reindex(seeds).dropna()
+            ci = interval_estimate(same.to_numpy(), "mean", bootstrap)
+            rows.append({"agent": agent, "scheme_x": x, "scheme_y": y, "pairing": "same-seed", "n": len(same),
+                         "mean": ci.estimate, "ci_low": ci.low, "ci_high": ci.high})
+            grid = pair.pivot_table(index="seed_x", columns="seed_y", values="value")
+            if grid.shape[0] * grid.shape[1] > len(same) and not grid.isna().any().any():
+                ci = cross_seed_interval(grid.to_numpy(), bootstrap)
+                rows.append({"agent": agent, "scheme_x": x, "scheme_y": y, "pairing": "cross-seed",
+                             "n": grid.size, "mean": ci.estimate, "ci_low": ci.low, "ci_high": ci.high})
+    return rows
+
+
+# ----------------------------------------------------------------------------- curves over training
+def run_curves(run, episodes: int, checkpoints: int) -> pd.DataFrame:
+    """A run's curves over its evaluation checkpoints: the support size of the maxent Nash of the first
+    k checkpoints (k = 1..n), and on SMAC each checkpoint's win rate against the scripted AI. Checkpoint
+    k (from 0) was taken at episode (k + 1)·episodes/checkpoints."""
+    from selfplay.analysis.nash import maxent_nash_evolution
+
+    evaluation = Path(run.path) / "evaluation"
+    data = np.load(evaluation / "winrate.npz")
+    P = maxent_nash_evolution(data["W"] - 0.5)
+    support = (P > 1e-6).sum(axis=1)
+    frames = [pd.DataFrame({"curve": "maxent_nash_support", "checkpoint": np.arange(len(support)),
+                            "value": support.astype(float)})]
+    vs = evaluation / "vs_scripted.csv"
+    if vs.exists():
+        table = pd.read_csv(vs)
+        frames.append(pd.DataFrame({"curve": "win_rate_vs_scripted", "checkpoint": np.arange(len(table)),
+                                    "value": table["win_rate_vs_scripted"].to_numpy(dtype=float)}))
+    out = pd.concat(frames, ignore_index=True)
+    out["episode"] = (out["checkpoint"] + 1) * episodes / checkpoints
+    out.insert(0, "seed", run.seed)
+    out.insert(0, "scheme", run.scheme)
+    out.insert(0, "agent", run.agent)
+    return out
+
+
+def curve_table(per_run: pd.DataFrame, bootstrap: BootstrapConfig | None = None) -> pd.DataFrame:
+    """Per (agent, scheme, curve, checkpoint): the mean over seeds and its interval (the curves cut to
+    the shortest run's length)."""
+    rows = []
+    for (agent, scheme, curve), group in per_run.groupby(["agent", "scheme", "curve"], sort=False):
+        by_seed = [g.sort_values("checkpoint") for _, g in group.groupby("seed", sort=False)]
+        length = min(len(g) for g in by_seed)
+        C = np.stack([g["value"].to_numpy()[:length] for g in by_seed])
+        episode = by_seed[0]["episode"].to_numpy()[:length]
+        est, low, high = curve_intervals(C, "mean", bootstrap)
+        for k in range(length):
+            rows.append({"agent": agent, "scheme": scheme, "curve": curve, "checkpoint": k, "episode": episode[k],
+                         "n_seeds": len(C), "mean": est[k], "ci_low": low[k], "ci_high": high[k]})
+    return pd.DataFrame(rows, columns=["agent", "scheme", "curve", "checkpoint", "episode", "n_seeds", "mean",
+                                       "ci_low", "ci_high"])
+
+
+# ----------------------------------------------------------------------------- writing it all
+@dataclass
+class SeedStatistics:
+    aggregate: pd.DataFrame
+    improvement: pd.DataFrame
+    rpp_intervals: pd.DataFrame
+    rpp_tables: dict[str, pd.DataFrame]  # agent → the same-seed mean table
+    curves: pd.DataFrame
+    notes: list = field(default_factory=list)
+    figures: dict[str, list[Path]] = field(default_factory=dict)
+
+
+def bootstrap_config(config) -> BootstrapConfig:
+    return BootstrapConfig(confidence=getattr(config, "confidence", 0.95),
+                           resamples=getattr(config, "bootstrap_resamples", 10_000), seed=0)
+
+
+def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evaluations: dict,
+                          timings: dict | None = None) -> SeedStatistics:
+    """Compute and write the statistics over seeds and their figures (see the module docstring);
+    ``timings`` gets the seconds of its stages (rpp, curves, seed_statistics: the rest)."""
+    import time
+
+    from selfplay.analysis import interval_plots, plots
+
+    timings = {} if timings is None else timings
+    started = time.perf_counter()
+    bootstrap = bootstrap_config(config)
+    evaluation, figures = out / "evaluation", out / "figures"
+    notes: list = []
+    agg = aggregate_table(summary, bootstrap, notes=notes)
+    imp = improvement_table(summary, bootstrap)
+    atomic_write_text(evaluation / "aggregate.csv", agg.to_csv(index=False))
+    atomic_write_text(evaluation / "improvement.csv", imp.to_csv(index=False))
+    paths: dict[str, list[Path]] = {"intervals": [], "improvement": [], "curves": [], "winrate_mean": [],
+                                    "rpp_seeds": []}
+
+    for agent in config.agents:
+        rows = agg[agg["agent"] == agent]
+        panels = {}
+        for metric in dict.fromkeys(rows["metric"]):
+            m = rows[rows["metric"] == metric]
+            arrow = "↑" if METRICS[metric].higher_is_better else "↓"
+            panels[f"{metric} ({arrow} better)"] = {
+                r.scheme: {"mean": (r.mean, r.mean_ci_low, r.mean_ci_high), "IQM": (r.iqm, r.iqm_ci_low, r.iqm_ci_high)}
+                for r in m.itertuples()}
+        if panels:
+            path = figures / f"intervals_{agent}.png"
+            interval_plots.plot_interval_estimates(panels, bootstrap.confidence, path=path,
+                                                   title=f"Interval estimates over seeds ({agent}, {len(config.seeds)} seeds)")
+            paths["intervals"].append(path)
+        schemes = list(dict.fromkeys(summary.loc[summary["agent"] == agent, "scheme"]))
+        for metric in dict.fromkeys(imp.loc[imp["agent"] == agent, "metric"]):
+            m = imp[(imp["agent"] == agent) & (imp["metric"] == metric)]
+            P, L, H = (np.full((len(schemes), len(schemes)), np.nan) for _ in range(3))
+            for r in m.itertuples():
+                i, j = schemes.index(r.scheme_x), schemes.index(r.scheme_y)
+                P[i, j], L[i, j], H[i, j] = r.probability, r.ci_low, r.ci_high
+            path = figures / f"improvement_{agent}_{metric}.png"
+            orientation = "higher" if METRICS[metric].higher_is_better else "lower"
+            interval_plots.plot_improvement_matrix(P, schemes, L, H, path=path,
+                                                   title=f"P(X improves on Y): {metric} ({orientation} is better)")
+            paths["improvement"].append(path)
+
+    # relative population performance over seeds
+    t0 = time.perf_counter()
+    rpp_rows, rpp_tables = [], {}
+    seeds = list(config.seeds)
+    for agent in config.agents:
+        if len(config.schemes) < 2:
+            continue
+        values = rpp_values(config, runs, agent, jobs=config.jobs or 2,
+                            cross_seed=getattr(config, "rpp_cross_seed", True) and len(seeds) > 1)
+        atomic_write_text(evaluation / f"rpp_values_{agent}.csv", values.to_csv(index=False))
+        tables = [rpp_seed_table(values, list(config.schemes), s) for s in seeds]
+        for s, table in zip(seeds, tables):
+            atomic_write_text(evaluation / f"rpp_{agent}_s{s}.csv", table.to_csv())
+            if len(seeds) > 1:
+                path = figures / f"rpp_{agent}_s{s}.png"
+                plots.plot_rpp_table(table.values, list(table.index), path=path,
+                                     title=f"Relative population performance ({agent}, seed {s})")
+                paths["rpp_seeds"].append(path)
+        mean = sum(tables) / len(tables)
+        rpp_tables[agent] = mean
+        rpp_rows += rpp_interval_rows(agent, values, list(config.schemes), seeds, bootstrap)
+    rpp_intervals = pd.DataFrame(rpp_rows, columns=RPP_INTERVAL_COLUMNS)
+    atomic_write_text(evaluation / "rpp_intervals.csv", rpp_intervals.to_csv(index=False))
+
+    timings["rpp"] = time.perf_counter() - t0
+
+    # curves over training
+    t0 = time.perf_counter()
+    per_run = pd.concat([run_curves(r, config.episodes, config.checkpoints) for r in runs], ignore_index=True)
+    curves = curve_table(per_run, bootstrap)
+    atomic_write_text(evaluation / "curves.csv", curves.to_csv(index=False))
+    labels = {"maxent_nash_support": "maxent-Nash support of the first k checkpoints",
+              "win_rate_vs_scripted": "win rate vs the scripted AI"}
+    for agent in config.agents:
+        c = curves[curves["agent"] == agent]
+        panels = {}
+        for curve in dict.fromkeys(c["curve"]):
+            panels[labels.get(curve, curve)] = {
+                scheme: (g["episode"], g["mean"], g["ci_low"], g["ci_high"])
+                for scheme, g in c[c["curve"] == curve].groupby("scheme", sort=False)}
+        if panels:
+            path = figures / f"curves_{agent}.png"
+            interval_plots.plot_curves_with_bands(panels, path=path,
+                                                  title=f"Over training: mean over seeds, {bootstrap.confidence:.0%} CI ({agent})")
+            paths["curves"].append(path)
+
+    timings["curves"] = time.perf_counter() - t0
+
+    # winrate matrices averaged over seeds (where the checkpoints align)
+    if len(seeds) > 1:
+        for agent in config.agents:
+            for scheme in config.schemes:
+                Ws = [np.asarray(evaluations[r.label]["W"]) for r in runs if r.agent == agent and r.scheme == scheme]
+                if len({W.shape for W in Ws}) != 1:
+                    notes.append((agent, scheme, "winrate", "seeds have different checkpoint counts: no averaged matrix"))
+                    continue
+                W = np.mean(Ws, axis=0)
+                name = f"{agent}_{_slug(scheme)}"
+                np.save(evaluation / f"winrate_mean_{name}.npy", W)
+                path = figures / f"winrate_mean_{name}.png"
+                plots.plot_winrate_matrix(W, title=f"{scheme} ({agent}), mean over {len(Ws)} seeds", path=path)
+                paths["winrate_mean"].append(path)
+    timings["seed_statistics"] = time.perf_counter() - started - timings["rpp"] - timings["curves"]
+    return SeedStatistics(agg, imp, rpp_intervals, rpp_tables, curves, notes, paths)
+
+
+def _slug(spec: str) -> str:
+    from selfplay.evaluation.runs import slug
+
+    return slug(spec)
+
+
+# ----------------------------------------------------------------------------- the report's words
+def _ci(low: float, high: float) -> str:
+    if math.isnan(low) or math.isnan(high):
+        return "no CI"
+    return f"[{low:.3f}, {high:.3f}]"
+
+
+def significance_lines(imp: pd.DataFrame, confidence: float, metrics: dict[str, Metric] | None = None) -> list[str]:
+    """One bullet per (agent, metric): which ordered pairs differ significantly (the interval of
+    P(X improves on Y) excludes ½) and which do not."""
+    metrics = METRICS if metrics is None else metrics
+    lines = []
+    for (agent, metric), m in imp.groupby(["agent", "metric"], sort=False):
+        significant, undecided, no_ci = [], 0, 0
+        for r in m.itertuples():
+            verdict = is_significant(Interval(r.probability, r.ci_low, r.ci_high, 0))
+            if verdict is None:
+                no_ci += 1
+            elif verdict and r.probability > 0.5:
+                significant.append(f"{r.scheme_x} over {r.scheme_y} (P = {r.probability:.2f}, {_ci(r.ci_low, r.ci_high)})")
+            elif not verdict:
+                undecided += 1
+        orientation = "higher" if metrics[metric].higher_is_better else "lower"
+        pairs = len(m) // 2
+        if no_ci == len(m):
+            lines.append(f"- `{metric}` ({agent}, {orientation} is better): no intervals (one seed); nothing can be "
+                         "called significant.")
+        elif significant:
+            lines.append(f"- `{metric}` ({agent}, {orientation} is better): significant at {1 - confidence:.0%}: "
+                         + "; ".join(significant) + f". The other {pairs - len(significant)} of {pairs} pairs are not.")
+        else:
+            lines.append(f"- `{metric}` ({agent}, {orientation} is better): no difference is significant at "
+                         f"{1 - confidence:.0%} (every interval of P contains ½).")
+    return lines
+
+
+def render_section(stats: SeedStatistics, config, rel) -> list[str]:
+    """The report's section on statistics over seeds."""
+    confidence = getattr(config, "confidence", 0.95)
+    n = len(config.seeds)
+    lines = ["", f"## Over seeds: interval estimates ({n} seed{'s' if n != 1 else ''}, {confidence:.0%} CIs)", "",
+             "Mean and IQM (interquartile mean, the 25 % trimmed mean; with 3 seeds it equals the mean) of each "
+             "metric over seeds, with stratified-bootstrap percentile intervals (seeds resampled within each scheme; "
+             "rliable's protocol, Agarwal et al. 2021). Table: `evaluation/aggregate.csv`.", ""]
+    if n == 1:
+        lines += ["**One seed: no intervals.** Every CI below is empty; run with `--seeds 0,1,2` or more.", ""]
+    for agent, rows in stats.aggregate.groupby("agent", sort=False):
+        table = pd.DataFrame({"scheme": rows["scheme"], "metric": rows["metric"], "n": rows["n_seeds"],
+                              "mean": rows["mean"], "mean CI": [_ci(a, b) for a, b in zip(rows["mean_ci_low"], rows["mean_ci_high"])],
+                              "IQM": rows["iqm"], "IQM CI": [_ci(a, b) for a, b in zip(rows["iqm_ci_low"], rows["iqm_ci_high"])]})
+        lines += [f"### {agent}", "", _markdown(table.sort_values(["metric"], kind="stable")), ""]
+    lines += [f"![{p.stem}]({rel(p)})" for p in stats.figures.get("intervals", [])]
+    by_note: dict[str, list[str]] = {}
+    for agent, scheme, metric, note in stats.notes:
+        by_note.setdefault(note, []).append(f"{scheme} `{metric}` ({agent})")
+    if by_note:
+        lines += ["", "Degenerate intervals:", ""] + [f"- {note}: {', '.join(items)}." for note, items in by_note.items()]
+    lines += ["", f"## Probability of improvement ({confidence:.0%} CIs)", "",
+              "P(X improves on Y): over all pairs of X's and Y's seeds, the share where X's score is better "
+              "(ties count ½; for `nash_support` and other lower-is-better metrics, better means lower). "
+              "A difference is called significant when the interval excludes ½. Table: `evaluation/improvement.csv`.",
+              ""]
+    lines += significance_lines(stats.improvement, confidence)
+    if n > 1:
+        p = smallest_rank_test_p(n, n)
+        lines += ["", f"Caution: with {n} seeds per scheme the bootstrap interval is optimistic — two fully separated "
+                      f"samples give P = 1 with a zero-width interval, while the exact two-sided Mann–Whitney test "
+                      f"cannot go below p = {p:.3g}"
+                      + (f" (so no rank test calls anything significant at {1 - confidence:.0%})." if p > 1 - confidence
+                         else ".")]
+    lines += [""] + [f"![{p.stem}]({rel(p)})" for p in stats.figures.get("improvement", [])]
+    if not stats.rpp_intervals.empty:
+        lines += ["", f"## Relative population performance over seeds ({confidence:.0%} CIs)", "",
+                  "`same-seed`: the mean over seeds s of v(X_s, Y_s), the cross-population game between the two "
+                  "schemes' seed-s checkpoint populations. `cross-seed`: the mean over all seed pairs (i, j) of "
+                  "v(X_i, Y_j), X's and Y's seeds resampled independently. Positive: X's population wins. "
+                  "Significant: the interval excludes 0 (the caution above on few seeds applies). Tables: "
+                  "`evaluation/rpp_intervals.csv`, per seed `evaluation/rpp_<agent>_s<seed>.csv`, every game "
+                  "`evaluation/rpp_values_<agent>.csv`.", ""]
+        r = stats.rpp_intervals
+        order = list(config.schemes)
+        half = r[[order.index(x) < order.index(y) for x, y in zip(r["scheme_x"], r["scheme_y"])]]
+        table = pd.DataFrame({"agent": half["agent"], "X": half["scheme_x"], "Y": half["scheme_y"],
+                              "pairing": half["pairing"], "n": half["n"], "v(X, Y)": half["mean"],
+                              "CI": [_ci(a, b) for a, b in zip(half["ci_low"], half["ci_high"])],
+                              "significant": [_verdict(a, b) for a, b in zip(half["ci_low"], half["ci_high"])]})
+        lines += [_markdown(table), ""]
+    if stats.figures.get("curves"):
+        lines += ["", "## Curves over training (mean over seeds with CI bands)", "",
+                  "Maxent-Nash support of the first k evaluation checkpoints (k = 1..n) and, on SMAC, each "
+                  "checkpoint's win rate against the scripted AI. Table: `evaluation/curves.csv`.", ""]
+        lines += [f"![{p.stem}]({rel(p)})" for p in stats.figures["curves"]]
+    return lines
+
+
+def _verdict(low: float, high: float) -> str:
+    if math.isnan(low) or math.isnan(high):
+        return "no CI"
+    return "yes" if low > 0 or high < 0 else "no"
+
+
+def _markdown(df: pd.DataFrame) -> str:
+    from selfplay.evaluation.runs import markdown_table
+
+    return markdown_table(df.reset_index(drop=True))
