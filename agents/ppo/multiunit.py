@@ -20,26 +20,23 @@ with the game batch first (so the self-play loop can index and assign it by game
 ``actor_rnn`` is empty for ``body="mlp"``, ``(h,)`` for ``"gru"`` and ``(h, c)`` for ``"lstm"``. Where
 ``episode_start`` is true the whole state is zeroed *before* acting.
 
-Learning (``update()``, once ``horizon`` game-steps are stored; the step after the rollout supplies the
-bootstrap value and becomes the first step of the next rollout, as in ``agents/ppo/learner.py``):
+Learning (``update()``, once ``horizon`` game-steps are stored) is the one PPO update of
+``learner_base.PPOLearnerBase``, as for the one-unit learner; the config is ``config.MultiUnitPPOConfig``
+(defaults: ``ppo_config("smac")``, MAPPO's SMAC settings). What is multi-unit:
 
     per unit i:  A^i = GAE(γ, λ) of (r_t, V^i_t, done_t)        returns R^i = A^i + V^i_old
-    A standardised over the active units of the rollout (active: more than the no-op available)
-    for each of ``epochs`` epochs, for each of ``num_minibatches`` shuffled minibatches of game-steps
-    (recurrent bodies: of ``bptt_length``-step sequences, replayed from the state stored at their start):
-        ratio   = exp(log π(a_i|x_i) − log π_old(a_i|x_i))
-        L_clip  = mean over active units of max(−A·ratio, −A·clip(ratio, 1 − ε, 1 + ε))
-        L_value = ½ · mean over all units of (V^i − R^i)²     (dead units still predict the team return)
-        loss    = L_clip + c_v · L_value − c_e · mean over active units of entropy
-        Adam step after clipping the actor's and the critic's gradient norms separately
-        to ``max_grad_norm`` (so the value scale never shrinks the policy step)
+    weight w^i = 1 for active units (more than the no-op available), 0 for dead ones: A is standardised
+    over the active units, and the clipped surrogate and the entropy are means over them
+    (``loss.ppo_loss``'s weight), while the value loss covers every unit (dead units still predict the
+    team return) — MAPPO's active masks; a dead unit's forced no-op carries no policy gradient
+    the actor's and the critic's gradient norms are clipped separately (two networks)
 
-Dead units' transitions carry no policy gradient (their only action is forced), as MAPPO's active masks.
+A sample is one game-step of the side (all its units); minibatches (``minibatch_size``, default the
+whole batch) and recurrent sequences (``bptt_length``) are drawn as in the one-unit learner.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -51,70 +48,12 @@ from agents.ppo.gae import compute_gae
 from agents.ppo.learner_base import PPOLearnerBase
 from agents.ppo.network import MASKED_LOGIT, MLPBody
 
-BODIES = ("mlp", "gru", "lstm")
+from .config import MultiUnitPPOConfig, ppo_config
+
+BODIES = MultiUnitPPOConfig.BODIES
 
 
-# ---------------------------------------------------------------------------------------- settings
-
-@dataclass
-class MultiUnitPPOConfig:
-    """Hyper-parameters of the multi-unit learner (defaults after MAPPO's SMAC settings).
-
-    ``horizon``: game-steps per update over all games (each game-step holds every unit of the side);
-    with ``B`` games a rollout is ``ceil(horizon / B)`` steps per game, rounded up to a multiple of
-    ``bptt_length`` for recurrent bodies. ``num_minibatches``: minibatches per epoch (MAPPO uses 1 on
-    SMAC). ``body``: ``"mlp"`` (two tanh layers), ``"gru"`` or ``"lstm"`` (one recurrent layer), all of
-    ``hidden_size``. ``bptt_length``: recurrent bodies only, the truncated-BPTT sequence length
-    (``None``: each game's whole rollout segment is one sequence). ``agent_id`` / ``last_action``: append
-    those one-hots to each unit's observation. ``centralized_value``: the critic reads the global state
-    (then ``act`` needs ``global_state=``).
-    """
-
-    horizon: int = 3200
-    learning_rate: float = 5e-4
-    adam_eps: float = 1e-5
-    epochs: int = 10
-    num_minibatches: int = 1
-    gamma: float = 0.99
-    gae_lambda: float = 0.95
-    entropy_coef: float = 0.01
-    value_coef: float = 1.0
-    clip_coef: float = 0.2
-    max_grad_norm: float = 10.0
-    normalize_advantages: bool = True
-    body: str = "mlp"
-    hidden_size: int = 64
-    bptt_length: int | None = 10
-    agent_id: bool = True
-    last_action: bool = True
-    centralized_value: bool = False
-
-    def __post_init__(self):
-        for name in ("horizon", "epochs", "num_minibatches", "hidden_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
-        if self.bptt_length is not None and (not isinstance(self.bptt_length, int) or isinstance(self.bptt_length, bool)
-                                             or self.bptt_length < 1):
-            raise ValueError(f"bptt_length must be None or an integer >= 1, got {self.bptt_length!r}")
-        for name in ("learning_rate", "adam_eps", "clip_coef", "max_grad_norm"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
-        for name in ("gamma", "gae_lambda"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)!r}")
-        for name in ("entropy_coef", "value_coef"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
-        if self.body not in BODIES:
-            raise ValueError(f"body must be one of {BODIES}, got {self.body!r}")
-        for name in ("normalize_advantages", "agent_id", "last_action", "centralized_value"):
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
+# ---------------------------------------------------------------------------------------- network spec
 
 @dataclass(frozen=True)
 class MultiUnitSpec:
@@ -480,7 +419,7 @@ class MultiUnitPPOLearner(PPOLearnerBase):
 
     def __init__(self, obs_size: int, n_agents: int, n_actions: int, config: MultiUnitPPOConfig | None = None,
                  seed: int = 0, device="cpu", state_size: int | None = None):
-        self.config = config if config is not None else MultiUnitPPOConfig()
+        self.config = config if config is not None else ppo_config("smac")
         if not isinstance(self.config, MultiUnitPPOConfig):
             raise ValueError(f"config must be a MultiUnitPPOConfig, got {type(config).__name__}")
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
@@ -561,102 +500,38 @@ class MultiUnitPPOLearner(PPOLearnerBase):
         new_state = (last, *new_actor_rnn, *(h.view(B, U, -1) for h in new_critic_rnn))
         return action, new_state, {"log_prob": log_prob, "value": value, "logits": logits}
 
-    # ------------------------------------------------------------------ learning
+    # ------------------------------------------------------------------ learning (``PPOLearnerBase.update``)
 
-    def update(self) -> dict:
-        """One PPO update on the full rollout (module docstring); bumps ``weight_version``."""
-        if not self.ready():
-            raise RuntimeError("update() needs a full rollout: call it when ready() is true")
-        cfg, buf, net = self.config, self.buffer, self.network
+    def _advantages(self):
+        """Per-unit GAE on the shared team reward (the ``(T, B, U)`` rollout as ``T × B·U`` independent
+        chains); the policy-gradient weight is 1 for active units (more than the no-op available)."""
+        cfg, buf = self.config, self.buffer
         T, B, U = buf.rollout_length, buf.num_envs, self.spec.n_agents
-
-        # Per-unit GAE on the shared team reward: the (T, B, U) rollout as (T, B·U) independent chains.
         rewards = buf.rewards[:T, :, None].expand(T, B, U).reshape(T, B * U)
         dones = buf.dones[:T, :, None].expand(T, B, U).reshape(T, B * U)
         advantages, returns = compute_gae(rewards, buf.values[:T].reshape(T, B * U), dones,
                                           buf.values[T].reshape(B * U), cfg.gamma, cfg.gae_lambda)
-        advantages, returns = advantages.view(T, B, U), returns.view(T, B, U)
-        active = buf.masks[:T, ..., 1:].any(-1)  # alive units: more than the no-op available
-        if cfg.normalize_advantages and bool(active.any()):
-            adv_active = advantages[active]
-            advantages = (advantages - adv_active.mean()) / (adv_active.std(unbiased=False) + 1e-8)
+        return advantages.view(T, B, U), returns.view(T, B, U), buf.masks[:T, ..., 1:].any(-1)
 
-        stats = []
-        for _ in range(cfg.epochs):
-            for idx, logits, values in self._minibatches(T, B):
-                log_probs = torch.log_softmax(logits, dim=-1)
-                new_log_prob = log_probs.gather(-1, buf.actions[:T][idx][..., None]).squeeze(-1)
-                entropy = -(log_probs.exp() * log_probs).sum(-1)
-                weight = active[idx].float()
-                n_active = weight.sum().clamp(min=1.0)
-                adv = advantages[idx]
-                log_ratio = new_log_prob - buf.log_probs[:T][idx]
-                ratio = log_ratio.exp()
-                policy_loss = (torch.max(-adv * ratio, -adv * ratio.clamp(1 - cfg.clip_coef, 1 + cfg.clip_coef))
-                               * weight).sum() / n_active
-                value_loss = 0.5 * ((values - returns[idx]) ** 2).mean()
-                mean_entropy = (entropy * weight).sum() / n_active
-                loss = policy_loss + cfg.value_coef * value_loss - cfg.entropy_coef * mean_entropy
-                self.optimizer.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(net.actor_parameters(), cfg.max_grad_norm)
-                torch.nn.utils.clip_grad_norm_(net.critic_parameters(), cfg.max_grad_norm)
-                self.optimizer.step()
-                with torch.no_grad():
-                    stats.append({
-                        "policy_loss": policy_loss.detach(), "value_loss": value_loss.detach(),
-                        "entropy": mean_entropy.detach(),
-                        "approx_kl": (((ratio - 1) - log_ratio) * weight).sum() / n_active,
-                        "clip_fraction": (((ratio - 1).abs() > cfg.clip_coef).float() * weight).sum() / n_active,
-                    })
+    def _evaluate(self, idx, starts):
+        """``(logits, values)`` of the game-steps ``idx`` (all units); recurrent: sequences replayed from
+        the actor and critic states stored at ``starts = (t0, game)``."""
+        buf, net, U, n = self.buffer, self.network, self.spec.n_agents, self.spec.n_rnn
+        if starts is None:
+            logits = net.logits(net.actor_body.unroll(buf.actor_in[idx], (), None), buf.masks[idx])
+            return logits, net.value_head(net.critic_body.unroll(buf.critic_in[idx], (), None)).squeeze(-1)
+        t0, game = starts
+        L, S = idx[0].shape
+        first = buf.starts[idx][..., None].expand(L, S, U).reshape(L, S * U)
+        rnn0 = tuple(h[t0, game].reshape(S * U, -1) for h in buf.rnn)
+        actor_f = net.actor_body.unroll(buf.actor_in[idx].reshape(L, S * U, -1), rnn0[:n], first)
+        critic_f = net.critic_body.unroll(buf.critic_in[idx].reshape(L, S * U, -1), rnn0[n:], first)
+        return net.logits(actor_f.view(L, S, U, -1), buf.masks[idx]), net.value_head(critic_f).view(L, S, U)
 
-        metrics = {name: torch.stack([s[name] for s in stats]).mean().item() for name in stats[0]}
-        y, v = returns.flatten(), buf.values[:T].flatten()
-        metrics.update(explained_variance=(1.0 - ((y - v).var() / y.var()).item()) if y.var() > 0 else float("nan"),
-                       mean_reward=buf.rewards[:T].mean().item(), active_fraction=active.float().mean().item(),
-                       transitions=T * B)
-        self.weight_version += 1
-        metrics["weight_version"] = self.weight_version
-        buf.carry_over()
-        self._refresh_carried_value()
-        return metrics
-
-    def _minibatches(self, T: int, B: int):
-        """Yield ``(idx, logits, values)`` per shuffled minibatch; ``idx`` indexes ``(T, B, ...)`` tensors.
-
-        MLP: ``idx`` is a pair of flat (time, game) index tensors (each game-step with all its units).
-        Recurrent: ``idx`` is a pair of ``(L, n_seq)`` index tensors of whole sequences, each replayed from
-        the recurrent states stored at its first step (actor and critic alike).
-        """
-        cfg, buf, net, U = self.config, self.buffer, self.network, self.spec.n_agents
-        if not self.recurrent:
-            order = torch.randperm(T * B, generator=self.generator, device=self.device)
-            size = math.ceil(T * B / cfg.num_minibatches)
-            for start in range(0, T * B, size):
-                flat = order[start:start + size]
-                idx = (flat // B, flat % B)
-                logits = net.logits(net.actor_body.unroll(buf.actor_in[idx], (), None), buf.masks[idx])
-                values = net.value_head(net.critic_body.unroll(buf.critic_in[idx], (), None)).squeeze(-1)
-                yield idx, logits, values
-            return
-        L = T if cfg.bptt_length is None else cfg.bptt_length
-        n_seq = (T // L) * B
-        order = torch.randperm(n_seq, generator=self.generator, device=self.device)
-        size = math.ceil(n_seq / cfg.num_minibatches)
-        steps = torch.arange(L, device=self.device)[:, None]
-        n = self.spec.n_rnn
-        for start in range(0, n_seq, size):
-            seq = order[start:start + size]
-            t0, game = (seq // B) * L, seq % B
-            idx = (t0[None, :] + steps, game[None, :].expand(L, -1))
-            S = seq.shape[0]
-            starts = buf.starts[idx][..., None].expand(L, S, U).reshape(L, S * U)
-            rnn0 = tuple(h[t0, game].reshape(S * U, -1) for h in buf.rnn)
-            actor_f = net.actor_body.unroll(buf.actor_in[idx].reshape(L, S * U, -1), rnn0[:n], starts)
-            critic_f = net.critic_body.unroll(buf.critic_in[idx].reshape(L, S * U, -1), rnn0[n:], starts)
-            logits = net.logits(actor_f.view(L, S, U, -1), buf.masks[idx])
-            values = net.value_head(critic_f).view(L, S, U)
-            yield idx, logits, values
+    def _clip_groups(self):
+        """Actor and critic are separate networks: each gradient norm is clipped on its own, so the value
+        loss's scale never shrinks the policy step."""
+        return [self.network.actor_parameters(), self.network.critic_parameters()]
 
     @torch.no_grad()
     def _refresh_carried_value(self) -> None:
@@ -668,12 +543,7 @@ class MultiUnitPPOLearner(PPOLearnerBase):
         features, _ = net.critic_body.step(buf.critic_in[0].reshape(B * U, -1), critic_rnn, no_start)
         buf.values[0] = net.value_head(features).view(B, U)
 
-    # ------------------------------------------------------------------ snapshots and persistence
-
     # ------------------------------------------------------------------ internals
-
-    def _new_optimizer(self) -> torch.optim.Adam:
-        return torch.optim.Adam(self.network.parameters(), lr=self.config.learning_rate, eps=self.config.adam_eps)
 
     def _new_buffer(self, batch: int, rollout_length: int) -> "MultiUnitRolloutBuffer":
         return MultiUnitRolloutBuffer(batch, rollout_length, self.spec, self.device)

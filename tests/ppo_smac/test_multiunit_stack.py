@@ -3,7 +3,8 @@
 import pytest
 import torch
 
-from agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner
+from agents.ppo.config import ppo_config
+from agents.ppo.multiunit import MultiUnitPPOLearner
 from agents.ppo.multiunit_stack import stack_multiunit_policies
 from envs.smac import SMACBattle
 
@@ -12,7 +13,7 @@ def trained_policies(env, body, k):
     """``k`` different frozen policies: one learner's weights perturbed by seeded noise per policy."""
     frozens = []
     for s in range(k):
-        learner = MultiUnitPPOLearner.for_battle(env, 0, MultiUnitPPOConfig(body=body), seed=s)
+        learner = MultiUnitPPOLearner.for_battle(env, 0, ppo_config("smac", body=body), seed=s)
         g = torch.Generator().manual_seed(100 + s)
         with torch.no_grad():
             for p in learner.network.parameters():
