@@ -4,10 +4,12 @@ SL checkpoint under any scheme; wrong combinations fail with a clear error."""
 import json
 
 import pandas as pd
+import pytest
+import torch
 
 from agents.alphastar.actor import AlphaStarPolicy
 from selfplay.cli import main
-from selfplay.compare import load_checkpoint_policies
+from selfplay.compare import load_checkpoint_policies, slug
 
 from .test_league_alphastar import sl_checkpoint
 
@@ -20,10 +22,15 @@ def test_compare_and_train_drive_the_alphastar_agent(tmp_path):
                  "--num-envs", "4", "--jobs", "1", "--no-embedding", "--out", str(out)]) == 0
     summary = pd.read_csv(out / "evaluation" / "summary.csv")
     assert list(summary["agent"]) == ["alphastar", "alphastar"]
-    for scheme in ("naive-s0", "delta-uniform-delta-0-s0"):  # the runs' checkpoints are AlphaStar policies
-        ids, policies = load_checkpoint_policies(out / "runs" / "alphastar" / scheme)
+    sl_weights = torch.load(sl)["state_dict"]
+    for row in summary.itertuples():  # the runs' checkpoints are AlphaStar policies trained from the SL weights
+        run_dir = out / "runs" / "alphastar" / f"{slug(row.scheme)}-s0"
+        ids, policies = load_checkpoint_policies(run_dir)
         assert len(policies) == 2 and all(isinstance(p, AlphaStarPolicy) for p in policies)
-    assert ((summary["vs_scripted_final"] >= 0) & (summary["vs_scripted_final"] <= 1)).all()
+        final = policies[-1].net.state_dict()
+        assert row.updates > 0 and any(not torch.equal(final[k], v) for k, v in sl_weights.items())
+        vs = pd.read_csv(run_dir / "evaluation" / "vs_scripted.csv")  # the summary reports the run's numbers
+        assert row.vs_scripted_final == pytest.approx(vs["win_rate_vs_scripted"].iloc[-1], abs=1e-4)
     assert json.loads((out / "compare_config.json").read_text())["alphastar"] == {"sl_checkpoint": sl}
     assert "AlphaStar settings" in (out / "report.md").read_text()
 
@@ -35,9 +42,10 @@ def test_compare_and_train_drive_the_alphastar_agent(tmp_path):
     assert (run / "state.pt").exists()
 
 
-def test_alphastar_options_are_checked(capsys):
-    assert main(["league", "--env", "rirrps", "--agent", "alphastar", "--sl", "x.pt", "--out", "unused"]) != 0
+def test_alphastar_options_are_checked(capsys, tmp_path):
+    sl, out = str(tmp_path / "x.pt"), str(tmp_path / "unused")
+    assert main(["league", "--env", "rirrps", "--agent", "alphastar", "--sl", sl, "--out", out]) != 0
     assert "plays SMAC maps" in capsys.readouterr().err
-    assert main(["league", "--env", "smac:3m", "--agent", "alphastar", "--sl", "x.pt", "--horizon", "64",
-                 "--out", "unused"]) != 0
+    assert main(["league", "--env", "smac:3m", "--agent", "alphastar", "--sl", sl, "--horizon", "64", "--out", out]) != 0
     assert "PPO settings" in capsys.readouterr().err
+    assert not (tmp_path / "unused").exists()
