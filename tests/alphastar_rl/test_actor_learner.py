@@ -2,7 +2,6 @@
 recorder, the V-trace learner (exact behaviour log-probs, carried SL state, snapshots, resume), the
 SL-checkpoint builder and the agent's place in the registry and evaluation."""
 
-import copy
 from dataclasses import asdict, fields
 
 import numpy as np
@@ -13,34 +12,17 @@ from agents.alphastar import AlphaStarNet
 from agents.alphastar.actor import AlphaStarPolicy, batch_first, layers_first, load_policy, save_policy
 from agents.alphastar.config import HEADS
 from agents.alphastar.demonstrators import FocusFireDemonstrator
-from agents.alphastar.learner import AlphaStarLearner, AlphaStarRLConfig, Chunk, ChunkRecorder
+from agents.alphastar.learner import AlphaStarRLConfig, Chunk, ChunkRecorder
 from agents.alphastar.network import AlphaStarObs
 from agents.alphastar.rl import make_alphastar_learner
-from agents.alphastar.smac import CommanderConfig
 from agents.alphastar.smac.env import CommanderEnv, ObsLayout
 from envs.smac import SMACBattle
 from selfplay.evaluate import play_matches, scripted_win_rates
 from selfplay.games import GameRunner
 from selfplay.registry import COMMANDER_GRID, agent_kit, env_for_agent, make_env
-from tests.alphastar_smac.test_features import TINY  # the tiny network sizes of the SMAC tests
+from tests.alphastar_smac.conftest import TINY
 
-
-def commander_env(num_envs=2, map_name="3m", grid=8, two_player=True, seed=0) -> CommanderEnv:
-    battle = SMACBattle(map_name, num_envs=num_envs, two_player=two_player, mirror=two_player, seed=seed)
-    return CommanderEnv(battle, CommanderConfig(grid=grid))
-
-
-def tiny_net(env, seed=0) -> AlphaStarNet:
-    torch.manual_seed(seed)
-    return AlphaStarNet(env.network_config(**TINY))
-
-
-def params(net) -> list[torch.Tensor]:
-    return [p.detach().clone() for p in net.parameters()]
-
-
-def same(a, b) -> bool:
-    return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
+from .conftest import commander_env, make_learner, params, same, tiny_net
 
 
 def idle_vs_focus_fire(env, steps, firing=(1,)):
@@ -251,12 +233,6 @@ def play_until(learner, env, chunks_per_lane, seed=0, max_steps=400):
         if per_lane.min() >= chunks_per_lane:
             return
     raise AssertionError("the games did not produce enough decisions")
-
-
-def make_learner(env, seed=0, **overrides):
-    sl_net = tiny_net(env, seed=seed)
-    config = AlphaStarRLConfig.from_overrides(**{"chunk_length": 4, "batch_chunks": 2, **overrides})
-    return AlphaStarLearner(copy.deepcopy(sl_net), sl_net, config, seed=seed)
 
 
 def teacher_forced(net, layout, chunks, steps):

@@ -3,9 +3,10 @@ thread on its own network while the actors play with the last published weights.
 
 import numpy as np
 
+from agents.alphastar.actor import AlphaStarPolicy
 from selfplay.games import GameRunner
 
-from .test_actor_learner import AlphaStarPolicy, commander_env, make_learner, params, same, tiny_net
+from .conftest import commander_env, make_learner, params, same, tiny_net
 
 
 def test_asynchronous_learner_publishes_weights_to_the_actors():

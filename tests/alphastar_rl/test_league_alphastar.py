@@ -2,12 +2,10 @@
 reset to it, every player type leaves historicals, the run resumes, and the report evaluates the
 menagerie against the SL policy and the scripted AI."""
 
-from dataclasses import asdict
 
 import numpy as np
 import torch
 
-from agents.alphastar import AlphaStarNet
 from selfplay import league_loop
 from selfplay.league_loop import (
     VS_SCRIPTED,
@@ -17,21 +15,10 @@ from selfplay.league_loop import (
     evaluate_league,
     evaluated_policies,
 )
-from selfplay.registry import make_env
-
-from .test_actor_learner import TINY
 
 
-def sl_checkpoint(path) -> str:
-    env = make_env("smac-commander:3m", 1, seed=0)
-    torch.manual_seed(3)
-    net = AlphaStarNet(env.network_config(**TINY))
-    torch.save({"state_dict": net.state_dict(), "network_config": asdict(net.config)}, path)
-    return str(path)
-
-
-def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path, monkeypatch):
-    sl = sl_checkpoint(tmp_path / "sl.pt")
+def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path, monkeypatch, sl_checkpoint):
+    sl = sl_checkpoint
     cfg = LeagueTrainConfig(env="smac:3m", agent="alphastar", steps=480, min_steps=100, max_steps=200, num_envs=4,
                             matches=2, league="league:main=1,main_exploiters=1,league_exploiters=1",
                             ppo={"sl_checkpoint": sl, "chunk_length": 4, "batch_chunks": 4})
@@ -49,10 +36,10 @@ def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path,
     resets = [m for m in trainer.metrics if m["player"] == "main_exploiter_0" and m["reset"] == 1]
     assert resets, "the main exploiter must reset to the SL policy after its checkpoints"
     assert all(m["reset"] == 0 for m in trainer.metrics if m["player"] == "main_0")
-    measured = []  # the per-checkpoint win rates evaluate_league measures
+    measured, measure = [], league_loop.checkpoint_win_rates  # the per-checkpoint win rates evaluate_league measures
 
     def recording(trainer_, policies):
-        measured.append(league_loop.checkpoint_win_rates(trainer_, policies))
+        measured.append(measure(trainer_, policies))
         return measured[-1]
 
     monkeypatch.setattr(league_loop, "checkpoint_win_rates", recording)
@@ -91,8 +78,8 @@ def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path,
         assert all(torch.equal(a[k], b[k]) for k in a), name
 
 
-def test_alphastar_league_is_reproducible(tmp_path):
-    sl = sl_checkpoint(tmp_path / "sl.pt")
+def test_alphastar_league_is_reproducible(tmp_path, sl_checkpoint):
+    sl = sl_checkpoint
     cfg = dict(env="smac:3m", agent="alphastar", steps=160, min_steps=60, max_steps=120, num_envs=4, matches=2,
                league="league:main=1,main_exploiters=1,league_exploiters=0",
                ppo={"sl_checkpoint": sl, "chunk_length": 4, "batch_chunks": 4})

@@ -8,16 +8,16 @@ import pytest
 import torch
 
 from agents.alphastar import AlphaStarNet
+from agents.alphastar import sl as sl_module
 from agents.alphastar.actor import network_from_dict
 from agents.alphastar.dataset import DemonstrationDataset, record_demonstrations
 from agents.alphastar.demonstrators import FocusFireDemonstrator
-from agents.alphastar import sl as sl_module
 from agents.alphastar.sl import SLConfig, evaluate_sl, play_vs_scripted, run_sl, sl_step, train_sl
 from agents.alphastar.smac import AlphaStarSMACPolicy, CommanderConfig, SMACCommander
 from agents.alphastar.supervised import supervised_loss
 from envs.smac import SMACBattle
 
-from .test_features import TINY
+from .conftest import TINY
 
 
 @pytest.fixture(scope="module")
