@@ -17,8 +17,6 @@ first step, with the state zeroed at every episode start inside it.
 
 from __future__ import annotations
 
-import numbers
-
 import torch
 
 from agents.ppo.buffer import RolloutBuffer
@@ -33,24 +31,11 @@ class PPOLearner(ActorCriticHolder, PPOLearnerBase):
     """A PPO learner acting for ``num_envs`` games at once (``num_envs`` is fixed by the first ``act``)."""
 
     frozen_class = FrozenPPOPolicy
+    family = "rps"
 
     def __init__(self, obs_size: int, n_actions: int, config: PPOConfig | None = None, seed: int = 0, device="cpu"):
-        self.config = config if config is not None else PPOConfig()
-        if not isinstance(self.config, PPOConfig):
-            raise ValueError(f"config must be a PPOConfig, got {type(config).__name__}")
-        if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        seed = int(seed)
-        self.spec = NetworkSpec(obs_size, n_actions, self.config.body, self.config.hidden_size)
-        self.seed = seed
-        self.device = torch.device(device)
-        self.generator = torch.Generator(device=self.device).manual_seed(seed)
-        init_generator = torch.Generator().manual_seed(seed)
-        self.network = ActorCritic(self.spec, init_generator).to(self.device)
-        self.optimizer = self._new_optimizer()
-        self.weight_version = 0
-        self.buffer: RolloutBuffer | None = None
-        self._snapshot: FrozenPPOPolicy | None = None
+        self._setup(config, seed, device, lambda c: NetworkSpec(obs_size, n_actions, c.body, c.hidden_size),
+                    ActorCritic)
 
     # ------------------------------------------------------------------ acting and recording
 

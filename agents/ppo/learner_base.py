@@ -17,10 +17,11 @@ which is what a small network's update time consists of.
 from __future__ import annotations
 
 import copy
+import numbers
 
 import torch
 
-from .config import BatchSizes
+from .config import ENV_DEFAULTS, BatchSizes, ppo_config
 from .gae import standardize_advantages
 from .loss import ppo_loss
 
@@ -39,6 +40,27 @@ class PPOLearnerBase:
     ``_advantages()``, ``_evaluate(idx, starts)``, ``_clip_groups()`` and ``_refresh_carried_value()``."""
 
     frozen_class: type
+    family: str  # the ``config.ENV_DEFAULTS`` family whose config class this learner takes
+
+    def _setup(self, config, seed, device, spec, network_class) -> None:
+        """The common construction: check ``config`` (default ``ppo_config(family)``) and ``seed``, then the
+        network (initialised from ``seed``), the sampling generator, the optimiser and an empty rollout."""
+        config_class = ENV_DEFAULTS[self.family][0]
+        self.config = ppo_config(self.family) if config is None else config
+        if type(self.config) is not config_class:
+            raise ValueError(f"config must be a {config_class.__name__} (e.g. ppo_config({self.family!r})), "
+                             f"got {type(config).__name__}")
+        if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        self.seed = int(seed)
+        self.spec = spec(self.config)
+        self.device = torch.device(device)
+        self.generator = torch.Generator(device=self.device).manual_seed(self.seed)
+        self.network = network_class(self.spec, torch.Generator().manual_seed(self.seed)).to(self.device)
+        self.optimizer = self._new_optimizer()
+        self.weight_version = 0
+        self.buffer = None
+        self._snapshot = None
 
     @property
     def num_envs(self) -> int | None:
@@ -143,9 +165,9 @@ class PPOLearnerBase:
                 log_probs = torch.log_softmax(logits, dim=-1)
                 new_log_prob = log_probs.gather(-1, actions[idx][..., None]).squeeze(-1)
                 entropy = -(log_probs.exp() * log_probs).sum(-1)
-                loss, minibatch_stats = ppo_loss(new_log_prob, old_log_probs[idx], advantages[idx], values, returns[idx],
-                                                 entropy, cfg.clip_coef, cfg.value_coef, cfg.entropy_coef,
-                                                 None if weight is None else weight[idx].float())
+                loss, minibatch_stats = ppo_loss(new_log_prob, old_log_probs[idx], advantages[idx], values,
+                                                 returns[idx], entropy, cfg.clip_coef, cfg.value_coef,
+                                                 cfg.entropy_coef, None if weight is None else weight[idx].float())
                 self.optimizer.zero_grad()
                 loss.backward()
                 for group in self._clip_groups():

@@ -48,7 +48,7 @@ from agents.ppo.gae import compute_gae
 from agents.ppo.learner_base import PPOLearnerBase
 from agents.ppo.network import MASKED_LOGIT, MLPBody
 
-from .config import MultiUnitPPOConfig, ppo_config
+from .config import MultiUnitPPOConfig
 
 BODIES = MultiUnitPPOConfig.BODIES
 
@@ -415,28 +415,18 @@ class MultiUnitPPOLearner(PPOLearnerBase):
     """
 
     frozen_class = MultiUnitFrozenPolicy
-
+    family = "smac"
 
     def __init__(self, obs_size: int, n_agents: int, n_actions: int, config: MultiUnitPPOConfig | None = None,
                  seed: int = 0, device="cpu", state_size: int | None = None):
-        self.config = config if config is not None else ppo_config("smac")
-        if not isinstance(self.config, MultiUnitPPOConfig):
-            raise ValueError(f"config must be a MultiUnitPPOConfig, got {type(config).__name__}")
-        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        if self.config.centralized_value and state_size is None:
+        if config is not None and getattr(config, "centralized_value", False) and state_size is None:
             raise ValueError("state_size must be given (the global state's size) when config.centralized_value is True")
-        cfg = self.config
-        self.spec = MultiUnitSpec(obs_size, n_agents, n_actions, cfg.body, cfg.hidden_size, cfg.agent_id,
-                                  cfg.last_action, state_size if cfg.centralized_value else None)
-        self.seed = seed
-        self.device = torch.device(device)
-        self.generator = torch.Generator(device=self.device).manual_seed(seed)
-        self.network = MultiUnitActorCritic(self.spec, torch.Generator().manual_seed(seed)).to(self.device)
-        self.optimizer = self._new_optimizer()
-        self.weight_version = 0
-        self.buffer: MultiUnitRolloutBuffer | None = None
-        self._snapshot: MultiUnitFrozenPolicy | None = None
+
+        def spec(c: MultiUnitPPOConfig) -> MultiUnitSpec:
+            return MultiUnitSpec(obs_size, n_agents, n_actions, c.body, c.hidden_size, c.agent_id, c.last_action,
+                                 state_size if c.centralized_value else None)
+
+        self._setup(config, seed, device, spec, MultiUnitActorCritic)
 
     @classmethod
     def for_battle(cls, battle, seat: int = 0, config: MultiUnitPPOConfig | None = None, seed: int = 0,

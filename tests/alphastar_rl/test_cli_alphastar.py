@@ -44,6 +44,7 @@ def test_alphastar_options_are_checked(capsys, tmp_path):
     sl, out = str(tmp_path / "x.pt"), str(tmp_path / "unused")
     assert main(["league", "--env", "rirrps", "--agent", "alphastar", "--sl", sl, "--out", out]) != 0
     assert "plays SMAC maps" in capsys.readouterr().err
-    assert main(["league", "--env", "smac:3m", "--agent", "alphastar", "--sl", sl, "--horizon", "64", "--out", out]) != 0
+    assert main(["league", "--env", "smac:3m", "--agent", "alphastar", "--sl", sl, "--horizon", "64",
+                 "--out", out]) != 0
     assert "PPO settings" in capsys.readouterr().err
     assert not (tmp_path / "unused").exists()

@@ -30,6 +30,8 @@ def test_unknown_settings_and_families_are_refused_by_name():
     with pytest.raises(ValueError, match="body"):
         PPOConfig(body="gru")  # the one-unit network has no GRU body
     assert MultiUnitPPOConfig(body="gru").body == "gru"
+    with pytest.raises(ValueError, match="config must be a PPOConfig"):
+        PPOLearner(4, 3, ppo_config("smac"))  # each learner takes its own family's config
     with pytest.raises(ValueError, match="minibatch_size"):
         PPOConfig(horizon=32, minibatch_size=64)
     with pytest.raises(ValueError, match="minibatch_size"):
