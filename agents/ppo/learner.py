@@ -58,7 +58,8 @@ class PPOLearner(ActorCriticHolder, PPOLearnerBase):
         features, new_state = self.network.features(obs, state, episode_start)
         logits, value = self.network.heads(features, mask)
         action, log_prob = sample_actions(logits, self.generator)
-        self.buffer.store_action(obs, mask, episode_start, state, action, log_prob, value)
+        self.buffer.store_action(state if self.recurrent else (), obs=obs, masks=mask, starts=episode_start,
+                                 actions=action, log_probs=log_prob, values=value)
         return action, new_state, {"log_prob": log_prob, "value": value, "logits": logits}
 
     # ------------------------------------------------------------------ learning (``PPOLearnerBase.update``)
@@ -77,7 +78,7 @@ class PPOLearner(ActorCriticHolder, PPOLearnerBase):
         if starts is None:
             return net.heads(net.body(buf.obs[idx]), buf.masks[idx])
         t0, game = starts
-        features, _ = net.body.unroll(buf.obs[idx], (buf.hidden[0][t0, game], buf.hidden[1][t0, game]), buf.starts[idx])
+        features, _ = net.body.unroll(buf.obs[idx], tuple(h[t0, game] for h in buf.rnn), buf.starts[idx])
         return net.heads(features, buf.masks[idx])
 
     def _clip_groups(self):
@@ -87,12 +88,16 @@ class PPOLearner(ActorCriticHolder, PPOLearnerBase):
     def _refresh_carried_value(self) -> None:
         """Re-evaluate the carried-over step's value with the updated critic (its action stays as taken)."""
         buf = self.buffer
-        state = None if buf.hidden is None else (buf.hidden[0][0], buf.hidden[1][0])
+        state = tuple(h[0] for h in buf.rnn) if self.recurrent else None
         features, _ = self.network.features(buf.obs[0], state, buf.starts[0])
         buf.values[0] = self.network.heads(features, buf.masks[0])[1]
 
     # ------------------------------------------------------------------ internals
 
     def _new_buffer(self, batch: int, rollout_length: int) -> RolloutBuffer:
-        hidden = self.spec.hidden_size if self.recurrent else None
-        return RolloutBuffer(batch, rollout_length, self.spec.obs_size, self.spec.n_actions, hidden, self.device)
+        """Per game: the observation, mask and scalars; recurrent bodies: the LSTM's ``(h, c)`` before the
+        episode-start reset."""
+        shapes = {"obs": (self.spec.obs_size,), "masks": (self.spec.n_actions,), "starts": (), "actions": (),
+                  "log_probs": (), "values": (), "rewards": (), "dones": ()}
+        rnn = ((self.spec.hidden_size,),) * 2 if self.recurrent else ()
+        return RolloutBuffer(batch, rollout_length, shapes, rnn, self.device)

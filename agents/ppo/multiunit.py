@@ -43,6 +43,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from agents.ppo.buffer import RolloutBuffer
 from agents.ppo.checkpoint import read_policy_file, write_policy_file
 from agents.ppo.gae import compute_gae
 from agents.ppo.learner_base import PPOLearnerBase
@@ -337,74 +338,6 @@ class MultiUnitFrozenPolicy:
                 f"weight_version={self.weight_version}, seed={self.seed})")
 
 
-# ---------------------------------------------------------------------------------------- rollout storage
-
-class MultiUnitRolloutBuffer:
-    """``rollout_length + 1`` time-major rows of ``B`` games × ``U`` units (row ``T``: the bootstrap step).
-
-    Row ``t``: the actor and critic inputs, mask, episode-start flag, recurrent states (after the
-    episode-start reset), actions, log-probabilities and values of step ``t``, then its team reward and
-    done flag. ``carry_over`` makes the bootstrap row row 0 of the next rollout.
-    """
-
-    FIELDS = ("actor_in", "critic_in", "masks", "starts", "actions", "log_probs", "values", "rewards", "dones")
-
-    def __init__(self, num_envs: int, rollout_length: int, spec: MultiUnitSpec, device):
-        self.num_envs, self.rollout_length = num_envs, rollout_length
-        R, B, U, A = rollout_length + 1, num_envs, spec.n_agents, spec.n_actions
-        self.actor_in = torch.zeros(R, B, U, spec.actor_input_size, device=device)
-        self.critic_in = torch.zeros(R, B, U, spec.critic_input_size, device=device)
-        self.masks = torch.ones(R, B, U, A, dtype=torch.bool, device=device)
-        self.starts = torch.zeros(R, B, dtype=torch.bool, device=device)
-        self.actions = torch.zeros(R, B, U, dtype=torch.long, device=device)
-        self.log_probs = torch.zeros(R, B, U, device=device)
-        self.values = torch.zeros(R, B, U, device=device)
-        self.rewards = torch.zeros(R, B, device=device)
-        self.dones = torch.zeros(R, B, dtype=torch.bool, device=device)
-        self.rnn = tuple(torch.zeros(R, B, U, spec.hidden_size, device=device) for _ in range(2 * spec.n_rnn))
-        self.filled, self.pending = 0, False
-
-    @property
-    def full(self) -> bool:
-        return self.filled == self.rollout_length + 1
-
-    def store_action(self, **row) -> None:
-        t = self.filled
-        for name, value in row.items():
-            if name == "rnn":
-                for buf, v in zip(self.rnn, value):
-                    buf[t] = v
-            elif name == "masks" and value is None:
-                self.masks[t] = True
-            else:
-                getattr(self, name)[t] = value
-        self.pending = True
-
-    def store_outcome(self, reward, done) -> None:
-        self.rewards[self.filled], self.dones[self.filled] = reward, done
-        self.filled += 1
-        self.pending = False
-
-    def carry_over(self) -> None:
-        last = self.rollout_length
-        for tensor in [getattr(self, name) for name in self.FIELDS] + list(self.rnn):
-            tensor[0] = tensor[last]
-        self.filled = 1
-
-    def state_dict(self) -> dict:
-        state = {name: getattr(self, name).clone() for name in self.FIELDS}
-        state.update(rnn=tuple(r.clone() for r in self.rnn), num_envs=self.num_envs,
-                     rollout_length=self.rollout_length, filled=self.filled, pending=self.pending)
-        return state
-
-    def load_state_dict(self, state: dict) -> None:
-        for name in self.FIELDS:
-            getattr(self, name).copy_(state[name])
-        for mine, saved in zip(self.rnn, state["rnn"]):
-            mine.copy_(saved)
-        self.filled, self.pending = int(state["filled"]), bool(state["pending"])
-
-
 # ---------------------------------------------------------------------------------------- learner
 
 class MultiUnitPPOLearner(PPOLearnerBase):
@@ -484,8 +417,8 @@ class MultiUnitPPOLearner(PPOLearnerBase):
                                                         tuple(h.reshape(B * U, -1) for h in critic_rnn),
                                                         no_start)
         value = net.value_head(features).view(B, U)
-        self.buffer.store_action(actor_in=x, critic_in=c, masks=mask, starts=start, actions=action, log_probs=log_prob,
-                                 values=value, rnn=actor_rnn + critic_rnn)
+        self.buffer.store_action(actor_rnn + critic_rnn, actor_in=x, critic_in=c, masks=mask, starts=start,
+                                 actions=action, log_probs=log_prob, values=value)
         last = nn.functional.one_hot(action, spec.n_actions).float()
         new_state = (last, *new_actor_rnn, *(h.view(B, U, -1) for h in new_critic_rnn))
         return action, new_state, {"log_prob": log_prob, "value": value, "logits": logits}
@@ -535,8 +468,14 @@ class MultiUnitPPOLearner(PPOLearnerBase):
 
     # ------------------------------------------------------------------ internals
 
-    def _new_buffer(self, batch: int, rollout_length: int) -> "MultiUnitRolloutBuffer":
-        return MultiUnitRolloutBuffer(batch, rollout_length, self.spec, self.device)
+    def _new_buffer(self, batch: int, rollout_length: int) -> RolloutBuffer:
+        """Per game and unit: actor and critic inputs, mask and scalars (reward, done and the episode start
+        per game); the actor's then the critic's recurrent states after the episode-start reset."""
+        s = self.spec
+        U = s.n_agents
+        shapes = {"actor_in": (U, s.actor_input_size), "critic_in": (U, s.critic_input_size), "masks": (U, s.n_actions),
+                  "starts": (), "actions": (U,), "log_probs": (U,), "values": (U,), "rewards": (), "dones": ()}
+        return RolloutBuffer(batch, rollout_length, shapes, ((U, s.hidden_size),) * (2 * s.n_rnn), self.device)
 
 
 # ---------------------------------------------------------------------------------------- checkpoints
