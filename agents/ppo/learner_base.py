@@ -9,9 +9,11 @@ The update (``PPOLearnerBase.update``), once the rollout is full:
         loss = ``loss.ppo_loss`` (clipped surrogate + c_v · value loss − c_e · entropy)
         clip the gradient norm of each separately optimised network to ``max_grad_norm``; one Adam step
 
-Adam is PyTorch's fused kernel (``torch.optim.Adam(fused=True)``, CPU and CUDA): the same update rule
-as the plain loop, with one kernel per step instead of several small-tensor operations per parameter,
-which is what a small network's update time consists of.
+One Adam variant for both: PyTorch's fused kernel (``torch.optim.Adam(fused=True)``, CPU and CUDA), the
+same update rule as the plain for-each loop in one kernel per step. It is the variant the one-unit
+learner's Table I results and learning tests were made with; ``benchmarks/ppo_adam.py`` measured no
+consistent speed difference from the plain one (plain/fused 0.88-1.14 over three cases, two runs, on a
+shared 2-core machine at load 8-14), so the choice keeps those results rather than buying speed.
 """
 
 from __future__ import annotations
