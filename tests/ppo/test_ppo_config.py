@@ -102,3 +102,26 @@ def test_advantages_are_standardised_over_the_weighted_samples_with_the_populati
     assert torch.isfinite(one).all() and one[1].item() == 0.0  # one sample: deviation 0, not NaN
     untouched = torch.tensor([2.0, 4.0])
     assert torch.equal(standardize_advantages(untouched, torch.tensor([False, False])), untouched)
+
+
+@pytest.mark.parametrize("env", ["rirrps", "smac:3m"])
+def test_the_cli_ppo_options_reach_the_one_config_on_every_environment(env, tmp_path):
+    """``--minibatch-size`` (and the other PPO options) build the environment's config: on SMAC this was a
+    TypeError when the multi-unit learner had its own config."""
+    import yaml
+
+    from selfplay.cli import main
+    from selfplay.registry import agent_kit, make_env
+
+    out = tmp_path / "run"
+    assert main(["train", "--env", env, "--minibatch-size", "16", "--horizon", "32", "--epochs", "1",
+                 "--episodes", "4", "--checkpoints", "1", "--num-envs", "4", "--out", str(out)]) == 0
+    saved = yaml.safe_load((out / "config.yaml").read_text())
+    assert saved["ppo"] == {"horizon": 32, "minibatch_size": 16, "epochs": 1}
+    learner = agent_kit("ppo-mlp", env).make_learner(make_env(env, 4, seed=0), 0, **saved["ppo"])
+    family = "smac" if env.startswith("smac") else "rps"
+    assert learner.config == ppo_config(family, horizon=32, minibatch_size=16, epochs=1)
+    assert learner.config.learning_rate == ENV_DEFAULTS[family][1].get("learning_rate", 3e-4)  # the family's default
+    sizes = learner.config.sizes(4)  # 8 steps of 4 games: two minibatches of 16
+    assert (sizes.batch_size, sizes.minibatch_size, sizes.num_minibatches) == (32, 16, 2)
+    assert len((out / "metrics.csv").read_text().splitlines()) > 1  # the run updated with those settings
