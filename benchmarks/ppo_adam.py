@@ -18,9 +18,9 @@ import time
 
 import torch
 
-from agents.ppo import PPOLearner, ppo_config
-from agents.ppo.multiunit import MultiUnitPPOLearner
-from envs.smac import SMACBattle
+from selfplay.agents.ppo import PPOLearner, ppo_config
+from selfplay.agents.ppo.multiunit import MultiUnitPPOLearner
+from selfplay.envs.smac import SMACBattle
 
 
 def filled_one_unit() -> PPOLearner:

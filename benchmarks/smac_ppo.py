@@ -24,9 +24,9 @@ import time
 
 import torch
 
-from agents.ppo.config import MultiUnitPPOConfig, ppo_config
-from agents.ppo.multiunit import MultiUnitPPOLearner
-from envs.smac import SMACBattle
+from selfplay.agents.ppo.config import MultiUnitPPOConfig, ppo_config
+from selfplay.agents.ppo.multiunit import MultiUnitPPOLearner
+from selfplay.envs.smac import SMACBattle
 
 
 def evaluate(policy, map_name: str, games: int, seed: int, num_envs: int = 64, centralized: bool = False) -> dict:

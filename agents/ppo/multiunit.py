@@ -37,10 +37,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from agents.ppo.buffer import RolloutBuffer
-from agents.ppo.checkpoint import read_policy_file, write_policy_file
-from agents.ppo.gae import compute_gae
-from agents.ppo.learner_base import PPOLearnerBase
+from selfplay.agents.ppo.buffer import RolloutBuffer
+from selfplay.agents.ppo.checkpoint import read_policy_file, write_policy_file
+from selfplay.agents.ppo.gae import compute_gae
+from selfplay.agents.ppo.learner_base import PPOLearnerBase
 
 from .config import MultiUnitPPOConfig
 from .multiunit_network import (

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from agents.ppo.multiunit import MultiUnitFrozenPolicy
-from agents.ppo.multiunit_network import (
+from selfplay.agents.ppo.multiunit import MultiUnitFrozenPolicy
+from selfplay.agents.ppo.multiunit_network import (
     check_start,
     check_state,
     check_unit_mask,
@@ -34,8 +34,8 @@ from agents.ppo.multiunit_network import (
     reset_state,
     zero_state,
 )
-from agents.ppo.network import MASKED_LOGIT
-from agents.ppo.stack import check_population, stacked_parameters
+from selfplay.agents.ppo.network import MASKED_LOGIT
+from selfplay.agents.ppo.stack import check_population, stacked_parameters
 
 
 class MultiUnitPolicyStack:

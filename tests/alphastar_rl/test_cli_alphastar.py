@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 import torch
 
-from agents.alphastar.actor import AlphaStarPolicy
+from selfplay.agents.alphastar.actor import AlphaStarPolicy
 from selfplay.cli import main
-from selfplay.compare import load_checkpoint_policies, slug
+from selfplay.evaluation.compare import load_checkpoint_policies, slug
 
 
 def test_compare_and_train_drive_the_alphastar_agent(tmp_path, sl_checkpoint):

@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from selfplay import league_loop
-from selfplay.league_loop import (
+from selfplay.training.league_loop import (
     VS_SCRIPTED,
     VS_START,
     LeagueTrainConfig,

@@ -4,9 +4,9 @@ and both seats, masks following the battle state, and the network accepting the 
 import pytest
 import torch
 
-from agents.alphastar import AlphaStarNet
-from agents.alphastar.smac import CommanderConfig, SMACCommander
-from agents.alphastar.smac.features import (
+from selfplay.agents.alphastar import AlphaStarNet
+from selfplay.agents.alphastar.smac import CommanderConfig, SMACCommander
+from selfplay.agents.alphastar.smac.features import (
     ATTACK_MOVE,
     ATTACK_UNIT,
     COLUMN,
@@ -16,7 +16,7 @@ from agents.alphastar.smac.features import (
     NO_OP,
     SPATIAL_PLANES,
 )
-from envs.smac import SMACBattle
+from selfplay.envs.smac import SMACBattle
 
 from .conftest import TINY  # the tiny network sizes shared by the SMAC-agent tests
 

@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 import torch
 
-from agents.alphastar import AlphaStarNet
-from agents.alphastar import sl as sl_module
-from agents.alphastar.actor import network_from_dict
-from agents.alphastar.dataset import DemonstrationDataset, record_demonstrations
-from agents.alphastar.demonstrators import FocusFireDemonstrator
-from agents.alphastar.sl import SLConfig, evaluate_sl, play_vs_scripted, run_sl, sl_step, train_sl
-from agents.alphastar.smac import AlphaStarSMACPolicy, CommanderConfig, SMACCommander
-from agents.alphastar.supervised import supervised_loss
-from envs.smac import SMACBattle
+from selfplay.agents.alphastar import AlphaStarNet
+from selfplay.agents.alphastar import sl as sl_module
+from selfplay.agents.alphastar.actor import network_from_dict
+from selfplay.agents.alphastar.dataset import DemonstrationDataset, record_demonstrations
+from selfplay.agents.alphastar.demonstrators import FocusFireDemonstrator
+from selfplay.agents.alphastar.sl import SLConfig, evaluate_sl, play_vs_scripted, run_sl, sl_step, train_sl
+from selfplay.agents.alphastar.smac import AlphaStarSMACPolicy, CommanderConfig, SMACCommander
+from selfplay.agents.alphastar.supervised import supervised_loss
+from selfplay.envs.smac import SMACBattle
 
 from .conftest import TINY
 

@@ -4,9 +4,9 @@ the advantage standardisation that both PPO learners share."""
 import pytest
 import torch
 
-from agents.ppo import PPOLearner, ppo_loss
-from agents.ppo.config import ENV_DEFAULTS, MultiUnitPPOConfig, PPOConfig, ppo_config
-from agents.ppo.gae import standardize_advantages
+from selfplay.agents.ppo import PPOLearner, ppo_loss
+from selfplay.agents.ppo.config import ENV_DEFAULTS, MultiUnitPPOConfig, PPOConfig, ppo_config
+from selfplay.agents.ppo.gae import standardize_advantages
 
 
 def test_family_defaults_come_from_one_table():
@@ -111,7 +111,7 @@ def test_the_cli_ppo_options_reach_the_one_config_on_every_environment(env, tmp_
     import yaml
 
     from selfplay.cli import main
-    from selfplay.registry import agent_kit, make_env
+    from selfplay.training.registry import agent_kit, make_env
 
     out = tmp_path / "run"
     assert main(["train", "--env", env, "--minibatch-size", "16", "--horizon", "32", "--epochs", "1",

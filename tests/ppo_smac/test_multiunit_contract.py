@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from agents.ppo.config import MultiUnitPPOConfig, ppo_config
-from agents.ppo.multiunit import MultiUnitFrozenPolicy, MultiUnitPPOLearner, load_policy, save_policy
-from envs.smac import SMACBattle
+from selfplay.agents.ppo.config import MultiUnitPPOConfig, ppo_config
+from selfplay.agents.ppo.multiunit import MultiUnitFrozenPolicy, MultiUnitPPOLearner, load_policy, save_policy
+from selfplay.envs.smac import SMACBattle
 
 
 def make_learner(env, seat=0, seed=0, **overrides):

@@ -6,9 +6,9 @@ and never wins; the longer run in ``benchmarks/smac_ppo.py`` reports the win rat
 
 import torch
 
-from agents.ppo.config import ppo_config
-from agents.ppo.multiunit import MultiUnitPPOLearner
-from envs.smac import SMACBattle
+from selfplay.agents.ppo.config import ppo_config
+from selfplay.agents.ppo.multiunit import MultiUnitPPOLearner
+from selfplay.envs.smac import SMACBattle
 
 
 def evaluate(policy, games: int, seed: int, num_envs: int = 64) -> tuple[float, float]:

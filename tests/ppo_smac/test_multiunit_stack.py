@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-from agents.ppo.config import ppo_config
-from agents.ppo.multiunit import MultiUnitPPOLearner
-from agents.ppo.multiunit_stack import stack_multiunit_policies
-from envs.smac import SMACBattle
+from selfplay.agents.ppo.config import ppo_config
+from selfplay.agents.ppo.multiunit import MultiUnitPPOLearner
+from selfplay.agents.ppo.multiunit_stack import stack_multiunit_policies
+from selfplay.envs.smac import SMACBattle
 
 
 def trained_policies(env, body, k):
