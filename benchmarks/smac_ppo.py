@@ -24,7 +24,8 @@ import time
 
 import torch
 
-from selfplay.agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner
+from selfplay.agents.ppo.config import MultiUnitPPOConfig, ppo_config
+from selfplay.agents.ppo.multiunit import MultiUnitPPOLearner
 from selfplay.envs.smac import SMACBattle
 
 
@@ -89,18 +90,20 @@ def main() -> None:
     parser.add_argument("--num-envs", type=int, default=128)
     parser.add_argument("--body", default="mlp", choices=("mlp", "gru", "lstm"))
     parser.add_argument("--centralized-value", action="store_true")
-    parser.add_argument("--horizon", type=int, default=MultiUnitPPOConfig.horizon)
-    parser.add_argument("--epochs", type=int, default=MultiUnitPPOConfig.epochs)
-    parser.add_argument("--minibatches", type=int, default=MultiUnitPPOConfig.num_minibatches)
-    parser.add_argument("--lr", type=float, default=MultiUnitPPOConfig.learning_rate)
+    smac = ppo_config("smac")
+    parser.add_argument("--horizon", type=int, default=smac.horizon)
+    parser.add_argument("--epochs", type=int, default=smac.epochs)
+    parser.add_argument("--minibatch-size", type=int, default=smac.minibatch_size,
+                        help="game-steps per minibatch (default: the whole batch)")
+    parser.add_argument("--lr", type=float, default=smac.learning_rate)
     parser.add_argument("--eval-games", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    config = MultiUnitPPOConfig(horizon=args.horizon, epochs=args.epochs, num_minibatches=args.minibatches,
-                                learning_rate=args.lr, body=args.body, centralized_value=args.centralized_value)
+    config = ppo_config("smac", horizon=args.horizon, epochs=args.epochs, minibatch_size=args.minibatch_size,
+                        learning_rate=args.lr, body=args.body, centralized_value=args.centralized_value)
     print(f"map {args.map}  body {args.body}  centralised value {args.centralized_value}  "
           f"{args.num_envs} games  {args.steps} game-steps  seed {args.seed}")
     learner0 = MultiUnitPPOLearner.for_battle(SMACBattle(args.map, 1, two_player=False), 0, config, seed=args.seed)

@@ -29,10 +29,14 @@ def _ints(text: str) -> list[int]:
 
 
 def _add_ppo_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--horizon", type=int, help="PPO horizon in transitions (paper: 2048)")
-    p.add_argument("--minibatch-size", type=int, help="PPO minibatch size (paper: 64)")
-    p.add_argument("--epochs", type=int, help="PPO epochs per update (paper: 10)")
-    p.add_argument("--learning-rate", type=float, help="Adam learning rate (paper: 3e-4)")
+    # fields of agents.ppo.config.PPOConfig; defaults per environment from its ENV_DEFAULTS
+    p.add_argument("--horizon", type=int,
+                   help="PPO samples (learner steps, all units of a SMAC side together) per update "
+                        "(RPS games: 2048, Table I; SMAC: 3200)")
+    p.add_argument("--minibatch-size", type=int,
+                   help="PPO samples per minibatch, at most the horizon (RPS games: 64; SMAC: the whole batch)")
+    p.add_argument("--epochs", type=int, help="PPO epochs per update (10)")
+    p.add_argument("--learning-rate", type=float, help="Adam learning rate (RPS games: 3e-4; SMAC: 5e-4)")
 
 
 def _add_alphastar_options(p: argparse.ArgumentParser) -> None:

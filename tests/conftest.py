@@ -12,3 +12,23 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(previous)
+
+
+def _greedy_actions_agree(actions, ref_actions, ref_logits, margin: float = 1e-4) -> None:
+    """Assert that greedy ``actions`` equal ``ref_actions`` wherever the reference's best logit leads the
+    second best by more than ``margin``: two computation paths (a batched stack vs one policy) agree to
+    about 1e-6, so a near-tie may break either way depending on the machine's float kernels. Also
+    asserts that most rows are decisive, so the comparison is not vacuous."""
+    assert actions.shape == ref_actions.shape == ref_logits.shape[:-1]
+    if actions.numel() == 0:  # no rows to compare (e.g. a policy of a stack that plays no game)
+        return
+    top2 = ref_logits.topk(2, dim=-1).values
+    decisive = (top2[..., 0] - top2[..., 1]) > margin
+    assert decisive.float().mean().item() > 0.5, "too many near-ties: the case does not test the argmax"
+    assert torch.equal(actions[decisive], ref_actions[decisive])
+
+
+@pytest.fixture
+def greedy_actions_agree():
+    """``_greedy_actions_agree(actions, ref_actions, ref_logits, margin=1e-4)`` (asserts)."""
+    return _greedy_actions_agree

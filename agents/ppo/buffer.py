@@ -1,36 +1,37 @@
-"""The learner's rollout storage: ``rollout_length + 1`` steps of ``num_envs`` games, time-major.
+"""The PPO learners' rollout storage: ``rollout_length + 1`` steps of ``num_envs`` games, time-major.
 
-Row ``t`` holds what the learner saw and did at step ``t`` (observation, mask, episode-start flag,
-recurrent state *before* the episode-start reset, action, log-probability, value) and what followed
-(reward, done). The extra last row is the step after the rollout: its value bootstraps the advantage
-estimate, then it becomes row 0 of the next rollout (``carry_over``), so no transition is lost.
+Row ``t`` holds what the learner saw and did at step ``t`` (its inputs, mask, episode-start flag,
+recurrent states, actions, log-probabilities, values) and what followed (reward, done). The extra
+last row is the step after the rollout: its value bootstraps the advantage estimate, then it becomes
+row 0 of the next rollout (``carry_over``), so no transition is lost.
+
+One class for both learners: the one-unit learner stores ``obs`` and per-game rows, the multi-unit
+learner ``actor_in``/``critic_in`` and per-unit rows; each names its fields and their shapes.
 """
 
 from __future__ import annotations
 
 import torch
 
+#: the fields every PPO rollout has besides the learner's inputs: name -> dtype
+COMMON = {"masks": torch.bool, "starts": torch.bool, "actions": torch.long, "log_probs": torch.float32,
+          "values": torch.float32, "rewards": torch.float32, "dones": torch.bool}
+
 
 class RolloutBuffer:
-    FIELDS = ("obs", "masks", "starts", "actions", "log_probs", "values", "rewards", "dones")
+    """Time-major rollout rows. ``shapes``: each field's shape after ``(rows, num_envs)`` (every name of
+    ``COMMON`` plus the learner's input fields, which are float); ``rnn``: the shapes of the recurrent
+    state tensors stored per row (``()``: none). Masks start all True (no mask: every action legal)."""
 
-    def __init__(self, num_envs: int, rollout_length: int, obs_size: int, n_actions: int,
-                 hidden_size: int | None, device):
-        self.num_envs = num_envs
-        self.rollout_length = rollout_length
-        rows = rollout_length + 1
-        shape = (rows, num_envs)
-        self.obs = torch.zeros(*shape, obs_size, device=device)
-        self.masks = torch.ones(*shape, n_actions, dtype=torch.bool, device=device)
-        self.starts = torch.zeros(*shape, dtype=torch.bool, device=device)
-        self.actions = torch.zeros(*shape, dtype=torch.long, device=device)
-        self.log_probs = torch.zeros(*shape, device=device)
-        self.values = torch.zeros(*shape, device=device)
-        self.rewards = torch.zeros(*shape, device=device)
-        self.dones = torch.zeros(*shape, dtype=torch.bool, device=device)
-        self.hidden = None
-        if hidden_size is not None:
-            self.hidden = (torch.zeros(*shape, hidden_size, device=device), torch.zeros(*shape, hidden_size, device=device))
+    def __init__(self, num_envs: int, rollout_length: int, shapes: dict[str, tuple], rnn: tuple = (), device="cpu"):
+        self.num_envs, self.rollout_length = num_envs, rollout_length
+        self.fields = tuple(shapes)
+        lead = (rollout_length + 1, num_envs)
+        for name, shape in shapes.items():
+            dtype = COMMON.get(name, torch.float32)
+            fill = torch.ones if name == "masks" else torch.zeros
+            setattr(self, name, fill(*lead, *shape, dtype=dtype, device=device))
+        self.rnn = tuple(torch.zeros(*lead, *shape, device=device) for shape in rnn)
         self.filled = 0  # rows with both the action and its outcome recorded
         self.pending = False  # an action was stored in row ``filled`` and awaits its reward
 
@@ -38,17 +39,13 @@ class RolloutBuffer:
     def full(self) -> bool:
         return self.filled == self.rollout_length + 1
 
-    def store_action(self, obs, mask, start, state, action, log_prob, value) -> None:
+    def store_action(self, rnn: tuple = (), **row) -> None:
+        """Store row ``filled``'s fields (a ``masks`` of ``None``: every action legal) and recurrent states."""
         t = self.filled
-        self.obs[t] = obs
-        self.masks[t] = True if mask is None else mask
-        self.starts[t] = start
-        self.actions[t] = action
-        self.log_probs[t] = log_prob
-        self.values[t] = value
-        if self.hidden is not None:
-            self.hidden[0][t] = state[0]
-            self.hidden[1][t] = state[1]
+        for name, value in row.items():
+            getattr(self, name)[t] = True if name == "masks" and value is None else value
+        for buf, value in zip(self.rnn, rnn):
+            buf[t] = value
         self.pending = True
 
     def store_outcome(self, reward, done) -> None:
@@ -60,25 +57,20 @@ class RolloutBuffer:
     def carry_over(self) -> None:
         """Make the bootstrap row the first row of the next rollout."""
         last = self.rollout_length
-        for name in self.FIELDS:
-            tensor = getattr(self, name)
+        for tensor in [getattr(self, name) for name in self.fields] + list(self.rnn):
             tensor[0] = tensor[last]
-        if self.hidden is not None:
-            for tensor in self.hidden:
-                tensor[0] = tensor[last]
         self.filled = 1
 
     def state_dict(self) -> dict:
-        state = {name: getattr(self, name).clone() for name in self.FIELDS}
-        state["hidden"] = None if self.hidden is None else tuple(h.clone() for h in self.hidden)
-        state.update(num_envs=self.num_envs, rollout_length=self.rollout_length, filled=self.filled, pending=self.pending)
+        state = {name: getattr(self, name).clone() for name in self.fields}
+        state.update(rnn=tuple(r.clone() for r in self.rnn), num_envs=self.num_envs,
+                     rollout_length=self.rollout_length, filled=self.filled, pending=self.pending)
         return state
 
     def load_state_dict(self, state: dict) -> None:
-        for name in self.FIELDS:
+        for name in self.fields:
             getattr(self, name).copy_(state[name])
-        if self.hidden is not None:
-            self.hidden[0].copy_(state["hidden"][0])
-            self.hidden[1].copy_(state["hidden"][1])
-        self.filled = int(state["filled"])
-        self.pending = bool(state["pending"])
+        saved_rnn = state["rnn"] if "rnn" in state else (state.get("hidden") or ())  # "hidden": older one-unit files
+        for mine, saved in zip(self.rnn, saved_rnn):
+            mine.copy_(saved)
+        self.filled, self.pending = int(state["filled"]), bool(state["pending"])

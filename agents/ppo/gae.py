@@ -31,3 +31,16 @@ def compute_gae(rewards, values, dones, last_value, gamma: float, gae_lambda: fl
         advantages[t] = next_advantage
         next_value = values[t]
     return advantages, advantages + values
+
+
+def standardize_advantages(advantages, weight=None):
+    """``(A − mean) / (std + 1e-8)`` with the mean and the population standard deviation taken over the
+    samples whose 0/1 ``weight`` is 1 (``None``: all samples); every sample is shifted and scaled.
+
+    The population (biased) deviation: the statistic describes this batch itself (it then has exactly
+    unit variance over the weighted samples), and one sample gives 0 rather than the unbiased NaN.
+    A batch without weighted samples is returned unchanged."""
+    chosen = advantages if weight is None else advantages[weight.bool()]
+    if chosen.numel() == 0:
+        return advantages
+    return (advantages - chosen.mean()) / (chosen.std(unbiased=False) + 1e-8)

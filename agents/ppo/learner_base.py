@@ -1,11 +1,31 @@
-"""What the PPO learners (one-unit and multi-unit) share: recording outcomes and exact resumption."""
+"""What the PPO learners (one-unit and multi-unit) share: the PPO update, recording outcomes and exact
+resumption (spec-selfplay §5).
+
+The update (``PPOLearnerBase.update``), once the rollout is full:
+
+    A, R = the subclass's GAE(γ, λ) (``gae.compute_gae``), with a 0/1 policy-gradient weight w (or none)
+    A standardised over the samples with w = 1 (``gae.standardize_advantages``)
+    for each of ``epochs`` epochs, for each shuffled minibatch (``config.sizes``):
+        loss = ``loss.ppo_loss`` (clipped surrogate + c_v · value loss − c_e · entropy)
+        clip the gradient norm of each separately optimised network to ``max_grad_norm``; one Adam step
+
+One Adam variant for both: PyTorch's fused kernel (``torch.optim.Adam(fused=True)``, CPU and CUDA), the
+same update rule as the plain for-each loop in one kernel per step. It is the variant the one-unit
+learner's Table I results and learning tests were made with; ``benchmarks/ppo_adam.py`` measured no
+consistent speed difference from the plain one (plain/fused 0.88-1.14 over three cases, two runs, on a
+shared 2-core machine at load 8-14), so the choice keeps those results rather than buying speed.
+"""
 
 from __future__ import annotations
 
 import copy
-import math
+import numbers
 
 import torch
+
+from .config import ENV_DEFAULTS, BatchSizes, ppo_config
+from .gae import standardize_advantages
+from .loss import ppo_loss
 
 
 def derived_seed(seed: int, weight_version: int) -> int:
@@ -18,9 +38,31 @@ class PPOLearnerBase:
     a PPO learner holds: ``config`` and ``spec`` (checked on load), ``seed``, ``weight_version``,
     ``network``, ``optimizer``, the sampling ``generator`` and the ``buffer`` with its position (rebuilt
     by ``_ensure_buffer``); ``snapshot`` / ``restore`` through the subclass's ``frozen_class``, and the
-    rollout length. Subclasses provide ``_new_optimizer()`` and ``_new_buffer(batch, rollout_length)``."""
+    rollout length; the PPO ``update``. Subclasses provide ``_new_buffer(batch, rollout_length)``,
+    ``_advantages()``, ``_evaluate(idx, starts)``, ``_clip_groups()`` and ``_refresh_carried_value()``."""
 
     frozen_class: type
+    family: str  # the ``config.ENV_DEFAULTS`` family whose config class this learner takes
+
+    def _setup(self, config, seed, device, spec, network_class) -> None:
+        """The common construction: check ``config`` (default ``ppo_config(family)``) and ``seed``, then the
+        network (initialised from ``seed``), the sampling generator, the optimiser and an empty rollout."""
+        config_class = ENV_DEFAULTS[self.family][0]
+        self.config = ppo_config(self.family) if config is None else config
+        if type(self.config) is not config_class:
+            raise ValueError(f"config must be a {config_class.__name__} (e.g. ppo_config({self.family!r})), "
+                             f"got {type(config).__name__}")
+        if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        self.seed = int(seed)
+        self.spec = spec(self.config)
+        self.device = torch.device(device)
+        self.generator = torch.Generator(device=self.device).manual_seed(self.seed)
+        self.network = network_class(self.spec, torch.Generator().manual_seed(self.seed)).to(self.device)
+        self.optimizer = self._new_optimizer()
+        self.weight_version = 0
+        self.buffer = None
+        self._snapshot = None
 
     @property
     def num_envs(self) -> int | None:
@@ -52,18 +94,16 @@ class PPOLearnerBase:
         self._snapshot = None
 
     def _ensure_buffer(self, batch: int) -> None:
-        """A rollout buffer for ``batch`` games: ⌈horizon / batch⌉ steps (recurrent bodies: rounded up to
-        whole ``bptt_length`` sequences); the batch may change only between rollouts."""
+        """A rollout buffer for ``batch`` games of ``config.sizes(batch).rollout_length`` steps (which also
+        checks the minibatch against the batch); the batch may change only between rollouts."""
         if self.buffer is not None:
             if batch == self.buffer.num_envs:
                 return
             if self.buffer.filled > 0 or self.buffer.pending:
                 raise ValueError(f"obs must keep the batch size of the current rollout ({self.buffer.num_envs}), "
                                  f"got {batch}")
-        T = math.ceil(self.config.horizon / batch)
-        if self.recurrent and self.config.bptt_length is not None:
-            T = self.config.bptt_length * math.ceil(T / self.config.bptt_length)
-        self.buffer = self._new_buffer(batch, T)
+        self.sizes: BatchSizes = self.config.sizes(batch)
+        self.buffer = self._new_buffer(batch, self.sizes.rollout_length)
 
     def record(self, reward, done) -> None:
         """The (team) reward of the step just acted and whether it ended each game, ``(num_envs,)`` each."""
@@ -107,3 +147,70 @@ class PPOLearnerBase:
         if state["buffer"] is not None:
             self._ensure_buffer(int(state["buffer"]["num_envs"]))
             self.buffer.load_state_dict(state["buffer"])
+
+    # ------------------------------------------------------------------ the PPO update
+
+    def update(self) -> dict:
+        """One PPO update on the full rollout (module docstring); returns scalar metrics and bumps
+        ``weight_version``."""
+        if not self.ready():
+            raise RuntimeError("update() needs a full rollout: call it when ready() is true")
+        cfg, buf = self.config, self.buffer
+        T = buf.rollout_length
+        advantages, returns, weight = self._advantages()
+        if cfg.normalize_advantages:
+            advantages = standardize_advantages(advantages, weight)
+        actions, old_log_probs = buf.actions[:T], buf.log_probs[:T]
+        stats = []
+        for _ in range(cfg.epochs):
+            for idx, logits, values in self._minibatches():
+                log_probs = torch.log_softmax(logits, dim=-1)
+                new_log_prob = log_probs.gather(-1, actions[idx][..., None]).squeeze(-1)
+                entropy = -(log_probs.exp() * log_probs).sum(-1)
+                loss, minibatch_stats = ppo_loss(new_log_prob, old_log_probs[idx], advantages[idx], values,
+                                                 returns[idx], entropy, cfg.clip_coef, cfg.value_coef,
+                                                 cfg.entropy_coef, None if weight is None else weight[idx].float())
+                self.optimizer.zero_grad()
+                loss.backward()
+                for group in self._clip_groups():
+                    torch.nn.utils.clip_grad_norm_(group, cfg.max_grad_norm)
+                self.optimizer.step()
+                stats.append(minibatch_stats)
+
+        metrics = {name: torch.stack([s[name] for s in stats]).mean().item() for name in stats[0]}
+        y, v = returns.flatten(), buf.values[:T].flatten()
+        metrics.update(explained_variance=(1.0 - ((y - v).var() / y.var()).item()) if y.var() > 0 else float("nan"),
+                       mean_reward=buf.rewards[:T].mean().item(), transitions=T * buf.num_envs)
+        if weight is not None:
+            metrics["active_fraction"] = weight.float().mean().item()
+        self.weight_version += 1
+        metrics["weight_version"] = self.weight_version
+        buf.carry_over()
+        self._refresh_carried_value()
+        return metrics
+
+    def _minibatches(self):
+        """Yield ``(idx, logits, values)`` per shuffled minibatch; ``idx`` indexes ``(T, num_envs, ...)``
+        rollout tensors.
+
+        Feed-forward bodies: ``idx`` is a pair of flat (time, game) index tensors of samples.
+        Recurrent bodies: whole sequences; ``idx`` is a pair of ``(L, n_seq)`` index tensors and the
+        subclass replays each sequence from the recurrent state stored at its first step.
+        """
+        s = self.sizes
+        N, L = s.num_envs, s.sequence_length
+        order = torch.randperm(s.num_sequences, generator=self.generator, device=self.device)
+        steps = torch.arange(L, device=self.device)[:, None]
+        for start in range(0, s.num_sequences, s.sequences_per_minibatch):
+            seq = order[start:start + s.sequences_per_minibatch]
+            if not self.recurrent:
+                idx = (seq // N, seq % N)
+                yield (idx, *self._evaluate(idx, None))
+                continue
+            t0, game = (seq // N) * L, seq % N
+            idx = (t0[None, :] + steps, game[None, :].expand(L, -1))
+            yield (idx, *self._evaluate(idx, (t0, game)))
+
+    def _new_optimizer(self) -> torch.optim.Adam:
+        return torch.optim.Adam(self.network.parameters(), lr=self.config.learning_rate, eps=self.config.adam_eps,
+                                fused=True)

@@ -25,14 +25,14 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from selfplay.agents.ppo.multiunit import (
-    MultiUnitFrozenPolicy,
-    _check_mask,
-    _check_obs,
-    _check_start,
-    _check_state,
-    _initial_state,
-    _reset_state,
+from selfplay.agents.ppo.multiunit import MultiUnitFrozenPolicy
+from selfplay.agents.ppo.multiunit_network import (
+    check_start,
+    check_state,
+    check_unit_mask,
+    check_unit_obs,
+    reset_state,
+    zero_state,
 )
 from selfplay.agents.ppo.network import MASKED_LOGIT
 from selfplay.agents.ppo.stack import check_population, stacked_parameters
@@ -71,16 +71,16 @@ class MultiUnitPolicyStack:
         return self.spec.body != "mlp"
 
     def initial_state(self, batch: int) -> tuple:
-        return _initial_state(self.spec, batch, self.device, critic=False)
+        return zero_state(self.spec, batch, self.device, critic=False)
 
     @torch.no_grad()
     def act(self, obs, state, policy_index, mask=None, episode_start=None, *, deterministic=False, generator=None):
         """``(action (B, U), state, info)``; game ``b`` acts with ``policies[policy_index[b]]``."""
         spec = self.spec
-        obs = _check_obs(obs, spec, self.device)
+        obs = check_unit_obs(obs, spec, self.device)
         B, U, A = obs.shape[0], spec.n_agents, spec.n_actions
-        mask = _check_mask(mask, B, spec, self.device)
-        start = _check_start(episode_start, B, self.device)
+        mask = check_unit_mask(mask, B, spec, self.device)
+        start = check_start(episode_start, B, self.device)
         index = torch.as_tensor(policy_index, device=self.device)
         if tuple(index.shape) != (B,) or index.is_floating_point() or index.dtype == torch.bool:
             raise ValueError(f"policy_index must be an integer tensor of shape ({B},), "
@@ -88,7 +88,7 @@ class MultiUnitPolicyStack:
         if bool(((index < 0) | (index >= len(self))).any()):
             raise ValueError(f"policy_index must lie in [0, {len(self) - 1}]")
         expected = self.initial_state(B)
-        state = expected if state is None else _reset_state(_check_state(state, expected), start)
+        state = expected if state is None else reset_state(check_state(state, expected), start)
 
         # Unit inputs [o_i, onehot(i), onehot(a_i^{t-1})], then games grouped by policy into a padded layout.
         parts = [obs]

@@ -114,22 +114,23 @@ def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
     if name == "alphastar":
         return _alphastar_kit()
     if is_smac(env):
-        from selfplay.agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner, load_policy, save_policy
+        from selfplay.agents.ppo.config import ppo_config
+        from selfplay.agents.ppo.multiunit import MultiUnitPPOLearner, load_policy, save_policy
         from selfplay.agents.ppo.multiunit_stack import stack_multiunit_policies
 
         body = "mlp" if name == "ppo-mlp" else "gru"
 
         def make_smac_learner(battle: Any, seed: int, seat: int = 0, **overrides: Any) -> Any:
-            return MultiUnitPPOLearner.for_battle(battle, seat, MultiUnitPPOConfig(body=body, **overrides), seed)
+            return MultiUnitPPOLearner.for_battle(battle, seat, ppo_config("smac", body=body, **overrides), seed)
 
         return AgentKit(make_smac_learner, save_policy, load_policy, stack_multiunit_policies)
 
-    from selfplay.agents.ppo import PPOConfig, PPOLearner, load_policy, save_policy, stack_policies
+    from selfplay.agents.ppo import PPOLearner, load_policy, ppo_config, save_policy, stack_policies
 
     body = "mlp" if name == "ppo-mlp" else "lstm"
 
     def make_learner(env_: Any, seed: int, seat: int = 0, **overrides: Any) -> Any:  # both seats alike
-        return PPOLearner(env_.obs_size, env_.n_actions, PPOConfig(body=body, **overrides), seed=seed)
+        return PPOLearner(env_.obs_size, env_.n_actions, ppo_config("rps", body=body, **overrides), seed=seed)
 
     return AgentKit(make_learner, save_policy, load_policy, stack_policies)
 

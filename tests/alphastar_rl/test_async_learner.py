@@ -3,9 +3,10 @@ thread on its own network while the actors play with the last published weights.
 
 import numpy as np
 
+from selfplay.agents.alphastar.actor import AlphaStarPolicy
 from selfplay.training.games import GameRunner
 
-from .test_actor_learner import AlphaStarPolicy, commander_env, make_learner, params, same, tiny_net
+from .conftest import commander_env, make_learner, params, same, tiny_net
 
 
 def test_asynchronous_learner_publishes_weights_to_the_actors():
@@ -22,6 +23,8 @@ def test_asynchronous_learner_publishes_weights_to_the_actors():
             results.append(learner.update())
             if len(results) == 3:
                 break
+        elif learner.recorder is not None and len(learner.recorder.chunks) >= 4 * learner.config.batch_chunks:
+            learner.wait()  # however slow the background thread runs, the games make progress in steps
         runner.restart([g.game for g in runner.step()])
     assert len(results) == 3, "the games did not produce three batches"
     assert results[0] == {}  # the first update only starts; later calls return the previous metrics

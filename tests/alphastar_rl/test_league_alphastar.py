@@ -2,27 +2,23 @@
 reset to it, every player type leaves historicals, the run resumes, and the report evaluates the
 menagerie against the SL policy and the scripted AI."""
 
-from dataclasses import asdict
 
+import numpy as np
 import torch
 
-from selfplay.agents.alphastar import AlphaStarNet
-from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer, evaluate_league, evaluated_policies
-from selfplay.training.registry import make_env
-
-from .test_actor_learner import TINY
-
-
-def sl_checkpoint(path) -> str:
-    env = make_env("smac-commander:3m", 1, seed=0)
-    torch.manual_seed(3)
-    net = AlphaStarNet(env.network_config(**TINY))
-    torch.save({"state_dict": net.state_dict(), "network_config": asdict(net.config)}, path)
-    return str(path)
+from selfplay.training import league_loop
+from selfplay.training.league_loop import (
+    VS_SCRIPTED,
+    VS_START,
+    LeagueTrainConfig,
+    LeagueTrainer,
+    evaluate_league,
+    evaluated_policies,
+)
 
 
-def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path):
-    sl = sl_checkpoint(tmp_path / "sl.pt")
+def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path, monkeypatch, sl_checkpoint):
+    sl = sl_checkpoint
     cfg = LeagueTrainConfig(env="smac:3m", agent="alphastar", steps=480, min_steps=100, max_steps=200, num_envs=4,
                             matches=2, league="league:main=1,main_exploiters=1,league_exploiters=1",
                             ppo={"sl_checkpoint": sl, "chunk_length": 4, "batch_chunks": 4})
@@ -40,10 +36,27 @@ def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path)
     resets = [m for m in trainer.metrics if m["player"] == "main_exploiter_0" and m["reset"] == 1]
     assert resets, "the main exploiter must reset to the SL policy after its checkpoints"
     assert all(m["reset"] == 0 for m in trainer.metrics if m["player"] == "main_0")
+    measured, measure = [], league_loop.checkpoint_win_rates  # the per-checkpoint win rates evaluate_league measures
+
+    def recording(trainer_, policies):
+        measured.append(measure(trainer_, policies))
+        return measured[-1]
+
+    monkeypatch.setattr(league_loop, "checkpoint_win_rates", recording)
     summary = evaluate_league(trainer)
+    monkeypatch.undo()
     assert summary["historicals"] == len(league.menagerie)
     assert {"vs_start_last_main", "vs_scripted_last_main", "vs_scripted_best_league_exploiter"} <= set(summary)
-    assert all(0.0 <= v <= 1.0 for k, v in summary.items() if k.startswith("vs_"))
+    (rates,) = measured
+    # rates count games: vs the SL policy 2·matches = 4 games (draws ½), vs the scripted AI 50 games (draws ½)
+    assert np.allclose(rates[VS_START] * 8, np.round(rates[VS_START] * 8))
+    assert np.allclose(rates[VS_SCRIPTED] * 100, np.round(rates[VS_SCRIPTED] * 100))
+    kinds = [r.kind for r in evaluated_policies(trainer)]
+    for kind in set(kinds):  # the summary holds the last and best checkpoints of each player type
+        rows = [i for i, k in enumerate(kinds) if k == kind]
+        assert summary[f"vs_start_last_{kind}"] == rates[VS_START][rows[-1]]
+        assert summary[f"vs_scripted_last_{kind}"] == rates[VS_SCRIPTED][rows[-1]]
+        assert summary[f"vs_scripted_best_{kind}"] == rates[VS_SCRIPTED][rows].max()
     report = (tmp_path / "run" / "report.md").read_text()
     assert "against the SL policy" in report and "scripted AI" in report and "Maxent Nash" in report
     # the players' final weights are measured too, after the historicals
@@ -65,8 +78,8 @@ def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path)
         assert all(torch.equal(a[k], b[k]) for k in a), name
 
 
-def test_alphastar_league_is_reproducible(tmp_path):
-    sl = sl_checkpoint(tmp_path / "sl.pt")
+def test_alphastar_league_is_reproducible(tmp_path, sl_checkpoint):
+    sl = sl_checkpoint
     cfg = dict(env="smac:3m", agent="alphastar", steps=160, min_steps=60, max_steps=120, num_envs=4, matches=2,
                league="league:main=1,main_exploiters=1,league_exploiters=0",
                ppo={"sl_checkpoint": sl, "chunk_length": 4, "batch_chunks": 4})

@@ -1,5 +1,6 @@
 """Supervised learning smoke tests (spec-alphastar.md §3) and the Policy wrapper on a battle."""
 
+import copy
 import json
 
 import numpy as np
@@ -7,13 +8,16 @@ import pytest
 import torch
 
 from selfplay.agents.alphastar import AlphaStarNet
+from selfplay.agents.alphastar import sl as sl_module
+from selfplay.agents.alphastar.actor import network_from_dict
 from selfplay.agents.alphastar.dataset import DemonstrationDataset, record_demonstrations
 from selfplay.agents.alphastar.demonstrators import FocusFireDemonstrator
-from selfplay.agents.alphastar.sl import SLConfig, evaluate_sl, play_vs_scripted, run_sl, sl_step
+from selfplay.agents.alphastar.sl import SLConfig, evaluate_sl, play_vs_scripted, run_sl, sl_step, train_sl
 from selfplay.agents.alphastar.smac import AlphaStarSMACPolicy, CommanderConfig, SMACCommander
+from selfplay.agents.alphastar.supervised import supervised_loss
 from selfplay.envs.smac import SMACBattle
 
-from .test_features import TINY
+from .conftest import TINY
 
 
 @pytest.fixture(scope="module")
@@ -32,15 +36,24 @@ def test_a_few_sl_steps_reduce_the_loss(data):
     net = AlphaStarNet(cfg)
     games = np.arange(ds.num_games)
     batch = ds.batch(ds.lanes(games, batch_size=8, seq_len=12, seed=0)[0])
+    # the reported grad_norm is the norm before clipping, computed here on a copy of the network
+    twin = copy.deepcopy(net)
+    supervised_loss(twin(batch.obs, twin.initial_state(8), actions=batch.actions), batch.valid)["total"].backward()
+    expected_norm = torch.sqrt(sum((p.grad ** 2).sum() for p in twin.parameters() if p.grad is not None)).item()
+    before = evaluate_sl(net, ds, games[:2], 2, 12)
     opt = torch.optim.Adam(net.parameters(), lr=1e-2)
     losses = []
-    for _ in range(15):
+    for step in range(15):
         metrics, _ = sl_step(net, opt, batch, net.initial_state(8), grad_clip=0.5)
-        assert np.isfinite(metrics["total"]) and metrics["grad_norm"] >= 0
+        if step == 0:
+            assert metrics["grad_norm"] == pytest.approx(expected_norm, rel=1e-4) and expected_norm > 0.5  # clipped
         losses.append(metrics["total"])
     assert losses[-1] < 0.6 * losses[0]
-    acc = evaluate_sl(net, ds, games[:2], 2, 12)
-    assert 0.0 <= acc["action_type_accuracy"] <= 1.0 and acc["steps"] == ds.length[:2].sum()
+    after = evaluate_sl(net, ds, games[:2], 2, 12)
+    # measured: action-type accuracy 0.06 -> 0.74 and loss 5.2 -> 1.8 on these games (in the batch)
+    assert after["action_type_accuracy"] > before["action_type_accuracy"] + 0.3
+    assert after["loss"] < 0.6 * before["loss"]
+    assert after["steps"] == before["steps"] == ds.length[:2].sum()
 
 
 def test_policy_wrapper_plays_a_seat(data):
@@ -65,16 +78,34 @@ def test_policy_wrapper_plays_a_seat(data):
         AlphaStarSMACPolicy(net, battle, commander_config=CommanderConfig(grid=16))
 
 
-def test_run_sl_writes_metrics_and_checkpoint(tmp_path):
+def test_run_sl_writes_metrics_and_checkpoint(tmp_path, monkeypatch):
+    started = {}
+
+    def recording_train_sl(net, *args, **kwargs):  # keep the weights run_sl starts training from
+        started.update({k: v.clone() for k, v in net.state_dict().items()})
+        return train_sl(net, *args, **kwargs)
+
+    monkeypatch.setattr(sl_module, "train_sl", recording_train_sl)
     config = SLConfig(num_games=4, num_envs=2, batch_size=2, seq_len=8, epochs=1, eval_games=2, grid=8,
                       network=dict(TINY))
     metrics = run_sl("3m", out=tmp_path, seed=0, config=config, log=lambda *_: None)
     saved = json.loads((tmp_path / "sl_metrics.json").read_text())
-    for key in ("action_type_accuracy", "win_rate_vs_scripted", "demonstrator_win_rate"):
-        assert key in saved and 0.0 <= saved[key] <= 1.0
     assert saved["demonstrations"]["games"] == 4
     ckpt = torch.load(tmp_path / "sl_checkpoint.pt")
-    assert ckpt["network_config"]["max_entities"] == 6 and "state_dict" in ckpt
+    assert ckpt["network_config"]["max_entities"] == 6
     assert metrics["win_rate_vs_scripted"] == saved["win_rate_vs_scripted"]
+    # the checkpoint is the network whose numbers were saved: re-evaluating it gives them back exactly ...
+    net = network_from_dict(ckpt["network_config"], ckpt["state_dict"])
+    dataset = DemonstrationDataset(tmp_path / "demonstrations", net.config)
+    _, val_games = dataset.split(config.validation_fraction, seed=0)
+    validation = evaluate_sl(net, dataset, val_games, config.batch_size, config.seq_len)
+    assert validation["action_type_accuracy"] == pytest.approx(saved["action_type_accuracy"], abs=1e-12)
+    assert validation["loss"] == pytest.approx(saved["validation"]["loss"], rel=1e-9)
+    # ... and it holds the trained weights, not the ones training started from
+    assert any(not torch.equal(started[k], v) for k, v in ckpt["state_dict"].items())
+    play = play_vs_scripted(net, SMACBattle("3m", 2, two_player=False, seed=1), 2, config.eval_temperature, seed=0)
+    assert play["win_rate"] == saved["win_rate_vs_scripted"]
+    # perturbed recordings: the demonstrator's own win rate comes from separate clean games
+    assert saved["demonstrator_eval"]["games"] == config.eval_games
     with pytest.raises(ValueError, match="num_games"):
         SLConfig(num_games=1)

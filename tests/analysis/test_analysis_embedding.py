@@ -60,15 +60,15 @@ def test_sklearn_backend_and_tiny_inputs():
 def test_embed_runs_embeds_everything_together():
     X, policy = one_hot_trajectories(240, seed=5)
     basis = {"Rock": X[policy == 0][:20], "Paper": X[policy == 1][:20]}
-    runs = {"naive": X[:100], "uniform": X[100:]}
+    # the naive run's last trajectory is the first Rock basis trajectory (and no other row equals it)
+    runs = {"naive": np.vstack([X[:99], basis["Rock"][:1]]), "uniform": X[100:]}
     b, r = embed_runs(basis, runs, seed=0, config=FAST)
     assert {k: v.shape for k, v in b.items()} == {"Rock": (20, 2), "Paper": (20, 2)}
     assert r["naive"].shape == (100, 2) and r["uniform"].shape == (140, 2)
     # a basis row that also occurs in a run gets the same point (one common embedding)
-    row = basis["Rock"][0]
-    i = np.flatnonzero((runs["naive"] == row).all(1))
-    if i.size:
-        np.testing.assert_array_equal(r["naive"][i[0]], b["Rock"][0])
+    np.testing.assert_array_equal(r["naive"][99], b["Rock"][0])
+    others = ~(runs["naive"][:99] == basis["Rock"][0]).all(1)
+    assert others.any() and not np.any((r["naive"][:99][others] == b["Rock"][0]).all(1))
     with pytest.raises(ValueError, match="same length"):
         embed_runs({"Rock": np.zeros((3, 4))}, {"a": np.zeros((5, 6))}, seed=0)
     with pytest.raises(ValueError, match="seed"):

@@ -253,8 +253,15 @@ def test_alpha_rank():
     np.testing.assert_allclose(alpha_rank(RPS), np.full(3, 1 / 3), atol=1e-12)
     p = alpha_rank(transitive(4), alpha=10.0)
     assert np.argmax(p) == 3 and p[3] > 0.99
-    # higher selection intensity concentrates the mass further
-    assert alpha_rank(transitive(4), alpha=1.0)[3] < p[3]
+    # Two strategies, 1 beats 0: the chain's balance π₀·ρ(0→1) = π₁·ρ(1→0) with the Moran fixation
+    # probabilities gives π₁/π₀ = e^{α·m} exactly. Checked in log space on masses that do not saturate.
+    for alpha, m in [(0.01, 50), (0.1, 50), (0.3, 50), (1.0, 5), (2.0, 2)]:
+        q = alpha_rank(transitive(2), alpha=alpha, population_size=m)
+        assert np.log(q[1]) - np.log(q[0]) == pytest.approx(alpha * m, rel=1e-9)
+    # higher selection intensity concentrates the mass further (intensities where no mass rounds to 1)
+    masses = [alpha_rank(transitive(4), alpha=a)[3] for a in (0.001, 0.01, 0.05)]
+    assert max(masses) < 0.999
+    assert masses[0] < masses[1] < masses[2]
     with pytest.raises(ValueError, match="alpha"):
         alpha_rank(RPS, alpha=0.0)
 

@@ -135,7 +135,7 @@ def test_lstm_sequence_replay_reproduces_the_acting_policy():
     assert learner.ready()
     buf = learner.buffer
     with torch.no_grad():
-        for logits, values, idx in learner._minibatches(buf.rollout_length, buf.num_envs):
+        for idx, logits, values in learner._minibatches():
             log_prob = torch.log_softmax(logits, -1).gather(-1, buf.actions[idx].unsqueeze(-1)).squeeze(-1)
             assert torch.allclose(log_prob, buf.log_probs[idx], atol=1e-5)
             assert torch.allclose(values, buf.values[idx], atol=1e-5)

@@ -3,18 +3,13 @@
 import pytest
 import torch
 
-from selfplay.agents.ppo.multiunit import (
-    MultiUnitFrozenPolicy,
-    MultiUnitPPOConfig,
-    MultiUnitPPOLearner,
-    load_policy,
-    save_policy,
-)
+from selfplay.agents.ppo.config import MultiUnitPPOConfig, ppo_config
+from selfplay.agents.ppo.multiunit import MultiUnitFrozenPolicy, MultiUnitPPOLearner, load_policy, save_policy
 from selfplay.envs.smac import SMACBattle
 
 
 def make_learner(env, seat=0, seed=0, **overrides):
-    config = MultiUnitPPOConfig(**{"horizon": 64, "epochs": 2, **overrides})
+    config = ppo_config("smac", **{"horizon": 64, "epochs": 2, **overrides})
     return MultiUnitPPOLearner.for_battle(env, seat, config, seed=seed)
 
 
@@ -139,13 +134,14 @@ def test_replay_in_update_reproduces_the_acting_distribution(body, centralized):
     episode starts) give exactly the log-probabilities and values recorded while acting."""
     env = SMACBattle("3m", num_envs=6, two_player=False, seed=4)
     learner = make_learner(env, body=body, centralized_value=centralized, horizon=6 * 40, bptt_length=8,
-                           num_minibatches=3)
+                           minibatch_size=80)
     run_learner_side(env, learner, 41, updates=False)
     assert learner.ready()
     buf, T = learner.buffer, learner.buffer.rollout_length
     assert bool(buf.starts[1:T].any())
     seen = torch.zeros(T, 6, dtype=torch.long)
-    for idx, logits, values in learner._minibatches(T, 6):
+    assert learner.sizes.num_minibatches == 3  # 30 sequences of 8 steps, 10 (80 game-steps) per minibatch
+    for idx, logits, values in learner._minibatches():
         log_prob = torch.log_softmax(logits, -1).gather(-1, buf.actions[:T][idx][..., None]).squeeze(-1)
         assert torch.allclose(log_prob, buf.log_probs[:T][idx], atol=1e-5)
         assert torch.allclose(values, buf.values[:T][idx], atol=1e-5)
@@ -289,6 +285,6 @@ def test_bad_input_raises_value_error_naming_the_parameter():
     with pytest.raises(ValueError, match="reward"):
         learner.record(torch.ones(3), torch.zeros(3, dtype=torch.bool))
     for bad in ({"body": "transformer"}, {"horizon": 0}, {"learning_rate": 0.0}, {"gamma": 1.5},
-                {"num_minibatches": 0}, {"bptt_length": 0}, {"entropy_coef": -1.0}, {"agent_id": 1}):
+                {"minibatch_size": 0}, {"bptt_length": 0}, {"entropy_coef": -1.0}, {"agent_id": 1}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             MultiUnitPPOConfig(**bad)

@@ -6,7 +6,8 @@ and never wins; the longer run in ``benchmarks/smac_ppo.py`` reports the win rat
 
 import torch
 
-from selfplay.agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner
+from selfplay.agents.ppo.config import ppo_config
+from selfplay.agents.ppo.multiunit import MultiUnitPPOLearner
 from selfplay.envs.smac import SMACBattle
 
 
@@ -30,7 +31,7 @@ def test_short_training_run_raises_the_return_against_the_scripted_enemy():
     short). Measured: mean return 1.6 -> about 5 (seed 0); the assertion asks for more than double."""
     num_envs, updates = 128, 20
     env = SMACBattle("3m", num_envs=num_envs, two_player=False, seed=0)
-    config = MultiUnitPPOConfig(learning_rate=1e-3)
+    config = ppo_config("smac", learning_rate=1e-3)
     learner = MultiUnitPPOLearner(env.obs_size[0], env.n_agents[0], env.n_actions[0], config, seed=0)
     before, _ = evaluate(learner.snapshot(), 128, seed=123)
     obs = env.reset()

@@ -65,7 +65,6 @@ def test_stable_baselines3_ppo_trains_under_limit_uniform_through_the_gym_adapte
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.logger import configure
 
-    torch.set_num_threads(1)
     session = SelfPlaySession("delta-limit-uniform:delta=0", PolicyWrapper(lambda o: np.random.default_rng(0).integers(3, size=len(o))), seed=0)
     env = OpponentEnv(RirRPS(1, seed=0), session)
     model = PPO("MlpPolicy", env, n_steps=100, batch_size=50, n_epochs=2, seed=0, device="cpu",
