@@ -52,6 +52,9 @@ connections). What each SMAC method and attribute is here:
   ``window_size_y`` and ``debug`` (logs actions and rewards at DEBUG level) are kept as attributes;
   ``step_mul`` and ``move_amount`` must keep SMAC's values 8 and 2.
 
+Observations and unit records are computed once per step; code that edits the engine's tensors
+directly (scenario set-up) calls ``init_units()`` afterwards (with ``_battle.state_changed()``).
+
 Unlike SMAC, the engine is ready (and the first episode started) when the constructor returns, so
 ``map_x``, ``pathing_grid``, ``get_unit_types()`` and ``max_reward`` (with the enemies' health and
 shields) have their values before the first ``reset``.
@@ -199,6 +202,7 @@ class SMACEnv(MultiAgentEnv):
         self.heuristic_targets = [None] * self.n_agents
         self._terminated = False
         self._views_cache = None
+        self._obs_cache = None  # the current step's observations (get_obs_agent reads one of them)
         self._previous: EngineSnapshot | None = None
         self._last_battle_reward = 0.0
         self._init_unit_type_ids()
@@ -293,7 +297,7 @@ class SMACEnv(MultiAgentEnv):
         self._terminated = False
         self.win_counted = self.defeat_counted = False
         self.heuristic_targets = [None] * self.n_agents
-        self._views_cache = None
+        self._views_cache = self._obs_cache = None
         self._previous = None
         if self.debug:
             log.debug("Started Episode %d", self._episode_count)
@@ -302,7 +306,7 @@ class SMACEnv(MultiAgentEnv):
     def full_restart(self):
         """SMAC restarts the game process after a connection error; here: restart the battle."""
         self._battle.reset()
-        self._views_cache = None
+        self._views_cache = self._obs_cache = None
         self.force_restarts += 1
 
     def _as_actions(self, actions) -> list[int]:
@@ -352,7 +356,7 @@ class SMACEnv(MultiAgentEnv):
         if self.heuristic_ai:  # SMAC's last_action is the given actions
             self._battle.last_action[0][0] = torch.nn.functional.one_hot(
                 torch.tensor(given), self.n_actions).float().to(self._battle.device)
-        self._views_cache = None
+        self._views_cache = self._obs_cache = None
         self._episode_steps += 1
         self._total_steps += 1
         terminated = bool(done[0])
@@ -410,12 +414,15 @@ class SMACEnv(MultiAgentEnv):
 
     # ------------------------------------------------------------ features
     def get_obs(self):
-        obs = self._battle.get_obs()[0][0].cpu().numpy().astype(np.float32)
-        return [obs[i] for i in range(self.n_agents)]
+        if self._obs_cache is None:
+            self._obs_cache = self._battle.get_obs()[0][0].cpu().numpy().astype(np.float32)
+        return [self._obs_cache[i].copy() for i in range(self.n_agents)]
 
     def get_obs_agent(self, agent_id: int):
         self._check_agent(agent_id)
-        return self.get_obs()[agent_id]
+        if self._obs_cache is None:
+            self.get_obs()
+        return self._obs_cache[int(agent_id)].copy()
 
     def get_state(self):
         if self.obs_instead_of_state:
@@ -577,12 +584,12 @@ class SMACEnv(MultiAgentEnv):
 
     def init_units(self):
         """Rebuild ``agents``/``enemies`` from the engine (SMAC: from the game's observation)."""
-        self._views_cache = None
+        self._views_cache = self._obs_cache = None
         self._views()
 
     def update_units(self):
         """SMAC's game-end code of the current units: 1 won, -1 lost, 0 both dead, None ongoing."""
-        self._views_cache = None
+        self._views_cache = self._obs_cache = None
         n_al = sum(u.health > 0 for u in self.agents.values())
         n_en = sum(u.health > 0 for u in self.enemies.values())
         if (n_al == 0 and n_en > 0) or self.only_medivac_left(ally=True):

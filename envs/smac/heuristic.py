@@ -11,6 +11,9 @@ Per agent, ignoring the action it was given:
   none, it issues nothing (action 0);
 - candidates farther than ``hypot(max_distance_x, max_distance_y)`` are never picked.
 
+A dead agent gets action 0 and no order (SMAC also picks a target for it and writes that attack's
+number into the actions, an order the game ignores for a dead unit).
+
 The attack/heal is ordered whatever the distance (the unit walks to its target: this is not
 limited to the shooting range of the action mask), and its action number is ``6 + target id``.
 With ``heuristic_rest`` an attack/heal the mask does not allow becomes a move of ``move_amount``
