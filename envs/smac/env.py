@@ -109,7 +109,8 @@ class SMACEnv(MultiAgentEnv):
                  obs_timestep_number: bool = False, state_last_action: bool = True, state_timestep_number: bool = False,
                  reward_sparse: bool = False, reward_only_positive: bool = True, reward_death_value: float = 10,
                  reward_win: float = 200, reward_defeat: float = 0, reward_negative_scale: float = 0.5,
-                 reward_scale: bool = True, reward_scale_rate: float = 20, replay_dir: str = "", replay_prefix: str = "",
+                 reward_scale: bool = True, reward_scale_rate: float = 20, replay_dir: str = "",
+                 replay_prefix: str = "",
                  window_size_x: int = 1920, window_size_y: int = 1200, heuristic_ai: bool = False,
                  heuristic_rest: bool = False, debug: bool = False, device: str = "cpu", backend: str = "sim",
                  games: list | None = None):

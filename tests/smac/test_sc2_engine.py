@@ -299,8 +299,9 @@ def test_seats_start_alike_in_two_player_mode():
     solo = SMACBattle("3m", 1, two_player=False, backend="sc2", games=[solo_game])
     solo.reset()
     before = solo.engine.pos[0, 3:].clone()
+    towards_allies = torch.sign(solo.engine.pos[0, :3, 0].mean() - before[:, 0])
     solo.step([stop])
-    assert torch.allclose(solo.engine.pos[0, 3:, 0], before[:, 0] - 2)  # the trigger's attack-move
+    assert torch.allclose(solo.engine.pos[0, 3:, 0], before[:, 0] + 2 * towards_allies)  # the trigger's attack-move
     duo_game = FakeGame("3m")
     duo = SMACBattle("3m", 1, two_player=True, backend="sc2", games=[duo_game])
     duo.reset()

@@ -80,7 +80,8 @@ def test_unit_records_state_dict_and_type_ids():
     assert a.unit_type == env.stalker_id and a.owner == 1 and a.weapon_cooldown == 7.0
     assert (e.pos.x, e.pos.y, e.health, e.shield, e.owner, e.weapon_cooldown) == (21.0, 13.5, 20.0, 60.0, 2, 0.0)
     assert len({u.tag for u in list(env.agents.values()) + list(env.enemies.values())}) == 10
-    assert env.get_unit_types() == [u.unit_type for u in env.agents.values()] + [u.unit_type for u in env.enemies.values()]
+    units = list(env.agents.values()) + list(env.enemies.values())
+    assert env.get_unit_types() == [u.unit_type for u in units]
     cx, cy, w, h = env.map_x / 2, env.map_y / 2, env.max_distance_x, env.max_distance_y
     d = env.get_state_dict()
     np.testing.assert_allclose(d["allies"][0], [0.5, 7 / 35, (20 - cx) / w, (12 - cy) / h, 0.25, 1, 0], atol=1e-6)
