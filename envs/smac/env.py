@@ -351,13 +351,15 @@ class SMACEnv(MultiAgentEnv):
         self._previous = EngineSnapshot.of(self._battle.engine, 0)
         self._battle.unchecked = self.heuristic_ai
         try:
-            _, rewards, done, info = self._battle.step([torch.tensor([taken], dtype=torch.long)])
+            obs, rewards, done, info = self._battle.step([torch.tensor([taken], dtype=torch.long)])
         finally:
             self._battle.unchecked = False
-        if self.heuristic_ai:  # SMAC's last_action is the given actions
+        self._views_cache = self._obs_cache = None
+        if self.heuristic_ai:  # SMAC's last_action is the given actions (observations follow it)
             self._battle.last_action[0][0] = torch.nn.functional.one_hot(
                 torch.tensor(given), self.n_actions).float().to(self._battle.device)
-        self._views_cache = self._obs_cache = None
+        else:  # the battle computed the new observations already
+            self._obs_cache = obs[0][0].cpu().numpy().astype(np.float32)
         self._episode_steps += 1
         self._total_steps += 1
         terminated = bool(done[0])
