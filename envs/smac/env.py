@@ -205,18 +205,18 @@ class SMACEnv(MultiAgentEnv):
         self._views_cache = None
         self._obs_cache = None  # the current step's observations (get_obs_agent reads one of them)
         self._previous: EngineSnapshot | None = None
-        self._last_battle_reward = 0.0
-        self._init_unit_type_ids()
+        self._ally_types, self._enemy_types = unit_type_ids(spec)
         self._battle.reset()
+        self._init_unit_type_ids()
 
     # ------------------------------------------------------------- unit types
     def _init_unit_type_ids(self) -> None:
-        """SMAC's ``_init_ally_unit_types``: the ids of the ally types, from the smallest one."""
-        self._ally_types, self._enemy_types = unit_type_ids(self._battle.spec)
+        """SMAC's ``_init_ally_unit_types``: the ids of the ally types, from the smallest one (the real
+        game's ids with ``backend="sc2"``)."""
         self.marine_id = self.marauder_id = self.medivac_id = 0
         self.hydralisk_id = self.zergling_id = self.baneling_id = 0
         self.stalker_id = self.colossus_id = self.zealot_id = 0
-        m = self._min_unit_type = min(self._ally_types)
+        m = self._min_unit_type = min(self._unit_types_now()[: self.n_agents])
         names = {"marines": ("marine",), "stalkers_and_zealots": ("stalker", "zealot"),
                  "colossi_stalkers_zealots": ("colossus", "stalker", "zealot"),
                  "MMM": ("marauder", "marine", "medivac"), "zealots": ("zealot",), "hydralisks": ("hydralisk",),

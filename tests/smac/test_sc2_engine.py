@@ -321,3 +321,16 @@ def test_idle_stock_units_still_fire_in_range_documented_asymmetry():
     battle.step([stop, stop])
     hp = battle.engine.hp[0]
     assert bool((hp[3:] == 45).all()) and bool((hp[:3] < 45).any())
+
+
+def test_smac_env_takes_the_ally_type_ids_from_the_game():
+    from envs.smac import SMACEnv
+
+    class OtherVersion(FakeGame):  # another game version numbers the custom "_RL" types differently
+        def restart(self):
+            return [replace(u, unit_type=u.unit_type + 30) if u.owner == 1 else u for u in super().restart()]
+
+    env = SMACEnv("2s3z", backend="sc2", games=[OtherVersion("2s3z")])
+    assert (env._min_unit_type, env.stalker_id, env.zealot_id) == (2000, 2000, 2001)
+    assert [env.get_unit_type_id(u, True) for u in env.agents.values()] == [0, 0, 1, 1, 1]
+    assert env.unit_max_shield(env.agents[0]) == 80 and env.unit_max_cooldown(env.agents[4]) == 22
