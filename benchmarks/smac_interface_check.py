@@ -110,7 +110,7 @@ def main() -> None:
     os.environ.setdefault("PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION", "python")
     torch.set_num_threads(1)
     smac_cls = load_smac_class(args.smac_src)
-    from envs.smac import StarCraft2Env
+    from selfplay.envs.smac import StarCraft2Env
 
     rng = np.random.default_rng(0)
     total = 0

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-SHIM = "from envs.smac import StarCraft2Env, MultiAgentEnv\n"
+SHIM = "from selfplay.envs.smac import StarCraft2Env, MultiAgentEnv\n"
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def smac_shim(tmp_path, monkeypatch):
 
 
 def test_pymarl_runner_loop_through_the_shim(smac_shim):
-    from envs.smac import SMACEnv
+    from selfplay.envs.smac import SMACEnv
 
     StarCraft2Env, MultiAgentEnv = smac_shim.StarCraft2Env, smac_shim.MultiAgentEnv
     assert StarCraft2Env is SMACEnv and issubclass(StarCraft2Env, MultiAgentEnv)

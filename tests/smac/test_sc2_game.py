@@ -87,8 +87,8 @@ ports.pick_unused_ports = lambda n: list(range(5000, 5000 + n)); ports.return_po
 pysc2.run_configs, pysc2.lib, lib.portspicker = rc, lib, ports
 sys.modules.update({"pysc2": pysc2, "pysc2.run_configs": rc, "pysc2.lib": lib, "pysc2.lib.portspicker": ports})
 
-from envs.smac.maps import get_map
-from envs.smac.sc2_engine import ATTACK_ABILITY, MOVE_ABILITY, RawCommand, SC2Game, decode_pathing_grid
+from selfplay.envs.smac.maps import get_map
+from selfplay.envs.smac.sc2_engine import ATTACK_ABILITY, MOVE_ABILITY, RawCommand, SC2Game, decode_pathing_grid
 
 spec = get_map("3m")
 # --- two players: two processes on the same four ports, the map saved by both, joined over the ports
@@ -144,7 +144,7 @@ assert not create.HasField("random_seed")  # no seed given: the game chooses, as
 assert solo.save_replay("replays", "2s3z") == "replays/2s3z.SC2Replay"
 
 # --- seeds and difficulty come from the environment: games seed, seed + 1, ...; SMAC's difficulty letters
-from envs.smac import SMACBattle, StarCraft2Env
+from selfplay.envs.smac import SMACBattle, StarCraft2Env
 run_config.logs.clear()
 SMACBattle("3m", 2, two_player=False, backend="sc2", seed=5)
 assert [e[1].random_seed for log in run_config.logs for e in log if e[0] == "create"] == [5, 6]

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from envs.smac import MultiAgentEnv, SMACEnv, StarCraft2Env
-from envs.smac.env import Direction
+from selfplay.envs.smac import MultiAgentEnv, SMACEnv, StarCraft2Env
+from selfplay.envs.smac.env import Direction
 
 
 def place(env, pos=None, hp=None, shield=None, cooldown=None):
