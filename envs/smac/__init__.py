@@ -1,6 +1,8 @@
 """SMAC without StarCraft II: a batched, SC2-faithful simulator with SMAC's interface (spec-smac.md).
 
-- ``SMACEnv(map_name, seed=None, **flags)``: one game, SMAC's ``StarCraft2Env`` methods and flags.
+- ``SMACEnv(map_name, seed=None, **flags)``: one game, SMAC's ``StarCraft2Env`` methods and flags;
+  exported under SMAC's names too: ``StarCraft2Env`` (= ``SMACEnv``) and ``MultiAgentEnv``, so a
+  PyMARL/EPyMARL user's ``smac/env/__init__.py`` shim is one import line (README).
 - ``SMACBattle(map_name, num_envs, two_player=True, mirror=False, device="cpu", seed=None)``: the
   batched two-seat view used by the self-play loop.
 - ``SMACParallelEnv``: PettingZoo ``ParallelEnv`` view of both sides.
@@ -9,9 +11,12 @@
 
 from .battle import SMACBattle
 from .env import SMACEnv
+from .multiagentenv import MultiAgentEnv
 from .pettingzoo_env import SMACParallelEnv
 from .scripted import FocusFirePolicy
 from .maps import MAP_NAMES, get_map
 from .units import UNIT_STATS
 
-__all__ = ["SMACBattle", "SMACEnv", "SMACParallelEnv", "FocusFirePolicy", "MAP_NAMES", "get_map", "UNIT_STATS"]
+StarCraft2Env = SMACEnv  # SMAC's name
+
+__all__ = ["SMACBattle", "SMACEnv", "StarCraft2Env", "MultiAgentEnv", "SMACParallelEnv", "FocusFirePolicy", "MAP_NAMES", "get_map", "UNIT_STATS"]

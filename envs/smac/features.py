@@ -70,7 +70,8 @@ class SideView:
         self.map_x, self.map_y = spec.map_x, spec.map_y
         self.center = (spec.map_x / 2, spec.map_y / 2)
         self.width, self.height = spec.playable_width, spec.playable_height
-        grid = torch.tensor(spec.pathing_grid(), dtype=torch.float32, device=dev)
+        game_grid = getattr(engine, "game_pathing_grid", None)  # the real game's own grid (sc2_engine)
+        grid = torch.tensor(spec.pathing_grid() if game_grid is None else game_grid, dtype=torch.float32, device=dev)
         height = torch.tensor(spec.terrain_height(), dtype=torch.float32, device=dev)
         self.pathing = grid.flip(0) if mirror else grid
         self.terrain_height = height.flip(0) if mirror else height

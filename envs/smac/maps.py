@@ -82,6 +82,11 @@ class MapSpec:
         return (self.ally_race, self.enemy_race)
 
     @property
+    def playable_origin(self) -> tuple[float, float]:
+        """The playable area's lower-left corner in this spec's frame (the game's ``playable_area.p0``)."""
+        return (PLAYABLE[0], PLAYABLE[1])
+
+    @property
     def playable_width(self) -> float:
         return PLAYABLE[2] - PLAYABLE[0]
 

@@ -170,7 +170,9 @@ def test_random_policy_loses_to_scripted_ai():
 def test_smac_env_episode_loop():
     env = SMACEnv("3m", seed=0)
     info = env.get_env_info()
-    assert info == {"state_shape": 48, "obs_shape": 30, "n_actions": 9, "n_agents": 3, "episode_limit": 60}
+    assert info == {"state_shape": 48, "obs_shape": 30, "n_actions": 9, "n_agents": 3, "episode_limit": 60,
+                    "agent_features": ["health", "energy/cooldown", "rel_x", "rel_y"],
+                    "enemy_features": ["health", "rel_x", "rel_y"]}
     obs, state = env.reset()
     assert len(obs) == 3 and obs[0].dtype == np.float32 and state.shape == (48,)
     rng = np.random.default_rng(0)

@@ -1,6 +1,8 @@
 """``SC2Game`` (the connection to the real StarCraft II) against a fake ``pysc2``: the protobuf
-requests it sends — game creation, joins over ports, raw unit commands, the restart by debug kills —
-are checked field by field. It runs in a fresh interpreter: s2clientprotocol's generated code needs
+requests it sends — game creation (seeds, difficulty), joins over ports, raw unit commands, the
+restart by debug kills — are checked field by field; what it reads back (playable area, pathing
+grid) is the game's; two-player games advance in lockstep (the fake, like SC2, blocks one process's
+step until the other's arrives). It runs in a fresh interpreter: s2clientprotocol's generated code needs
 the pure-Python protobuf runtime, chosen before any other generated protobuf module loads."""
 
 import os
@@ -13,13 +15,20 @@ import pytest
 pytest.importorskip("s2clientprotocol")
 
 SCRIPT = r'''
-import sys, types
+import sys, threading, types
+import numpy as np
 from s2clientprotocol import sc2api_pb2 as sc_pb, raw_pb2 as r_pb, common_pb2
 
+GRID = np.zeros((32, 32), dtype=bool)  # [x, y]: walkable where y >= 8 and x < 20
+GRID[:20, 8:] = True
+
 class FakeController:
-    def __init__(self, log):
-        self.log, self.units, self.next_tag, self.saved = log, [], 100, []
+    def __init__(self, log, barrier):
+        self.log, self.units, self.next_tag, self.saved, self.barrier = log, [], 100, [], barrier
         self.spawn()
+    def lockstep(self):  # a multiplayer game advances only when every player asks it to
+        if self.barrier is not None:
+            self.barrier.wait(timeout=5)
     def spawn(self):
         self.units = []
         for owner, (x0, utype) in ((1, (9.0, 1970)), (2, (23.0, 48))):
@@ -30,10 +39,16 @@ class FakeController:
                 self.units.append(u)
     def save_map(self, path, data): self.saved.append((path, data))
     def create_game(self, req): self.log.append(("create", req))
-    def join_game(self, req): self.log.append(("join", req))
+    def join_game(self, req):
+        self.lockstep(); self.log.append(("join", req))
     def game_info(self):
         info = sc_pb.ResponseGameInfo()
-        info.start_raw.playable_area.p0.x, info.start_raw.playable_area.p0.y = 2, 2
+        area = info.start_raw.playable_area
+        area.p0.x, area.p0.y, area.p1.x, area.p1.y = 1, 3, 31, 29
+        info.start_raw.map_size.x, info.start_raw.map_size.y = 32, 32
+        grid = info.start_raw.pathing_grid
+        grid.bits_per_pixel, grid.size.x, grid.size.y = 1, 32, 32
+        grid.data = np.packbits(GRID.T).tobytes()  # image rows are y, most significant bit first
         return info
     def observe(self):
         obs = sc_pb.ResponseObservation()
@@ -42,23 +57,30 @@ class FakeController:
     def debug(self, commands):
         self.log.append(("debug", commands)); self.units = []
     def step(self, loops):
+        self.lockstep()
         self.log.append(("step", loops))
         if not self.units: self.spawn()
     def actions(self, req): self.log.append(("actions", req))
+    def save_replay(self): return b"REPLAY"
     def quit(self): self.log.append(("quit",))
 
 class FakeProcess:
-    def __init__(self, log): self.controller = FakeController(log)
+    def __init__(self, log, barrier): self.controller = FakeController(log, barrier)
     def close(self): pass
 
 class FakeRunConfig:
-    def __init__(self): self.logs, self.started = [], []
+    def __init__(self): self.logs, self.started, self.barriers, self.versions = [], [], {}, []
     def start(self, want_rgb=False, extra_ports=()):
-        self.started.append(list(extra_ports)); self.logs.append([]); return FakeProcess(self.logs[-1])
+        self.started.append(list(extra_ports)); self.logs.append([])
+        barrier = self.barriers.setdefault(tuple(extra_ports), threading.Barrier(2)) if extra_ports else None
+        return FakeProcess(self.logs[-1], barrier)
     def map_data(self, path): return b"MAPDATA:" + path.encode()
+    def save_replay(self, data, replay_dir, prefix): return f"{replay_dir}/{prefix}.SC2Replay"
 
 run_config = FakeRunConfig()
-pysc2 = types.ModuleType("pysc2"); rc = types.ModuleType("pysc2.run_configs"); rc.get = lambda: run_config
+def get_run_config(version=None):
+    run_config.versions.append(version); return run_config
+pysc2 = types.ModuleType("pysc2"); rc = types.ModuleType("pysc2.run_configs"); rc.get = get_run_config
 lib = types.ModuleType("pysc2.lib"); ports = types.ModuleType("pysc2.lib.portspicker")
 returned = []
 ports.pick_unused_ports = lambda n: list(range(5000, 5000 + n)); ports.return_ports = returned.extend
@@ -66,7 +88,7 @@ pysc2.run_configs, pysc2.lib, lib.portspicker = rc, lib, ports
 sys.modules.update({"pysc2": pysc2, "pysc2.run_configs": rc, "pysc2.lib": lib, "pysc2.lib.portspicker": ports})
 
 from selfplay.envs.smac.maps import get_map
-from selfplay.envs.smac.sc2_engine import ATTACK_ABILITY, MOVE_ABILITY, RawCommand, SC2Game
+from selfplay.envs.smac.sc2_engine import ATTACK_ABILITY, MOVE_ABILITY, RawCommand, SC2Game, decode_pathing_grid
 
 spec = get_map("3m")
 # --- two players: two processes on the same four ports, the map saved by both, joined over the ports
@@ -82,7 +104,9 @@ joins = [e[1] for log in run_config.logs for e in log if e[0] == "join"]
 assert len(joins) == 2 and all(j.race == common_pb2.Terran and j.options.raw for j in joins)
 assert all((j.server_ports.game_port, j.server_ports.base_port) == (5000, 5001) for j in joins)
 assert all([(c.game_port, c.base_port) for c in j.client_ports] == [(5002, 5003)] for j in joins)
-assert game.origin == (0.0, 0.0)
+# what the game reports, verbatim: its playable area and its pathing grid
+assert game.playable_area == ((1.0, 3.0), (31.0, 29.0))
+assert game.pathing_grid.shape == (32, 32) and np.array_equal(game.pathing_grid, GRID)
 
 # --- restart: every unit killed by a debug command, then stepped until the map respawns them
 old = {u.tag for u in c0.units}
@@ -103,6 +127,9 @@ assert (cmd1.ability_id, list(cmd1.unit_tags)) == (16, [b])
 assert (cmd1.target_world_space_pos.x, cmd1.target_world_space_pos.y) == (3.5, 4.5)
 assert run_config.logs[0][-1] == ("step", 8) and run_config.logs[1][-1] == ("step", 8)
 assert len(after) == 6
+# lockstep: a player with nothing to send still steps with the other (else both would block)
+game.step([[RawCommand(ATTACK_ABILITY, (a,), target_tag=b)], []], 8)
+assert run_config.logs[1][-1] == ("step", 8)
 game.close()
 assert ("quit",) in run_config.logs[0] and returned == [5000, 5001, 5002, 5003]
 
@@ -113,6 +140,34 @@ assert run_config.started == [[]]
 (kind, create), = [e for e in run_config.logs[0] if e[0] == "create"]
 assert create.local_map.map_data == b"MAPDATA:SMAC_Maps/2s3z.SC2Map"
 assert [(p.type, p.race, p.difficulty) for p in create.player_setup][1] == (sc_pb.Computer, common_pb2.Protoss, sc_pb.VeryHard)
+assert not create.HasField("random_seed")  # no seed given: the game chooses, as in SMAC (not 0)
+assert solo.save_replay("replays", "2s3z") == "replays/2s3z.SC2Replay"
+
+# --- seeds and difficulty come from the environment: games seed, seed + 1, ...; SMAC's difficulty letters
+from selfplay.envs.smac import SMACBattle, StarCraft2Env
+run_config.logs.clear()
+SMACBattle("3m", 2, two_player=False, backend="sc2", seed=5)
+assert [e[1].random_seed for log in run_config.logs for e in log if e[0] == "create"] == [5, 6]
+run_config.logs.clear()
+env = StarCraft2Env("3m", seed=9, difficulty="A", game_version="4.10", backend="sc2")
+(kind, create), = [e for e in run_config.logs[0] if e[0] == "create"]
+assert create.random_seed == 9 and create.player_setup[1].difficulty == sc_pb.CheatInsane
+assert run_config.versions[-1] == "4.10"
+# the masks use the game's grid, in the spec's frame: cell (x, y) is the game's (x, y) + game p0 - spec p0
+sx, sy = get_map("3m").playable_origin
+expected = np.zeros((32, 32), dtype=bool)
+for x in range(32):
+    for y in range(32):
+        gx, gy = x + int(1 - sx), y + int(3 - sy)
+        expected[x, y] = 0 <= gx < 32 and 0 <= gy < 32 and GRID[gx, gy]
+assert np.array_equal(env.pathing_grid, expected) and expected.any() and not expected.all()
+assert env.save_replay().endswith("3m.SC2Replay")
+
+# --- SMAC's older 8-bit pathing encoding (transposed, flipped in y, 0 = walkable)
+img = sc_pb.ResponseGameInfo().start_raw.pathing_grid
+img.bits_per_pixel = 8
+img.data = np.flip(~GRID, 1).T.astype(np.uint8).tobytes()
+assert np.array_equal(decode_pathing_grid(img, 32, 32), GRID)
 print("SC2GAME OK")
 '''
 
