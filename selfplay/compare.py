@@ -23,9 +23,13 @@ import numpy as np
 from selfplay.io import atomic_write_json
 from selfplay.loop import TrainConfig, train
 from selfplay.menagerie import Menagerie
-from selfplay.registry import agent_kit, check_env_name, env_for_agent, is_smac
+from selfplay.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
 from selfplay.rundir import RunDir
 from selfplay.schemes import make_scheme
+
+# exact exploitability (OpenSpiel games): first/final/best checkpoint, final checkpoints' Nash mixture
+EXPLOITABILITY_SUMMARY = ("exploitability_first", "exploitability_final", "exploitability_min",
+                          "nash_mixture_exploitability_final")
 
 DEFAULT_SCHEMES = [
     "naive",
@@ -170,12 +174,31 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
                    header="checkpoint,win_rate_vs_scripted", comments="", fmt=["%d", "%.4f"])
         summary.update(vs_scripted_first=float(vs_ai[0]), vs_scripted_final=float(vs_ai[-1]),
                        vs_scripted_best=float(vs_ai.max()))
+    if is_openspiel(cfg["env"]):  # exact exploitability of every checkpoint and of its Nash mixture
+        summary.update(_exploitability(run, env, ids, policies, ev.W, figures, cfg))
     atomic_write_json(run.evaluation / "summary.json", summary)
     if figures:
         from analysis import plots
 
         title = cfg["scheme"] + f" ({cfg['agent']})"
         plots.plot_winrate_matrix(ev.W, ev.nash, title=title, path=run.figures / "winrate_matrix.png")
+    return summary
+
+
+def _exploitability(run: RunDir, env: str, ids: list[int], policies: list, W: np.ndarray, figures: bool,
+                    cfg: dict) -> dict:
+    """``evaluation/exploitability.csv`` (and its figure) of an OpenSpiel run; the summary's entries."""
+    from selfplay.openspiel_eval import evaluate_exploitability, read_exploitability
+
+    menagerie = Menagerie.load(run.checkpoints)
+    episodes = [int(menagerie[i].tags.get("episode", 0)) for i in ids]
+    summary = evaluate_exploitability(env, ids, episodes, policies, W, run.evaluation)
+    if figures:
+        from analysis import plots
+
+        label = f"{cfg['scheme']} ({cfg['agent']})"
+        plots.plot_exploitability_curves({label: read_exploitability(run.evaluation / "exploitability.csv")},
+                                         title=f"exploitability on {cfg['env']}", path=run.figures / "exploitability.png")
     return summary
 
 
@@ -216,5 +239,6 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
                      "nash_support": summary["nash_support"], "episodes": config.episodes,
                      "seconds": round(info["seconds"], 2), "final_vs_first": round(summary["final_vs_first"], 6),
                      "menagerie_size": info["menagerie_size"], "updates": info["updates"],
-                     **{k: round(summary[k], 4) for k in ("vs_scripted_first", "vs_scripted_final") if k in summary}})
+                     **{k: round(summary[k], 4) for k in ("vs_scripted_first", "vs_scripted_final") if k in summary},
+                     **{k: round(summary[k], 6) for k in EXPLOITABILITY_SUMMARY if k in summary}})
     return write_comparison(config, out, runs, rows, evaluations, train_seconds, started)
