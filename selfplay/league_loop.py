@@ -27,7 +27,7 @@ import numpy as np
 from selfplay.games import GameRunner
 from selfplay.league import AlphaStarLeague, LeagueConfig
 from selfplay.menagerie import Menagerie
-from selfplay.registry import agent_kit, check_env_name, env_for_agent, is_smac, make_env
+from selfplay.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac, make_env
 from selfplay.rundir import RunDir, save_torch
 from selfplay.schemes import LearnerInfo, parse_spec
 
@@ -285,6 +285,16 @@ def evaluate_league(trainer: LeagueTrainer) -> dict:
         summary.update(nash_support=len(support), lower_triangle_winrate=ev.lower_triangle_winrate)
         lines += ["", "## The league's historicals", "", f"Maxent Nash support: {support}", "",
                   "![winrate matrix](figures/winrate_matrix.png)"]
+        if is_openspiel(cfg.env):  # exact exploitability of each historical and of the Nash mixture up to it
+            from selfplay.openspiel_eval import evaluate_exploitability
+
+            exact = evaluate_exploitability(trainer.env_name, ev.ids, [e.step for e in entries],
+                                            [e.policy for e in entries], ev.W, run.evaluation)
+            summary.update(exact)
+            lines += ["", f"Exact exploitability (NashConv/2): last historical {exact['exploitability_final']:.4f}, "
+                      f"maxent-Nash mixture of all historicals {exact['nash_mixture_exploitability_final']:.4f} "
+                      "(per historical, in order of entry: `evaluation/exploitability.csv`, whose `episode` column "
+                      "holds the learner step here)."]
     if entries:
         evaluated = evaluated_policies(trainer)
         measures = checkpoint_win_rates(trainer, [r.policy for r in evaluated])

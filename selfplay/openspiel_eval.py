@@ -7,9 +7,12 @@ observation, the legal actions as the mask (the environment's extra no-op action
 recurrent policy is run over the seat's whole observation sequence — the seat's information-state
 tensor at every decision node of the game so far, as the environment feeds it, the state zeroed at
 the game's start — along the representative history OpenSpiel's ``TabularPolicy`` keeps for the
-information state (in games whose information state fixes the seat's past observations, e.g. the
-poker games, that sequence is the same along every history of the state). The distribution is
-``softmax`` of the policy's masked logits (``info["logits"]``).
+information state. In games whose information state fixes the seat's past observations (Kuhn and
+Leduc poker, Liar's Dice, matrix games) that sequence is the same along every history of the state
+and the table is exact. Goofspiel's information state forgets the order of the player's own bids,
+which a recurrent policy remembers: there a recurrent policy is not a function of the information
+state, and its table (along the representative history) approximates it; feed-forward policies
+are exact everywhere. The distribution is ``softmax`` of the policy's masked logits (``info["logits"]``).
 
 ``evaluate_exploitability`` writes ``evaluation/exploitability.csv`` of a run: per evaluation
 checkpoint, the exploitability (NashConv/2) of its policy and of the maxent-Nash mixture (of the
@@ -88,8 +91,8 @@ def policy_table(policy: Any, game: Any, template: Any | None = None) -> Any:
             start = first == t  # the state is zeroed where a sequence begins (padding before it is forgotten)
             logits, state = _act_logits(policy, torch.as_tensor(padded[t]), state, mask if t == steps - 1 else None,
                                         start)
-    probs = torch.softmax(logits.float(), dim=-1)[:, :n_game_actions] * legal
-    table.action_probability_array = (probs / probs.sum(dim=1, keepdim=True)).double().numpy()
+    probs = torch.softmax(logits.double(), dim=-1)[:, :n_game_actions] * legal
+    table.action_probability_array = (probs / probs.sum(dim=1, keepdim=True)).numpy()
     return table
 
 

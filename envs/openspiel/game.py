@@ -153,6 +153,12 @@ class OpenSpielGame:
         """Per game, the seat to move (0 or 1)."""
         return self._to_move.copy()
 
+    def information_state_strings(self, seat: int) -> list[str]:
+        """Per game, seat ``seat``'s OpenSpiel information-state string (the key of tabular policies)."""
+        if seat not in (0, 1):
+            raise ValueError(f"seat must be 0 or 1, got {seat!r}")
+        return [state.information_state_string(seat) for state in self._states]
+
     def step(self, actions: Sequence[Any]):
         """Apply the mover's action in every game (the waiting seat's action is ignored).
 
