@@ -53,7 +53,7 @@ def openspiel_game(name: str) -> str:
 
 
 def is_smac(name: str) -> bool:
-    return isinstance(name, str) and name.startswith("smac:") or name.startswith("smac-commander:")
+    return name.startswith("smac:") or name.startswith("smac-commander:")
 
 
 def smac_map(name: str) -> str:
