@@ -25,7 +25,7 @@ def sharp_policy(env, body, seed):
 
 
 @pytest.mark.parametrize("game, body", [("leduc_poker", "mlp"), ("leduc_poker", "lstm"), ("kuhn_poker", "lstm"),
-                                        ("goofspiel(num_cards=4)", "mlp"), ("liars_dice", "mlp")])
+                                        ("goofspiel(num_cards=4)", "mlp"), ("liars_dice(dice_sides=4)", "mlp")])
 def test_table_is_what_the_policy_plays_in_the_environment(game, body):
     env = OpenSpielGame(game, num_envs=64, seed=0)
     policy = sharp_policy(env, body, seed=1)
@@ -82,16 +82,16 @@ def test_uniform_policy_table_has_openspiel_uniform_exploitability():
     assert exploitability(env.game, table) == pytest.approx(11 / 24)
 
 
-@pytest.mark.parametrize("agent, scheme", [("ppo-rnn", "psro:window=10,max_episodes_per_iteration=40"),
+@pytest.mark.parametrize("agent, scheme", [("ppo-rnn", "psro:window=10,max_episodes_per_iteration=40,matches_per_pair=4"),
                                            ("ppo-mlp", "delta-limit-uniform:delta=0.5")])
 def test_train_and_evaluate_write_exploitability_of_every_checkpoint(tmp_path, agent, scheme):
-    config = TrainConfig(env="openspiel:kuhn_poker", agent=agent, scheme=scheme, episodes=240, num_envs=16,
+    config = TrainConfig(env="openspiel:kuhn_poker", agent=agent, scheme=scheme, episodes=160, num_envs=16,
                          checkpoints=4, ppo={"horizon": 128, "epochs": 2}, tensorboard=False)
     train(config, tmp_path)
     summary = evaluate_run_dir(tmp_path, matches=4, seed=0)
     table = pd.read_csv(tmp_path / "evaluation" / "exploitability.csv")
     assert list(table.columns) == ["checkpoint", "episode", "exploitability", "nash_mixture_exploitability"]
-    assert table["checkpoint"].tolist() == [0, 1, 2, 3] and table["episode"].tolist() == [60, 120, 180, 240]
+    assert table["checkpoint"].tolist() == [0, 1, 2, 3] and table["episode"].tolist() == [40, 80, 120, 160]
     assert table["exploitability"].between(0, 2).all() and table["nash_mixture_exploitability"].between(0, 2).all()
     assert table["nash_mixture_exploitability"][0] == pytest.approx(table["exploitability"][0])
     assert summary["exploitability_final"] == pytest.approx(table["exploitability"].iloc[-1], abs=1e-7)
