@@ -137,8 +137,8 @@ def openspiel_psro_rl(game_name: str, budget: int, episodes_per_iteration: int, 
 def ours_rl(game_name: str, scheme: str, budget: int, seed: int, num_envs: int, horizon: int) -> dict:
     import torch
 
-    from analysis.exploitability import GameTree, exploitability
-    from selfplay.loop import SelfPlayTrainer, TrainConfig
+    from selfplay.analysis.exploitability import GameTree, exploitability
+    from selfplay.training.loop import SelfPlayTrainer, TrainConfig
     from selfplay.openspiel_eval import policy_table
 
     torch.set_num_threads(1)

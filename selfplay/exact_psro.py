@@ -1,6 +1,6 @@
 """PSRO with an exact best-response oracle on small OpenSpiel games (issue 18).
 
-Our PSRO scheme (``selfplay.schemes.PSRO``: Ω = the meta-solver's solution of the menagerie's
+Our PSRO scheme (``selfplay.core.schemes.PSRO``: Ω = the meta-solver's solution of the menagerie's
 meta-game; G = add the oracle's policy, fill its row/column of the meta-game through ``evaluate``,
 re-solve) with the reinforcement-learning oracle replaced by OpenSpiel's exact best response
 (``pyspiel.TabularBestResponse``), and the sampled matches replaced by exact expectations — so that
@@ -27,14 +27,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from selfplay.menagerie import Menagerie
-from selfplay.schemes import PSRO, LearnerInfo
+from selfplay.core.menagerie import Menagerie
+from selfplay.core.schemes import PSRO, LearnerInfo
 
 METRICS = ("payoff", "win")
 
 
 def _tree(game: Any, tree: Any | None):
-    from analysis.exploitability import GameTree
+    from selfplay.analysis.exploitability import GameTree
 
     return tree if tree is not None else GameTree(game)
 
@@ -107,7 +107,7 @@ def run_exact_psro(game: Any, iterations: int, solver: str = "maxent", metric: s
     ``scheme``: a ``PSRO`` to use (its ``evaluate`` is replaced by the exact one); by default one
     with ``solver`` that adds the oracle's policy at every call of G.
     """
-    from analysis.exploitability import exploitability
+    from selfplay.analysis.exploitability import exploitability
 
     if not (isinstance(iterations, int) and not isinstance(iterations, bool) and iterations >= 1):
         raise ValueError(f"iterations must be a positive integer, got {iterations!r}")

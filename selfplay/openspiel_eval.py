@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from selfplay.io import atomic_write_text
+from selfplay.utils.io import atomic_write_text
 
 EXPLOITABILITY_COLUMNS = ("checkpoint", "episode", "exploitability", "nash_mixture_exploitability")
 
@@ -65,7 +65,7 @@ def _act_logits(policy: Any, obs: torch.Tensor, state: Any, mask: torch.Tensor |
 @torch.no_grad()
 def policy_table(policy: Any, game: Any, template: Any | None = None) -> Any:
     """The ``TabularPolicy`` (of ``game``, both players' rows) that ``policy`` plays in the env."""
-    from analysis.exploitability import tabular_policy
+    from selfplay.analysis.exploitability import tabular_policy
 
     template = template if template is not None else tabular_policy(game)
     table = template.__copy__(copy_action_probability_array=False)
@@ -99,9 +99,9 @@ def policy_table(policy: Any, game: Any, template: Any | None = None) -> Any:
 def evaluate_exploitability(env_name: str, ids: Sequence[int], episodes: Sequence[int], policies: Sequence[Any],
                             W: np.ndarray, out_dir: str | Path) -> dict:
     """Write ``out_dir/exploitability.csv`` and return the run's exploitability summary."""
-    from analysis.exploitability import GameTree, exploitability_curve
-    from envs.openspiel import load_two_player_zero_sum
-    from selfplay.registry import openspiel_game
+    from selfplay.analysis.exploitability import GameTree, exploitability_curve
+    from selfplay.envs.openspiel import load_two_player_zero_sum
+    from selfplay.training.registry import openspiel_game
 
     game = load_two_player_zero_sum(openspiel_game(env_name))
     tree = GameTree(game)

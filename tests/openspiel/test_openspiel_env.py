@@ -6,9 +6,9 @@ import torch
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from envs.base import TwoPlayerBatchedEnv  # noqa: E402
-from envs.openspiel import OpenSpielGame, load_two_player_zero_sum  # noqa: E402
-from selfplay.registry import check_env_name, make_env  # noqa: E402
+from selfplay.envs.base import TwoPlayerBatchedEnv  # noqa: E402
+from selfplay.envs.openspiel import OpenSpielGame, load_two_player_zero_sum  # noqa: E402
+from selfplay.training.registry import check_env_name, make_env  # noqa: E402
 
 
 def random_legal(masks, rng):

@@ -7,12 +7,12 @@ import torch
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from agents.ppo import FrozenPPOPolicy  # noqa: E402
-from agents.ppo.network import ActorCritic, NetworkSpec  # noqa: E402
-from analysis.exploitability import exploitability  # noqa: E402
-from envs.openspiel import OpenSpielGame  # noqa: E402
-from selfplay.compare import CompareConfig, compare, evaluate_run_dir  # noqa: E402
-from selfplay.loop import TrainConfig, train  # noqa: E402
+from selfplay.agents.ppo import FrozenPPOPolicy  # noqa: E402
+from selfplay.agents.ppo.network import ActorCritic, NetworkSpec  # noqa: E402
+from selfplay.analysis.exploitability import exploitability  # noqa: E402
+from selfplay.envs.openspiel import OpenSpielGame  # noqa: E402
+from selfplay.evaluation.compare import CompareConfig, compare, evaluate_run_dir  # noqa: E402
+from selfplay.training.loop import TrainConfig, train  # noqa: E402
 from selfplay.openspiel_eval import policy_table  # noqa: E402
 
 
