@@ -29,6 +29,7 @@ __all__ = [
     "plot_embedding",
     "plot_rpp_table",
     "plot_checkpoint_curves",
+    "plot_exploitability_curves",
 ]
 
 # The paper's colours for the reference clusters.
@@ -241,6 +242,33 @@ def plot_checkpoint_curves(curves: Mapping[str, Mapping[str, tuple[Sequence, Seq
         ax.set_ylabel(ylabel)
         ax.set_title(measure)
         ax.legend(fontsize="small")
+    if title:
+        fig.suptitle(title, y=1.03)
+    return _finish(fig, path)
+
+
+def plot_exploitability_curves(curves: Mapping[str, tuple[Sequence, Sequence, Sequence]], title: str | None = None,
+                               path: str | os.PathLike | None = None) -> Figure:
+    """Two panels over training episodes, one line per run: the exploitability (NashConv/2) of each
+    evaluation checkpoint, and of the maxent-Nash mixture of the checkpoints up to it.
+    ``curves[label] = (episodes, exploitability, nash_mixture_exploitability)``; 0 is a Nash equilibrium."""
+    if not curves:
+        raise ValueError("curves must hold at least one run")
+    fig = _new_figure((10.4, 3.8))
+    axes = [fig.add_subplot(1, 2, k + 1) for k in range(2)]
+    for label, (x, own, mixed) in curves.items():
+        if not len(x) == len(own) == len(mixed):
+            raise ValueError(f"curves[{label!r}]: episodes and exploitabilities differ in length")
+        axes[0].plot(np.asarray(x), np.asarray(own), marker="o", markersize=3, label=label)
+        axes[1].plot(np.asarray(x), np.asarray(mixed), marker="o", markersize=3, label=label)
+    for ax, measure in zip(axes, ("checkpoint policy", "maxent-Nash mixture of checkpoints so far")):
+        ax.axhline(0.0, color="0.6", linestyle=":", linewidth=1)
+        ax.set_ylim(bottom=0.0)
+        ax.xaxis.set_major_locator(MaxNLocator(5))
+        ax.set_xlabel("episodes")
+        ax.set_ylabel("exploitability (NashConv / 2)")
+        ax.set_title(measure)
+    axes[1].legend(fontsize="small")
     if title:
         fig.suptitle(title, y=1.03)
     return _finish(fig, path)

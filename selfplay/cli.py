@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("train", help="train one learner under one self-play scheme")
-    p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP")
+    p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP | openspiel:GAME[(param=value,...)]")
     p.add_argument("--agent", default="ppo-mlp", help="ppo-mlp | ppo-rnn | alphastar (SMAC)")
     p.add_argument("--scheme", default="delta-uniform:delta=0", help="scheme spec, e.g. delta-limit-uniform:delta=0.5")
     p.add_argument("--episodes", type=int, default=10_000)
@@ -105,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
 
     p = sub.add_parser("compare", help="train every scheme (and seed), evaluate, and write a report with figures")
-    p.add_argument("--env", default="rirrps")
+    p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP | openspiel:GAME[(param=value,...)]")
     p.add_argument("--agent", default="ppo-mlp",
                    help="one agent or several, comma-separated (ppo-mlp,ppo-rnn; alphastar on SMAC)")
     p.add_argument("--schemes", type=_csv, default=None, help="comma-separated scheme specs")
@@ -125,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_alphastar_options(p)
 
     p = sub.add_parser("league", help="train AlphaStar's league (main players, main and league exploiters) and evaluate it")
-    p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP")
+    p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP | openspiel:GAME[(param=value,...)]")
     p.add_argument("--agent", default="ppo-mlp", help="ppo-mlp | ppo-rnn | alphastar (SMAC)")
     p.add_argument("--main", type=int, default=1)
     p.add_argument("--main-exploiters", type=int, default=1)

@@ -22,10 +22,15 @@ import numpy as np
 
 from selfplay.utils.io import atomic_write_json
 from selfplay.training.loop import TrainConfig, train
-from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_smac
+from selfplay.core.menagerie import Menagerie
+from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
 from selfplay.training.rundir import RunDir
 from selfplay.evaluation.runs import load_checkpoint_policies, pool_map, slug
 from selfplay.core.schemes import make_scheme
+
+# exact exploitability (OpenSpiel games): first/final/best checkpoint, final checkpoints' Nash mixture
+EXPLOITABILITY_SUMMARY = ("exploitability_first", "exploitability_final", "exploitability_min",
+                          "nash_mixture_exploitability_final")
 
 DEFAULT_SCHEMES = [
     "naive",
@@ -167,6 +172,8 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
                    header="checkpoint,win_rate_vs_scripted", comments="", fmt=["%d", "%.4f"])
         summary.update(vs_scripted_first=float(vs_ai[0]), vs_scripted_final=float(vs_ai[-1]),
                        vs_scripted_best=float(vs_ai.max()))
+    if is_openspiel(cfg["env"]):  # exact exploitability of every checkpoint and of its Nash mixture
+        summary.update(_exploitability(run, env, ids, policies, ev.W, figures, cfg))
     atomic_write_json(run.evaluation / "summary.json", summary)
     if figures:
         from selfplay.analysis import plots
@@ -198,6 +205,21 @@ STANDARD_SUMMARY = ("lower_triangle_winrate", "nash_support", "final_vs_first", 
 
 def _is_number(v) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+def _exploitability(run: RunDir, env: str, ids: list[int], policies: list, W: np.ndarray, figures: bool,
+                    cfg: dict) -> dict:
+    """``evaluation/exploitability.csv`` (and its figure) of an OpenSpiel run; the summary's entries."""
+    from selfplay.training.openspiel_eval import evaluate_exploitability, read_exploitability
+
+    menagerie = Menagerie.load(run.checkpoints)
+    episodes = [int(menagerie[i].tags.get("episode", 0)) for i in ids]
+    summary = evaluate_exploitability(env, ids, episodes, policies, W, run.evaluation)
+    if figures:
+        from selfplay.analysis import plots
+
+        label = f"{cfg['scheme']} ({cfg['agent']})"
+        plots.plot_exploitability_curves({label: read_exploitability(run.evaluation / "exploitability.csv")},
+                                         title=f"exploitability on {cfg['env']}", path=run.figures / "exploitability.png")
+    return summary
 
 
 def compare(config: CompareConfig, out: str | Path) -> Path:

@@ -14,6 +14,8 @@ from selfplay.utils.io import atomic_write_json, atomic_write_text
 SUMMARY_COLUMNS = ["scheme", "agent", "seed", "lower_triangle_winrate", "nash_support", "episodes", "seconds",
                    "final_vs_first", "menagerie_size", "updates"]
 SMAC_COLUMNS = ["vs_scripted_first", "vs_scripted_final", "vs_scripted_best"]  # first / last / best checkpoint vs the map's AI
+EXPLOITABILITY_COLUMNS = ["exploitability_first", "exploitability_final", "exploitability_min",
+                          "nash_mixture_exploitability_final"]  # OpenSpiel games (selfplay/evaluation/openspiel_eval.py)
 
 
 def embedding_inputs(config, runs, agent: str, seed: int) -> tuple[dict, dict]:
@@ -68,7 +70,7 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
     figures = out / "figures"
     evaluation.mkdir(parents=True, exist_ok=True)
     figures.mkdir(parents=True, exist_ok=True)
-    columns = SUMMARY_COLUMNS + [c for c in SMAC_COLUMNS if any(c in r for r in rows)]
+    columns = SUMMARY_COLUMNS + [c for c in SMAC_COLUMNS + EXPLOITABILITY_COLUMNS if any(c in r for r in rows)]
     columns += [c for c in dict.fromkeys(k for r in rows for k in r) if c not in columns]  # e.g. exploitability
     summary = pd.DataFrame(rows, columns=columns)
     atomic_write_text(evaluation / "summary.csv", summary.to_csv(index=False))
@@ -77,7 +79,9 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
     seed_stats = write_seed_statistics(config, out, runs, summary, evaluations, timings)
     t0 = time.perf_counter()
 
-    figure_paths: dict[str, list[Path]] = {"winrate": [], "nash": [], "embedding": [], "rpp": []}
+    figure_paths: dict[str, list[Path]] = {"exploitability": [], "winrate": [], "nash": [], "embedding": [], "rpp": []}
+    if "exploitability_final" in summary.columns:
+        figure_paths["exploitability"] = exploitability_figures(config, runs, figures)
     for r in runs:
         ev = evaluations[r.label]
         name = f"{r.agent}_{_slug(r.scheme)}_s{r.seed}"
@@ -116,6 +120,21 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
     return report
 
 
+def exploitability_figures(config, runs, figures: Path) -> list[Path]:
+    """One figure per agent: every run's exploitability curves (``evaluation/exploitability.csv``)."""
+    from selfplay.analysis import plots
+    from selfplay.training.openspiel_eval import read_exploitability
+
+    paths = []
+    for agent in config.agents:
+        curves = {f"{r.scheme} s{r.seed}": read_exploitability(r.path / "evaluation" / "exploitability.csv")
+                  for r in runs if r.agent == agent}
+        path = figures / f"exploitability_{agent}.png"
+        plots.plot_exploitability_curves(curves, title=f"Exploitability on {config.env} ({agent})", path=path)
+        paths.append(path)
+    return paths
+
+
 def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths: dict, out: Path,
                   train_seconds: float, total_seconds: float, seed_stats=None, timings: dict | None = None) -> str:
     rel = lambda p: p.relative_to(out).as_posix()  # noqa: E731
@@ -137,11 +156,14 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
         "`lower_triangle_winrate`: mean of W below the diagonal (later checkpoints against earlier ones; "
         "> 0.5 means monotone improvement). `nash_support`: checkpoints in the support of the maxent Nash of "
         "A = W − ½. `final_vs_first`: the last checkpoint's win rate against the first. On SMAC, "
-        "`vs_scripted_first`/`vs_scripted_final`: the first/last checkpoint's win rate against the map's scripted AI.",
+        "`vs_scripted_first`/`vs_scripted_final`: the first/last checkpoint's win rate against the map's scripted AI. "
+        "On OpenSpiel games, exact exploitability (NashConv/2; 0 is a Nash equilibrium): `exploitability_first`/"
+        "`_final`/`_min` of the first/last/best checkpoint's policy, `nash_mixture_exploitability_final` of the "
+        "maxent-Nash mixture of all checkpoints (per checkpoint: each run's `evaluation/exploitability.csv`).",
         "",
     ]
     shown = ["lower_triangle_winrate", "nash_support", "final_vs_first"] + \
-        [c for c in SMAC_COLUMNS if c in summary.columns] + ["seconds"]
+        [c for c in SMAC_COLUMNS + EXPLOITABILITY_COLUMNS if c in summary.columns] + ["seconds"]
     means = summary.groupby(["agent", "scheme"], sort=False)[shown].mean()
     if len(config.seeds) > 1:
         lines += [f"Means over the {len(config.seeds)} seeds; intervals in the next sections.", ""]
@@ -158,11 +180,11 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
                   markdown_table(table.round(4).reset_index().rename(columns={"index": "scheme"})), "",
                   f"![rpp_{agent}](figures/rpp_{agent}.png)"]
     chosen = f" (seed {config.seeds[0]}; every seed's in its run directory)" if len(config.seeds) > 1 else ""
-    titles = {"embedding": f"Trajectory embeddings{chosen}",
+    titles = {"exploitability": "Exploitability over training (exact)", "embedding": f"Trajectory embeddings{chosen}",
               "winrate": f"Winrate matrices (with maxent-Nash support){chosen}",
               "winrate_mean": f"Winrate matrices averaged over the {len(config.seeds)} seeds (checkpoint k of every seed)",
               "nash": f"Maxent Nash over checkpoints (seed {config.seeds[0]})"}
-    for key in ("embedding", "winrate", "winrate_mean", "nash"):
+    for key in ("exploitability", "embedding", "winrate", "winrate_mean", "nash"):
         if figure_paths.get(key):
             lines += ["", f"## {titles[key]}", ""]
             lines += [f"![{p.stem}]({rel(p)})" for p in figure_paths[key]]

@@ -49,7 +49,11 @@ METRICS: dict[str, Metric] = {
     "vs_scripted_first": Metric(True, "the first checkpoint's win rate against the map's scripted AI"),
     "vs_scripted_final": Metric(True, "the last checkpoint's win rate against the map's scripted AI"),
     "vs_scripted_best": Metric(True, "the best checkpoint's win rate against the map's scripted AI"),
-    "exploitability": Metric(False, "how much a best response gains against the final policy"),
+    "exploitability_first": Metric(False, "exact exploitability (NashConv/2) of the first checkpoint's policy"),
+    "exploitability_final": Metric(False, "exact exploitability (NashConv/2) of the last checkpoint's policy"),
+    "exploitability_min": Metric(False, "exact exploitability of the least exploitable checkpoint"),
+    "nash_mixture_exploitability_final": Metric(False, "exact exploitability of the maxent-Nash mixture of all "
+                                                       "checkpoints"),
 }
 BOOKKEEPING = ("scheme", "agent", "seed", "episodes", "seconds", "menagerie_size", "updates", "checkpoints")
 AGGREGATE_COLUMNS = ["agent", "scheme", "metric", "n_seeds", "mean", "mean_ci_low", "mean_ci_high", "iqm",

@@ -26,7 +26,7 @@ import numpy as np
 from selfplay.core.league import AlphaStarLeague, LeagueConfig
 from selfplay.core.menagerie import Menagerie
 from selfplay.core.schemes import LearnerInfo, parse_spec
-from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_smac, make_env
+from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.training.trainer import Player, Trainer
 from selfplay.utils.seeding import derive_seed
@@ -265,6 +265,16 @@ def evaluate_league(trainer: LeagueTrainer) -> dict:
         summary.update(nash_support=len(support), lower_triangle_winrate=ev.lower_triangle_winrate)
         lines += ["", "## The league's historicals", "", f"Maxent Nash support: {support}", "",
                   "![winrate matrix](figures/winrate_matrix.png)"]
+        if is_openspiel(cfg.env):  # exact exploitability of each historical and of the Nash mixture up to it
+            from selfplay.training.openspiel_eval import evaluate_exploitability
+
+            exact = evaluate_exploitability(trainer.env_name, ev.ids, [e.step for e in entries],
+                                            [e.policy for e in entries], ev.W, run.evaluation)
+            summary.update(exact)
+            lines += ["", f"Exact exploitability (NashConv/2): last historical {exact['exploitability_final']:.4f}, "
+                      f"maxent-Nash mixture of all historicals {exact['nash_mixture_exploitability_final']:.4f} "
+                      "(per historical, in order of entry: `evaluation/exploitability.csv`, whose `episode` column "
+                      "holds the learner step here)."]
     if entries:
         evaluated = evaluated_policies(trainer)
         measures = checkpoint_win_rates(trainer, [r.policy for r in evaluated])

@@ -9,6 +9,8 @@ order executor: ``env_for_agent("smac:MAP", "alphastar")`` is ``smac-commander:M
 seen as a ``CommanderEnv`` (commander actions, packed AlphaStar observations, win/loss reward) on a
 ``COMMANDER_GRID``² grid. A SMAC name ending in ``@sc2`` (``smac:3m@sc2``) plays the real StarCraft II
 game instead of the simulator (``envs/smac/sc2_engine.py``; needs the game and the ``sc2`` extra).
+``openspiel:GAME`` / ``openspiel:GAME(param=value,...)``: a two-player zero-sum OpenSpiel game with
+information-state tensors (``envs/openspiel``; needs the ``openspiel`` extra), played by the PPO agents.
 """
 
 from __future__ import annotations
@@ -21,11 +23,17 @@ from selfplay.envs.base import TwoPlayerBatchedEnv
 MATRIX_GAMES = ("rirrps", "biased-rps", "rpsls")
 AGENTS = ("ppo-mlp", "ppo-rnn", "alphastar")
 SC2_SUFFIX = "@sc2"  # smac:MAP@sc2: the real game
+OPENSPIEL_PREFIX = "openspiel:"  # openspiel:kuhn_poker, openspiel:goofspiel(num_cards=4)
 COMMANDER_GRID = 16  # the AlphaStar agent's spatial/location grid on SMAC's 32×32 maps (2 map units a cell)
 
 
 def check_env_name(name: str) -> str:
     if name in MATRIX_GAMES:
+        return name
+    if is_openspiel(name):
+        from selfplay.envs.openspiel import load_two_player_zero_sum
+
+        load_two_player_zero_sum(openspiel_game(name))
         return name
     if isinstance(name, str) and (name.startswith("smac:") or name.startswith("smac-commander:")):
         from selfplay.envs.smac import MAP_NAMES
@@ -33,7 +41,17 @@ def check_env_name(name: str) -> str:
         if smac_map(name) not in MAP_NAMES:
             raise ValueError(f"unknown SMAC map {smac_map(name)!r}; maps: {', '.join(MAP_NAMES)}")
         return name
-    raise ValueError(f"env must be one of {MATRIX_GAMES} or 'smac:MAP' (or 'smac:MAP{SC2_SUFFIX}'), got {name!r}")
+    raise ValueError(f"env must be one of {MATRIX_GAMES}, 'smac:MAP' (or 'smac:MAP{SC2_SUFFIX}') or "
+                     f"'{OPENSPIEL_PREFIX}GAME', got {name!r}")
+
+
+def is_openspiel(name: str) -> bool:
+    return isinstance(name, str) and name.startswith(OPENSPIEL_PREFIX)
+
+
+def openspiel_game(name: str) -> str:
+    """The OpenSpiel game string of an environment name (``openspiel:goofspiel(num_cards=4)`` → ``goofspiel(num_cards=4)``)."""
+    return name[len(OPENSPIEL_PREFIX):]
 
 
 def is_smac(name: str) -> bool:
@@ -85,6 +103,10 @@ def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "c
         from selfplay.envs.rps import make_game
 
         return make_game(name, num_envs=num_envs, seed=seed, device=device)
+    if is_openspiel(name):
+        from selfplay.envs.openspiel import OpenSpielGame
+
+        return OpenSpielGame(openspiel_game(name), num_envs, seed=seed, device=device)
     from selfplay.envs.smac import SMACBattle
 
     map_name = smac_map(name)

@@ -71,8 +71,8 @@ def test_improvement_table_hand_computed_oriented_and_complementary():
 def test_metrics_must_declare_their_orientation():
     with pytest.raises(ValueError, match="'novelty' has no declared orientation"):
         metric_columns(SUMMARY.assign(novelty=1.0))
-    assert metric_columns(SUMMARY.assign(exploitability=0.1)) == ["lower_triangle_winrate", "nash_support",
-                                                                  "exploitability"]
+    assert metric_columns(SUMMARY.assign(exploitability_final=0.1)) == ["lower_triangle_winrate", "nash_support",
+                                                                        "exploitability_final"]
     with pytest.raises(ValueError, match="one row per"):
         aggregate_table(pd.concat([SUMMARY, SUMMARY.iloc[:1]]))
 
