@@ -36,12 +36,12 @@ per game at each reset), attack the ally group (2c_vs_64zg: the closest living m
 (2s_vs_1sc's spine crawler).  SC2's auto-acquisition (``_scripted_orders``): a unit keeps a target
 within its weapon range; else it acquires, among the enemies it can hit within its scan range
 (``UnitStats.scan_range``: max(weapon range, 5), edge distance), the closest one that can attack it,
-else the closest; else it keeps chasing its living target while within sight (9); else it returns
-to the trigger's order.  Units under an attack-unit order do not auto-acquire.
+else the closest; else the unit that last fired at it (if within sight 9: units respond to attacks
+from beyond their scan range); else it keeps chasing its living target while within sight; else it
+returns to the trigger's order.  Units under an attack-unit order do not auto-acquire.
 
 Approximations (documented, not SC2): no projectile travel time or weapon damage point; paths are
-found on the 1 x 1 pathing grid; a unit does not respond to being attacked from beyond its scan
-range; all target priorities are equal (20 for every unit of these maps).  A unit ordered to attack
+found on the 1 x 1 pathing grid; all target priorities are equal (20 for every unit of these maps).  A unit ordered to attack
 a target it cannot hit (a marauder on a Medivac) keeps its previous order (SC2 rejects the order).
 """
 
@@ -50,7 +50,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .maps import MAP_SIZE, MapSpec
+from .maps import MAP_SIZE, MapSpec, agent_order
 from .pathing import PathTable
 from .units import (
     COLOSSUS_LINE_HALF_LENGTH,
@@ -140,7 +140,8 @@ class BattleEngine:
         self.is_zerg = b([s.race == "Z" for s in stats])
         self.is_bio = (self.attributes & BIO) != 0
         self.cliff_walker = b([n == "colossus" for n in names])
-        self.collides = ~self.is_air & ~self.cliff_walker  # small ground units collide; colossi and air do not
+        # small ground units collide; colossi, air and immobile units (the spine crawler) do not
+        self.collides = ~self.is_air & ~self.cliff_walker & (self.speed > 0)
         self.is_scripted = b([s in self.scripted_sides for s in [0] * self.n_side[0] + [1] * self.n_side[1]])
         # Raw damage per hit of unit i on unit j, bonus included (U, U).
         dmg = f([s.damage for s in stats])
@@ -184,9 +185,9 @@ class BattleEngine:
         if order is not None and order[0] == "attack_units":
             kind = ORDER_ATTACK_GROUP
             created = spec._created(0)
-            from .maps import _agent_order
-            members = [created[k][1] in order[1] for k in _agent_order(spec, 0)]
+            members = [created[k][1] in order[1] for k in agent_order(spec, 0)]
             self.group_target[: self.n_side[0]] = torch.tensor(members, device=dev)
+        self.any_group_order = kind == ORDER_ATTACK_GROUP
         self.trigger_kind = torch.tensor([kind if s == 1 else ORDER_AMOVE for s in self.side.tolist()], device=dev)
         self.side0_goal = torch.tensor(spec.spawn_centres(1), dtype=torch.float32, device=dev)  # scripted side 0
 
@@ -203,6 +204,7 @@ class BattleEngine:
         self.goal = torch.zeros(E, U, 2, device=dev)
         self.trigger_goal = torch.zeros(E, U, 2, device=dev)  # the attack-move point of each unit's trigger
         self.cur_speed = torch.zeros(E, U, device=dev)
+        self.last_attacker = torch.full((E, U), -1, dtype=torch.long, device=dev)  # who last fired at each unit
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -225,6 +227,7 @@ class BattleEngine:
         self.target = torch.where(mu, 0, self.target)
         self.goal = torch.where(mp, self.spawn.expand_as(self.goal), self.goal)
         self.cur_speed = torch.where(mu, 0.0, self.cur_speed)
+        self.last_attacker = torch.where(mu, -1, self.last_attacker)
         self.trigger_goal = torch.where(mp, self._draw_trigger_goals(), self.trigger_goal)
 
     def _draw_trigger_goals(self) -> torch.Tensor:
@@ -334,23 +337,32 @@ class BattleEngine:
             score = torch.where(in_scan, edge - 1e3 * threat[None].float(), torch.inf)
             best_s, best = score.min(dim=2)
             found = torch.isfinite(best_s)
+            # respond to an attack from beyond the scan range: acquire the last attacker if it is hittable
+            la = self.last_attacker[:, own]
+            la_ok = (la >= other.start) & (la < other.stop)
+            la_rel = (la - other.start).clamp(0, hittable.shape[2] - 1)
+            la_ok &= hittable.gather(2, la_rel[..., None]).squeeze(-1)
+            la_ok &= edge.gather(2, la_rel[..., None]).squeeze(-1) <= SIGHT_RANGE
+            found_la = ~found & la_ok
+            best = torch.where(found_la, la_rel, best)
+            found = found | found_la
             attacking = (self.order[:, own] == ATTACK) & tgt_alive[:, own]
             cur_edge = tgt_edge[:, own]
             in_range = attacking & (cur_edge <= self.weapon_range[own])
             chasing = attacking & (cur_edge <= SIGHT_RANGE)
             kind = self.trigger_kind[own][None, :]
-            # attack-unit order on a group: the current member while it lives, else the closest member
-            grp = self.group_target[other][None, None, :] & alive[:, None, other]
-            d_grp = torch.where(grp, edge, torch.inf)
-            g_d, g_best = d_grp.min(dim=2)
-            on_group = (kind == ORDER_ATTACK_GROUP) & torch.isfinite(g_d)
-            cur_in_group = attacking & self.group_target[self.target[:, own]]
-            group_target = torch.where(cur_in_group, self.target[:, own], g_best + other.start)
             target = torch.where(in_range, self.target[:, own], torch.where(found, best + other.start, self.target[:, own]))
             engaged = in_range | found | chasing
             order = torch.where(engaged, ATTACK, torch.where(kind == ORDER_AMOVE, AMOVE, STOP))
-            order = torch.where(on_group, ATTACK, order)
-            target = torch.where(on_group, group_target, target)
+            if self.any_group_order:
+                # attack-unit order on a group: the current member while it lives, else the closest member
+                grp = self.group_target[other][None, None, :] & alive[:, None, other]
+                g_d, g_best = torch.where(grp, edge, torch.inf).min(dim=2)
+                on_group = (kind == ORDER_ATTACK_GROUP) & torch.isfinite(g_d)
+                cur_in_group = attacking & self.group_target[self.target[:, own]]
+                group_target = torch.where(cur_in_group, self.target[:, own], g_best + other.start)
+                order = torch.where(on_group, ATTACK, order)
+                target = torch.where(on_group, group_target, target)
             goal = self.trigger_goal[:, own]
             heals = self.heals[own]
             if bool(heals.any()):
@@ -394,6 +406,12 @@ class BattleEngine:
         # 4. damage
         hp_loss, shield_loss = self._damage(fire, idx, tgt_vec, tgt_dist, alive)
         boom = fire & self.explodes
+        if self.scripted_sides:  # remember who fired at whom (the scripted units respond to attacks)
+            hit_idx = torch.where(fire, idx, U)
+            shooter = self.unit_index.expand(E, U)
+            board = torch.full((E, U + 1), -1, dtype=torch.long, device=self.device)
+            board.scatter_(1, hit_idx, shooter)
+            self.last_attacker = torch.where(board[:, :U] >= 0, board[:, :U], self.last_attacker)
 
         # 5. healing
         if self.any_healer:

@@ -127,7 +127,7 @@ class MapSpec:
 
     def units(self, side: int, mirrored: bool = False) -> list[str]:
         """Unit names of ``side`` (0 allies, 1 enemies) in agent order."""
-        return [self._created(side)[k][0] for k in _agent_order(self, side, mirrored)]
+        return [self._created(side)[k][0] for k in agent_order(self, side, mirrored)]
 
     def spawn_centres(self, side: int) -> np.ndarray:
         """Mean trigger point of ``side``'s units."""
@@ -150,7 +150,7 @@ class MapSpec:
         """(n_units, 2) start positions of ``side`` in agent order; ``mirrored`` (side 1 only): placed
         by the same rule in the frame x' = map_x - x (module docstring)."""
         pos = _placement(self, side, mirrored)
-        return pos[_agent_order(self, side, mirrored)]
+        return pos[agent_order(self, side, mirrored)]
 
     def pathing_grid(self) -> np.ndarray:
         """bool (map_x, map_y), indexed [x, y]: True where ground units may stand."""
@@ -295,7 +295,7 @@ def _agent_order_cached(spec: MapSpec, side: int, mirrored: bool) -> tuple[int, 
     return tuple(k[-1] for k in sorted(keys))
 
 
-def _agent_order(spec: MapSpec, side: int, mirrored: bool = False) -> list[int]:
+def agent_order(spec: MapSpec, side: int, mirrored: bool = False) -> list[int]:
     """Creation indices of ``side``'s units in agent order: by (type order, x, y) in the side's frame."""
     return list(_agent_order_cached(spec, side, bool(mirrored)))
 

@@ -10,7 +10,7 @@ sqrt 2, no corner cutting between two blocked cells) we precompute, once per gri
 
 A ground unit at p heading for q (cells a, b) walks straight at q unless ``detour[a, b]``; then
 towards the centre of the walkable neighbour n of a minimising ``step(a, n) + dist[n, b]``
-(``PathTable.directions``, batched over games and units).  A grid without any detour between its
+(precomputed as a next-hop table; ``PathTable.directions``, batched over games and units).  A grid without any detour between its
 walkable cells (the line maps' strip, an open square) needs no table (``convex``).
 """
 
@@ -28,6 +28,7 @@ NEIGHBOURS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -
 
 @lru_cache(maxsize=None)
 def _tables(walk_bytes: bytes, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(next hop (n*n, n*n) int8: neighbour index or -1 to walk straight, detour (n*n, n*n) bool)."""
     walk = np.frombuffer(walk_bytes, dtype=bool).reshape(n, n)
     idx = np.arange(n * n).reshape(n, n)
     rows, cols, w = [], [], []
@@ -48,24 +49,38 @@ def _tables(walk_bytes: bytes, n: int) -> tuple[np.ndarray, np.ndarray]:
     dy = np.abs(c[:, None, 1] - c[None, :, 1])
     octile = (np.maximum(dx, dy) + (np.sqrt(2) - 1) * np.minimum(dx, dy)).astype(np.float32)
     detour = np.isfinite(dist) & (dist > octile + 1e-3)
-    return dist, detour
+    # next hop: the neighbour k of a minimising step_k + dist[n_k(a), b]; -1 = walk straight
+    flat = walk.ravel()
+    best_cost = np.full((n * n, n * n), np.inf, dtype=np.float32)
+    hop = np.full((n * n, n * n), -1, dtype=np.int8)
+    ax, ay = c[:, 0], c[:, 1]
+    for k, (dx, dy) in enumerate(NEIGHBOURS):
+        nx, ny = ax + dx, ay + dy
+        ok = (nx >= 0) & (nx < n) & (ny >= 0) & (ny < n)
+        nb = np.where(ok, nx.clip(0, n - 1) * n + ny.clip(0, n - 1), 0)
+        ok &= flat[nb]
+        if dx and dy:  # no corner cutting
+            ok &= flat[(ax + dx).clip(0, n - 1) * n + ay] & flat[ax * n + (ay + dy).clip(0, n - 1)]
+        cost = np.where(ok[:, None], np.float32(np.hypot(dx, dy)) + dist[nb], np.inf)
+        better = cost < best_cost
+        best_cost = np.where(better, cost, best_cost)
+        hop[better] = k
+    use = detour & flat[:, None] & np.isfinite(best_cost)
+    return np.where(use, hop, -1).astype(np.int8), detour
 
 
 class PathTable:
-    """``dist``/``detour`` of one pathing grid on ``device`` (module docstring)."""
+    """The next-hop table of one pathing grid on ``device`` (module docstring)."""
 
     def __init__(self, walk: np.ndarray, device: torch.device):
         n = walk.shape[0]
-        dist, detour = _tables(np.ascontiguousarray(walk, dtype=bool).tobytes(), n)
+        hop, detour = _tables(np.ascontiguousarray(walk, dtype=bool).tobytes(), n)
         self.n = n
         self.convex = not bool(detour.any())
         if self.convex:
             return
-        self.dist = torch.tensor(dist, device=device).reshape(-1)
-        self.detour = torch.tensor(detour, device=device).reshape(-1)
-        self.walk = torch.tensor(walk.ravel(), device=device)
-        self.nbr = torch.tensor(NEIGHBOURS, dtype=torch.long, device=device)  # (8, 2)
-        self.step = self.nbr.float().norm(dim=-1)
+        self.hop = torch.tensor(hop, device=device).reshape(-1)  # int8
+        self.nbr = torch.tensor(NEIGHBOURS + ((0, 0),), dtype=torch.long, device=device)  # row 8: unused
 
     def directions(self, pos: torch.Tensor, goal: torch.Tensor) -> torch.Tensor:
         """(..., 2) vectors to walk along from ``pos`` towards ``goal`` (both (..., 2)): the straight
@@ -79,12 +94,6 @@ class PathTable:
         b_xy = goal.clamp(0, n - 1e-4).floor().long()
         a = a_xy[..., 0] * n + a_xy[..., 1]
         b = b_xy[..., 0] * n + b_xy[..., 1]
-        nb_xy = a_xy[..., None, :] + self.nbr  # (..., 8, 2)
-        inside = ((nb_xy >= 0) & (nb_xy < n)).all(-1)
-        nb = nb_xy[..., 0].clamp(0, n - 1) * n + nb_xy[..., 1].clamp(0, n - 1)
-        cost = self.step + self.dist[nb * (n * n) + b[..., None]]
-        cost = torch.where(inside & self.walk[nb], cost, torch.inf)
-        best_cost, best = cost.min(-1)
-        use_path = self.detour[a * (n * n) + b] & torch.isfinite(best_cost) & self.walk[a]
-        hop = nb_xy.gather(-2, best[..., None, None].expand(*best.shape, 1, 2)).squeeze(-2).float() + 0.5
-        return torch.where(use_path[..., None], hop - pos, straight)
+        k = self.hop[a * (n * n) + b].long()
+        hop = (a_xy + self.nbr[k.clamp(min=0)]).float() + 0.5
+        return torch.where((k >= 0)[..., None], hop - pos, straight)

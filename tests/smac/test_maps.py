@@ -280,3 +280,17 @@ def test_smac_heuristic_medivac_heals_the_closest_damaged_ally():
     d = (e.pos[0, :9] - e.pos[0, 9]).norm(dim=-1)
     closest = 0 if d[0] < d[5] else 5
     assert pol.act()[0, 9].item() == 6 + closest
+
+
+def test_scripted_unit_responds_to_an_attack_from_beyond_its_scan_range():
+    """A zealot (scan range 5) shot by a stalker 5.8 away (edge; stalker range 6) turns on it."""
+    eng = duel(["stalker"], ["zealot"])
+    reach = UNIT_STATS["stalker"].radius + UNIT_STATS["zealot"].radius
+    eng.pos[0] = torch.tensor([[16.0, 16.0 + 5.8 + reach], [16.0, 16.0]])
+    eng.trigger_goal[0, 1] = torch.tensor([16.0, 2.0])  # walking away
+    eng.advance(1)
+    assert eng.order[0, 1].item() == AMOVE  # not seen within 5
+    eng.order[0, 0], eng.target[0, 0] = ATTACK, 1
+    eng.advance(2)
+    assert eng.shield[0, 1].item() < 50.0
+    assert eng.order[0, 1].item() == ATTACK and eng.target[0, 1].item() == 0
