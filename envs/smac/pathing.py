@@ -8,7 +8,8 @@ sqrt 2, no corner cutting between two blocked cells) we precompute, once per gri
 - ``detour[a, b]``: the shortest path is longer than the octile distance (the length without
   obstacles), i.e. terrain stands between a and b.
 
-A ground unit at p heading for q (cells a, b) walks straight at q unless ``detour[a, b]``; then
+A ground unit at p heading for q (cells a, b; an unwalkable b, e.g. under a colossus on a cliff, is
+replaced by its nearest walkable cell) walks straight at q unless ``detour[a, b]``; then
 towards the centre of the walkable neighbour n of a minimising ``step(a, n) + dist[n, b]``
 (precomputed as a next-hop table; ``PathTable.directions``, batched over games and units).  A grid without any detour between its
 walkable cells (the line maps' strip, an open square) needs no table (``convex``).
@@ -66,7 +67,16 @@ def _tables(walk_bytes: bytes, n: int) -> tuple[np.ndarray, np.ndarray]:
         best_cost = np.where(better, cost, best_cost)
         hop[better] = k
     use = detour & flat[:, None] & np.isfinite(best_cost)
-    return np.where(use, hop, -1).astype(np.int8), detour
+    hop = np.where(use, hop, -1).astype(np.int8)
+    # a destination on an unwalkable cell (a colossus on a cliff): head for the nearest walkable cell
+    walk_idx = np.nonzero(flat)[0]
+    if len(walk_idx):
+        d2 = ((c[:, None, :] - c[None, walk_idx, :]) ** 2).sum(-1)
+        snap = walk_idx[d2.argmin(1)]
+        blocked = ~flat
+        hop[:, blocked] = hop[:, snap[blocked]]
+        detour[:, blocked] = detour[:, snap[blocked]]
+    return hop, detour
 
 
 class PathTable:
