@@ -7,7 +7,11 @@ heuristic AI (``envs/smac/heuristic.py``) against the scripted enemy over ``--ga
 seed.  For 3s5z also the mean distance of the placement from the real game's layout (the seed's
 reset positions, ``tests/smac/test_maps.py``).  Prints a markdown table.
 
-    python benchmarks/smac_fidelity.py [--games 256] [--seeds 0 1] [--maps 3m 2s3z]
+``--ablations`` also measures how much two modelling choices move the heuristic's win rate: the
+scripted enemy's acquisition range (SC2's scan range vs sight 9, the former rule) on a few maps, and
+3s5z with the real game's spawn positions instead of the placement rule.
+
+    python benchmarks/smac_fidelity.py [--games 256] [--seeds 0 1] [--maps 3m 2s3z] [--ablations]
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from envs.smac import MAP_NAMES, get_map
-from envs.smac.heuristic import heuristic_win_rate
+from envs.smac import MAP_NAMES, SMACBattle, get_map
+from envs.smac.heuristic import HeuristicPolicy, heuristic_win_rate
 
 MAPS_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "smac_maps"
 REAL_3S5Z = {"stalker": [(0, 0), (0, -1.18848), (1.18848, 0)],
@@ -66,11 +70,44 @@ def real_3s5z_error() -> float:
     return float(np.mean(errs))
 
 
+def tweaked_win_rate(name: str, games: int, tweak, seed: int = 0) -> float:
+    """The heuristic's win rate with ``tweak(engine)`` applied before the first reset."""
+    b = SMACBattle(name, games, two_player=False, seed=seed)
+    tweak(b.engine)
+    b.reset()
+    pol = HeuristicPolicy(b, 0)
+    won = played = 0
+    while played < games:
+        _, _, done, info = b.step([pol.act()], check_masks=False)
+        won += int((info["battle_won"][0] & done).sum())
+        played += int(done.sum())
+        pol.reset(done)
+    return won / played
+
+
+def scan_range_sight(engine) -> None:
+    engine.scan_range = torch.full_like(engine.scan_range, 9.0)
+
+
+def real_3s5z_spawns(engine) -> None:
+    offsets = np.array(REAL_3S5Z["stalker"] + REAL_3S5Z["zealot"])
+    engine.spawn = torch.tensor(np.concatenate([offsets + (9, 16), offsets + (23, 16)]), dtype=torch.float32)
+
+
+def ablations(games: int) -> None:
+    print("\n| map | heuristic win rate | scan range 9 instead of max(range, 5) |\n|---|---:|---:|")
+    for name in ("3m", "2s3z", "3s5z", "8m", "25m", "bane_vs_bane", "MMM"):
+        base = tweaked_win_rate(name, games, lambda e: None)
+        print(f"| {name} | {base:.2f} | {tweaked_win_rate(name, games, scan_range_sight):.2f} |", flush=True)
+    print(f"\n3s5z with the real game's spawn positions: {tweaked_win_rate('3s5z', games, real_3s5z_spawns):.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--games", type=int, default=256)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--maps", nargs="+", default=list(MAP_NAMES))
+    ap.add_argument("--ablations", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
     print("| map | pathing agreement | mean spawn distance to trigger point | heuristic win rate |")
@@ -83,6 +120,8 @@ def main() -> None:
         print(f"| {name} | {agree:.3f} ({src}) | {spawn_distance(name):.2f} | "
               f"{' / '.join(f'{w:.2f}' for w in wins)} | <!-- {time.time() - t:.0f}s -->", flush=True)
     print(f"\n3s5z placement vs the real game's layout: mean error {real_3s5z_error():.3f}")
+    if args.ablations:
+        ablations(args.games)
 
 
 if __name__ == "__main__":
