@@ -41,8 +41,9 @@ from beyond their scan range); else it keeps chasing its living target while wit
 returns to the trigger's order.  Units under an attack-unit order do not auto-acquire.
 
 Approximations (documented, not SC2): no projectile travel time or weapon damage point; paths are
-found on the 1 x 1 pathing grid; all target priorities are equal (20 for every unit of these maps).  A unit ordered to attack
-a target it cannot hit (a marauder on a Medivac) keeps its previous order (SC2 rejects the order).
+found on the 1 x 1 pathing grid; all target priorities are equal (20 for every unit of these maps).
+A unit ordered to attack a target it cannot hit (a marauder on a Medivac) keeps its previous order
+(SC2 rejects the order).
 """
 
 from __future__ import annotations
@@ -86,7 +87,11 @@ class BattleEngine:
 
     Tensors (E = num_envs, U = units of both sides): ``pos`` (E, U, 2), ``hp``, ``shield``,
     ``energy``, ``cooldown`` (loops until the weapon is ready), ``order``, ``target``, ``goal``
-    (E, U, 2), ``since_damage`` (loops since the last damage taken)."""
+    (E, U, 2), ``since_damage`` (loops since the last damage taken), ``trigger_goal`` (E, U, 2: the
+    trigger's attack-move point), ``last_attacker`` (E, U: who last fired at the unit, -1 none),
+    ``cur_speed`` (E, U: the speed of accelerating units).  ``mirror_spawns``: side 1 starts at the
+    mirror image of side 0's placement rule (``MapSpec.spawn_positions(1, mirrored=True)``), for a
+    mirrored seat in two-player mode."""
 
     def __init__(self, spec: MapSpec, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None,
                  scripted_sides: tuple[int, ...] = (1,), mirror_spawns: bool = False):
@@ -171,8 +176,8 @@ class BattleEngine:
         self.cliff_walkable = torch.tensor((walk | spec.cliff_grid()).reshape(-1), device=dev)
         self.paths = PathTable(walk, dev)
         self.cliff_paths = PathTable(walk | spec.cliff_grid(), dev) if bool(self.cliff_walker.any()) else self.paths
-        self.spawn = torch.tensor(np.concatenate([spec.spawn_positions(0), spec.spawn_positions(1, self.mirror_spawns)]),
-                                  dtype=torch.float32, device=dev)
+        spawn = np.concatenate([spec.spawn_positions(0), spec.spawn_positions(1, self.mirror_spawns)])
+        self.spawn = torch.tensor(spawn, dtype=torch.float32, device=dev)
         # The scripted side's trigger order (class docstring); side 0, when scripted, attack-moves to
         # the other side's spawn centre (the maps give player 1 no order).
         kind, self.order_points = NO_ORDER, None
@@ -351,7 +356,7 @@ class BattleEngine:
             in_range = attacking & (cur_edge <= self.weapon_range[own])
             chasing = attacking & (cur_edge <= SIGHT_RANGE)
             kind = self.trigger_kind[own][None, :]
-            target = torch.where(in_range, self.target[:, own], torch.where(found, best + other.start, self.target[:, own]))
+            target = torch.where(in_range | ~found, self.target[:, own], best + other.start)
             engaged = in_range | found | chasing
             order = torch.where(engaged, ATTACK, torch.where(kind == ORDER_AMOVE, AMOVE, STOP))
             if self.any_group_order:

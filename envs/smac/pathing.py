@@ -6,13 +6,14 @@ sqrt 2, no corner cutting between two blocked cells) we precompute, once per gri
 - ``dist[a, b]``: the shortest-path length from cell a to cell b (inf if unreachable), by Dijkstra
   (``scipy.sparse.csgraph.shortest_path``);
 - ``detour[a, b]``: the shortest path is longer than the octile distance (the length without
-  obstacles), i.e. terrain stands between a and b.
+  obstacles), i.e. terrain stands between a and b;
+- ``hop[a, b]``: where ``detour``, the walkable neighbour n of a minimising ``step(a, n) + dist[n, b]``.
 
 A ground unit at p heading for q (cells a, b; an unwalkable b, e.g. under a colossus on a cliff, is
-replaced by its nearest walkable cell) walks straight at q unless ``detour[a, b]``; then
-towards the centre of the walkable neighbour n of a minimising ``step(a, n) + dist[n, b]``
-(precomputed as a next-hop table; ``PathTable.directions``, batched over games and units).  A grid without any detour between its
-walkable cells (the line maps' strip, an open square) needs no table (``convex``).
+replaced by its nearest walkable cell) walks straight at q unless ``detour[a, b]``; then towards the
+centre of ``hop[a, b]`` (``PathTable.directions``, one gather per unit, batched over games and
+units).  A grid without any detour between its walkable cells (the line maps' strip, an open square)
+needs no table (``convex``).
 """
 
 from __future__ import annotations
