@@ -39,3 +39,31 @@ def test_shipped_data_hand_facts():
 def test_reader_rejects_a_folder_without_maps(tmp_path):
     with pytest.raises(ValueError, match="no .SC2Map"):
         read_maps.read_maps(tmp_path)
+
+
+def test_unit_table_agrees_with_the_maps_own_unit_data():
+    """Every field the maps' "_RL" unit copies set (UnitData.xml) equals the simulator's unit table
+    (units.py); acceleration 1000 is the table's "instant" (0)."""
+    from envs.smac.maps import game_unit_name
+    from envs.smac.units import (MEDIVAC_ENERGY_REGEN_PER_S, MEDIVAC_MAX_ENERGY, MEDIVAC_START_ENERGY,
+                                 SHIELD_REGEN_DELAY_S, SHIELD_REGEN_PER_S, UNIT_STATS, ZERG_REGEN_PER_S)
+
+    d = json.loads(read_maps.DATA_FILE.read_text())
+    checked = 0
+    for m in d.values():
+        for uid, u in m["unit_data"].items():
+            if not uid.endswith("_RL"):
+                continue
+            s = UNIT_STATS[game_unit_name(uid)]
+            expect = {"life_max": s.hp, "shields_max": s.shield, "life_armor": s.armor, "speed": s.speed,
+                      "radius": s.radius, "acceleration": s.acceleration or 1000.0,
+                      "shield_regen": SHIELD_REGEN_PER_S, "shield_regen_delay": SHIELD_REGEN_DELAY_S,
+                      "life_regen": ZERG_REGEN_PER_S, "energy_start": MEDIVAC_START_ENERGY,
+                      "energy_max": MEDIVAC_MAX_ENERGY, "energy_regen": MEDIVAC_ENERGY_REGEN_PER_S}
+            for field, value in expect.items():
+                if field in u:
+                    assert u[field] == pytest.approx(value), (uid, field)
+                    checked += 1
+            planes = u.get("planes", {})  # the colossus is in both planes: ground weapons hit it
+            assert (planes.get("Air", 0) == 1 and planes.get("Ground", 0) == 0) == s.air, uid
+    assert checked > 150
