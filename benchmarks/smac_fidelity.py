@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from envs.smac import MAP_NAMES, SMACBattle, get_map
-from envs.smac.heuristic import HeuristicPolicy, heuristic_win_rate
+from selfplay.envs.smac import MAP_NAMES, SMACBattle, get_map
+from selfplay.envs.smac.heuristic import HeuristicPolicy, heuristic_win_rate
 
 MAPS_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "smac_maps"
 REAL_3S5Z = {"stalker": [(0, 0), (0, -1.18848), (1.18848, 0)],
@@ -43,7 +43,7 @@ def file_grid(name: str) -> tuple[np.ndarray, str]:
         flags = np.frombuffer(b[32:32 + w * h], dtype=np.uint8).reshape(h, w)
         return (flags & 1 == 0).T, "archive"
     except (ImportError, OSError):
-        from envs.smac.maps import map_data
+        from selfplay.envs.smac.maps import map_data
 
         col = map_data()[name]["pathing"]
         return np.array([[c == "1" for c in x] for x in col]), "shipped data"

@@ -3,10 +3,10 @@ import pytest
 import torch
 from gymnasium.utils.env_checker import check_env
 
-from analysis.nash import maxent_nash
-from envs.rps import RirRPS
-from selfplay.adapters import OpponentEnv, PolicyWrapper, SelfPlaySession
-from selfplay.evaluate import evaluate_population, play_matches
+from selfplay.analysis.nash import maxent_nash
+from selfplay.envs.rps import RirRPS
+from selfplay.training.adapters import OpponentEnv, PolicyWrapper, SelfPlaySession
+from selfplay.training.matches import evaluate_population, play_matches
 
 
 def always(action):
@@ -143,7 +143,7 @@ def test_hand_written_reinforce_through_the_callback_api_learns_to_exploit_histo
 
 
 def test_opponent_env_over_a_smac_battle_exposes_masks_and_rejects_illegal_actions():
-    from envs.smac import FocusFirePolicy, SMACBattle
+    from selfplay.envs.smac import FocusFirePolicy, SMACBattle
 
     battle = SMACBattle("3m", 1, mirror=True, seed=0)
     session = SelfPlaySession("delta-uniform:delta=0", FocusFirePolicy.for_battle(battle, seat=1), seed=0)

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from envs.smac import MAP_NAMES, SMACBattle, get_map
-from envs.smac.engine import AMOVE, ATTACK, MOVE, STOP, BattleEngine
-from envs.smac.maps import PLACEMENT_OVERLAP, MapSpec, _collision_class
-from envs.smac.units import UNIT_STATS
+from selfplay.envs.smac import MAP_NAMES, SMACBattle, get_map
+from selfplay.envs.smac.engine import AMOVE, ATTACK, MOVE, STOP, BattleEngine
+from selfplay.envs.smac.maps import PLACEMENT_OVERLAP, MapSpec, _collision_class
+from selfplay.envs.smac.units import UNIT_STATS
 
 MAPS_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "smac_maps"
 
@@ -250,7 +250,7 @@ def test_every_map_plays_in_both_modes(name):
 def test_smac_heuristic_targets_the_closest_enemy_and_keeps_it():
     """SMAC's heuristic AI (envs/smac/heuristic.py): the closest living enemy, kept until it dies, and
     attacked wherever it is (beyond the shoot-range mask: step(..., check_masks=False))."""
-    from envs.smac.heuristic import HeuristicPolicy
+    from selfplay.envs.smac.heuristic import HeuristicPolicy
 
     b = SMACBattle("3m", 1, two_player=False, seed=0)
     b.reset()
@@ -268,7 +268,7 @@ def test_smac_heuristic_targets_the_closest_enemy_and_keeps_it():
 
 
 def test_smac_heuristic_medivac_heals_the_closest_damaged_ally():
-    from envs.smac.heuristic import HeuristicPolicy
+    from selfplay.envs.smac.heuristic import HeuristicPolicy
 
     b = SMACBattle("MMM", 1, two_player=False, seed=0)
     b.reset()

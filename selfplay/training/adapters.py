@@ -21,9 +21,9 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from selfplay.menagerie import Entry, Menagerie
-from selfplay.payoff import Payoff
-from selfplay.schemes import LearnerInfo, Scheme, make_scheme
+from selfplay.core.menagerie import Entry, Menagerie
+from selfplay.core.payoff import Payoff
+from selfplay.core.schemes import LearnerInfo, Scheme, make_scheme
 
 LEARNER_KEY = "learner"
 

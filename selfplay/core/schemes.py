@@ -24,8 +24,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from selfplay.menagerie import Entry, Menagerie
-from selfplay.payoff import Payoff
+from selfplay.core.menagerie import Entry, Menagerie
+from selfplay.core.payoff import Payoff
 
 
 @dataclass
@@ -222,7 +222,7 @@ def resolve_meta_solver(solver: str | Callable[[np.ndarray], np.ndarray]) -> Cal
         return solver
     if solver not in META_SOLVERS:
         raise ValueError(f"solver must be one of {META_SOLVERS} or a callable, got {solver!r}")
-    from analysis import nash  # numpy/scipy only
+    from selfplay.analysis import nash  # numpy/scipy only
 
     function = getattr(nash, {"maxent": "maxent_nash", "lp": "lp_nash", "rectified": "rectified_nash"}.get(solver, solver), None)
     if function is None:
@@ -395,7 +395,7 @@ def make_scheme(spec: str, **overrides: Any) -> Scheme:
         "psro": {"solver", "threshold", "window", "matches_per_pair", "max_episodes_per_iteration", "meta_game", "evaluate"},
     }
     if name == "league":
-        from selfplay.league import AlphaStarLeague, LeagueConfig
+        from selfplay.core.league import AlphaStarLeague, LeagueConfig
 
         return AlphaStarLeague(LeagueConfig.from_kwargs(kwargs), name=spec.strip())
     if name not in allowed:
