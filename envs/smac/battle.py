@@ -82,7 +82,9 @@ class SMACBattle:
                 raise ValueError(f"games must hold num_envs={num_envs} connections, got {len(games)}")
             self.engine = SC2Engine(spec, games, scripted_sides=scripted, device=device)
         else:
-            self.engine = BattleEngine(spec, num_envs, device=device, seed=seed, scripted_sides=scripted)
+            # A mirrored seat gets the mirror image of seat 0's spawn layout (maps.py): fair self-play.
+            self.engine = BattleEngine(spec, num_envs, device=device, seed=seed, scripted_sides=scripted,
+                                       mirror_spawns=self.two_player and self.mirror)
         self.backend = backend
         self.device = self.engine.device
         self.num_envs = num_envs
@@ -141,8 +143,10 @@ class SMACBattle:
         self.action_masks()
         return [v.special_state(self._avail[s], self.last_action[s]) for s, v in enumerate(self.views[: self.n_seats])]
 
-    def step(self, actions: list) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor, dict]:
-        acts = self._check_actions(actions)
+    def step(self, actions: list, check_masks: bool = True) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor, dict]:
+        """One step of every game.  ``check_masks=False``: actions need not be in the masks (SMAC's
+        heuristic AI attacks targets beyond the shoot range, ``heuristic.py``); 0 then means no order."""
+        acts = self._check_actions(actions, check_masks)
         for side, a in enumerate(acts):
             world = a
             if side == 1 and self.mirror:
@@ -195,7 +199,7 @@ class SMACBattle:
         self.episode_steps = torch.where(mask, 0, self.episode_steps)
         self._avail = None
 
-    def _check_actions(self, actions) -> list[torch.Tensor]:
+    def _check_actions(self, actions, check_masks: bool = True) -> list[torch.Tensor]:
         if not isinstance(actions, (list, tuple)) or len(actions) != self.n_seats:
             raise ValueError(f"actions must be a list of {self.n_seats} per-seat tensors "
                              f"({'two_player' if self.two_player else 'single-player: seat 0 only'}), "
@@ -217,7 +221,7 @@ class SMACBattle:
                 raise ValueError(f"actions[{s}][{e}, {i}] = {int(a[e, i])} is out of range; "
                                  f"allowed: 0..{self.n_actions[s] - 1}")
             legal = masks[s].gather(2, a[..., None]).squeeze(-1)
-            if not bool(legal.all()):
+            if check_masks and not bool(legal.all()):
                 e, i = torch.nonzero(~legal)[0].tolist()
                 allowed = torch.nonzero(masks[s][e, i]).flatten().tolist()
                 raise ValueError(f"actions[{s}][{e}, {i}] = {int(a[e, i])} is not available to agent {i} of seat {s} "

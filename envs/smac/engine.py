@@ -4,7 +4,8 @@ Units of both sides live in one axis of size ``U = n_side0 + n_side1`` (side 0 f
 order).  One environment step is ``STEP_MUL`` = 8 game loops (spec-smac.md §1); every loop is
 resolved for all games and all units at once, in this order:
 
-1. the scripted AI (sides listed in ``scripted_sides``) picks orders (``_scripted_orders``);
+1. the scripted AI (sides listed in ``scripted_sides``) picks orders (``_scripted_orders``): the
+   map trigger's order and SC2's auto-acquisition;
 2. orders whose target died end (the unit becomes idle: SMAC's "_RL" units never auto-acquire);
 3. weapon cooldowns tick down one loop; a unit whose attack target is within weapon range
    (edge distance ``|p_t - p_a| - r_a - r_t <= range``) and whose cooldown is <= 0 fires, and its
@@ -16,9 +17,10 @@ resolved for all games and all units at once, in this order:
    target perpendicular to the attack direction; a baneling that reaches its target explodes,
    hitting every enemy ground unit within 2.2 (+ their radius) and dying;
 5. Medivac healing: 9 hp/s on a bio ally within 4 (edge distance), 1 energy per 3 hp;
-6. movement at each unit's speed: towards a move point, towards an attack/heal target until in
-   range, or along the attack-move flow field; a step into a blocked cell slides along x or y
-   or stops;
+6. movement at each unit's speed (a Medivac accelerates at 2.3125/s^2 from rest): towards a move
+   point, towards an attack/heal target until in range, or to the attack-move point; ground units
+   chasing or attack-moving follow shortest paths around terrain (``pathing.py``); a step into a
+   blocked cell slides along x or y or stops;
 7. regeneration: shields +2/s after 10 s without damage, zerg +0.2734 hp/s, energy +0.5625/s;
 8. deaths (hp <= 0).
 
@@ -28,21 +30,29 @@ resolved once per step, not per loop: an approximation that keeps every loop O(E
 Orders: ``STOP`` (idle), ``MOVE`` (to ``goal``), ``ATTACK`` (unit ``target``), ``HEAL`` (unit
 ``target``), ``AMOVE`` (scripted attack-move to ``goal``).
 
-Approximations (documented, not SC2): no pathfinding for units chasing a target (they walk
-straight and slide along walls; the scripted attack-move follows a precomputed flow field), no
-projectile travel time or weapon damage point, a unit ordered to attack a target it cannot hit
-(a marauder on a Medivac) stays idle.
+The scripted side (single-player mode: player 2) follows the map's trigger (``MapSpec.enemy_order``,
+re-issued at every reset): attack-move to a point (a random point on a segment for 2m_vs_1z, drawn
+per game at each reset), attack the ally group (2c_vs_64zg: the closest living member), or no order
+(2s_vs_1sc's spine crawler).  SC2's auto-acquisition (``_scripted_orders``): a unit keeps a target
+within its weapon range; else it acquires, among the enemies it can hit within its scan range
+(``UnitStats.scan_range``: max(weapon range, 5), edge distance), the closest one that can attack it,
+else the closest; else the unit that last fired at it (if within sight 9: units respond to attacks
+from beyond their scan range); else it keeps chasing its living target while within sight; else it
+returns to the trigger's order.  Units under an attack-unit order do not auto-acquire.
+
+Approximations (documented, not SC2): no projectile travel time or weapon damage point; paths are
+found on the 1 x 1 pathing grid; all target priorities are equal (20 for every unit of these maps).
+A unit ordered to attack a target it cannot hit (a marauder on a Medivac) keeps its previous order
+(SC2 rejects the order).
 """
 
 from __future__ import annotations
 
-from collections import deque
-from functools import lru_cache
-
 import numpy as np
 import torch
 
-from .maps import MAP_SIZE, MapSpec
+from .maps import MAP_SIZE, MapSpec, agent_order
+from .pathing import PathTable
 from .units import (
     COLOSSUS_LINE_HALF_LENGTH,
     COLOSSUS_LINE_HALF_WIDTH,
@@ -64,54 +74,12 @@ from .units import (
     BIO,
 )
 
+NO_ORDER, ORDER_AMOVE, ORDER_ATTACK_GROUP = 0, 1, 2  # the scripted side's trigger order
+
 STOP, MOVE, ATTACK, HEAL, AMOVE = 0, 1, 2, 3, 4
 
 # Move actions 2..5: north (+y), south, east (+x), west (spec §2).
 MOVE_DIRECTIONS = ((0.0, 1.0), (0.0, -1.0), (1.0, 0.0), (-1.0, 0.0))
-
-
-@lru_cache(maxsize=None)
-def _flow_field(walk_bytes: bytes, goal: tuple[float, float]) -> np.ndarray:
-    """(32*32, 2) unit directions of an attack-move towards ``goal`` on the walkability grid.
-
-    A cell with a clear straight line to the goal points at the goal; any other cell points at the
-    centre of its 8-neighbour with the smallest breadth-first distance to the goal cell."""
-    walk = np.frombuffer(walk_bytes, dtype=bool).reshape(MAP_SIZE, MAP_SIZE)
-    gx, gy = int(goal[0]), int(goal[1])
-    dist = np.full((MAP_SIZE, MAP_SIZE), np.inf)
-    dist[gx, gy] = 0
-    queue = deque([(gx, gy)])
-    nbrs = [(dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
-    while queue:
-        x, y = queue.popleft()
-        for dx, dy in nbrs:
-            nx, ny = x + dx, y + dy
-            if not (0 <= nx < MAP_SIZE and 0 <= ny < MAP_SIZE) or not walk[nx, ny] or dist[nx, ny] < np.inf:
-                continue
-            if dx and dy and not (walk[x + dx, y] and walk[x, y + dy]):  # no corner cutting
-                continue
-            dist[nx, ny] = dist[x, y] + 1
-            queue.append((nx, ny))
-    flow = np.zeros((MAP_SIZE, MAP_SIZE, 2))
-    ts = np.linspace(0, 1, 64)
-    for x in range(MAP_SIZE):
-        for y in range(MAP_SIZE):
-            c = np.array([x + 0.5, y + 0.5])
-            to_goal = np.asarray(goal) - c
-            seg = c[None] + ts[:, None] * to_goal[None]
-            if walk[seg[:, 0].astype(int).clip(0, 31), seg[:, 1].astype(int).clip(0, 31)].all():
-                best = to_goal
-            else:
-                cands = [(dist[x + dx, y + dy], dx, dy) for dx, dy in nbrs
-                         if 0 <= x + dx < MAP_SIZE and 0 <= y + dy < MAP_SIZE and dist[x + dx, y + dy] < np.inf]
-                if not cands:
-                    best = to_goal
-                else:
-                    _, dx, dy = min(cands)
-                    best = np.array([dx, dy], dtype=float)
-            n = np.hypot(*best)
-            flow[x, y] = best / n if n > 0 else 0.0
-    return flow.reshape(-1, 2)
 
 
 class BattleEngine:
@@ -119,10 +87,14 @@ class BattleEngine:
 
     Tensors (E = num_envs, U = units of both sides): ``pos`` (E, U, 2), ``hp``, ``shield``,
     ``energy``, ``cooldown`` (loops until the weapon is ready), ``order``, ``target``, ``goal``
-    (E, U, 2), ``since_damage`` (loops since the last damage taken)."""
+    (E, U, 2), ``since_damage`` (loops since the last damage taken), ``trigger_goal`` (E, U, 2: the
+    trigger's attack-move point), ``last_attacker`` (E, U: who last fired at the unit, -1 none),
+    ``cur_speed`` (E, U: the speed of accelerating units).  ``mirror_spawns``: side 1 starts at the
+    mirror image of side 0's placement rule (``MapSpec.spawn_positions(1, mirrored=True)``), for a
+    mirrored seat in two-player mode."""
 
     def __init__(self, spec: MapSpec, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None,
-                 scripted_sides: tuple[int, ...] = (1,)):
+                 scripted_sides: tuple[int, ...] = (1,), mirror_spawns: bool = False):
         if not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         for s in scripted_sides:
@@ -135,7 +107,8 @@ class BattleEngine:
         self.generator = torch.Generator(device=self.device)
         self.generator.manual_seed(int(seed) if seed is not None else int(torch.seed() % (2**63)))
 
-        names = spec.units(0) + spec.units(1)
+        self.mirror_spawns = bool(mirror_spawns)
+        names = spec.units(0) + spec.units(1, self.mirror_spawns)
         self.n_side = (len(spec.units(0)), len(spec.units(1)))
         self.num_units = U = len(names)
         self.side_slices = (slice(0, self.n_side[0]), slice(self.n_side[0], U))
@@ -158,6 +131,9 @@ class BattleEngine:
         self.radius = f([s.radius for s in stats])
         self.weapon_range = f([s.weapon_range for s in stats])
         self.cooldown_loops = f([s.cooldown_loops for s in stats])
+        self.scan_range = f([s.scan_range for s in stats])
+        self.accel = f([s.acceleration / LOOPS_PER_SECOND**2 for s in stats])  # distance per loop^2
+        self.any_accel = bool((self.accel > 0).any())
         self.max_cooldown = f([s.max_cooldown for s in stats])
         self.hits = torch.tensor([s.hits for s in stats], device=dev)
         self.is_air = b([s.air for s in stats])
@@ -169,7 +145,8 @@ class BattleEngine:
         self.is_zerg = b([s.race == "Z" for s in stats])
         self.is_bio = (self.attributes & BIO) != 0
         self.cliff_walker = b([n == "colossus" for n in names])
-        self.collides = ~self.is_air & ~self.cliff_walker  # small ground units collide; colossi and air do not
+        # small ground units collide; colossi, air and immobile units (the spine crawler) do not
+        self.collides = ~self.is_air & ~self.cliff_walker & (self.speed > 0)
         self.is_scripted = b([s in self.scripted_sides for s in [0] * self.n_side[0] + [1] * self.n_side[1]])
         # Raw damage per hit of unit i on unit j, bonus included (U, U).
         dmg = f([s.damage for s in stats])
@@ -197,15 +174,27 @@ class BattleEngine:
         walk = spec.pathing_grid()
         self.walkable = torch.tensor(walk.reshape(-1), device=dev)
         self.cliff_walkable = torch.tensor((walk | spec.cliff_grid()).reshape(-1), device=dev)
-        self.spawn = torch.tensor(np.concatenate([spec.spawn_positions(0), spec.spawn_positions(1)]),
-                                  dtype=torch.float32, device=dev)
-        # Attack-move goal of each side: the other side's spawn (the map's trigger, spec §7).
-        goals = [spec.spawn_centres(1), spec.spawn_centres(0)]
-        self.amove_goal = torch.tensor(np.stack([goals[int(s)] for s in self.side.tolist()]),
-                                       dtype=torch.float32, device=dev)
-        flows = [torch.tensor(_flow_field(walk.tobytes(), tuple(map(float, g))), dtype=torch.float32, device=dev)
-                 for g in goals]
-        self.flow = torch.stack(flows)  # (2, 32*32, 2), indexed by the moving unit's side
+        self.paths = PathTable(walk, dev)
+        self.cliff_paths = PathTable(walk | spec.cliff_grid(), dev) if bool(self.cliff_walker.any()) else self.paths
+        spawn = np.concatenate([spec.spawn_positions(0), spec.spawn_positions(1, self.mirror_spawns)])
+        self.spawn = torch.tensor(spawn, dtype=torch.float32, device=dev)
+        # The scripted side's trigger order (class docstring); side 0, when scripted, attack-moves to
+        # the other side's spawn centre (the maps give player 1 no order).
+        kind, self.order_points = NO_ORDER, None
+        order = spec.enemy_order
+        if order is None and spec.terrain in ("open", "line"):  # hand-made specs
+            order = ("attack_point", (tuple(spec.spawn_centres(0)),))
+        if order is not None and order[0] in ("attack_point", "attack_point_between"):
+            kind, self.order_points = ORDER_AMOVE, torch.tensor(order[1], dtype=torch.float32, device=dev)
+        self.group_target = torch.zeros(U, dtype=torch.bool, device=dev)
+        if order is not None and order[0] == "attack_units":
+            kind = ORDER_ATTACK_GROUP
+            created = spec._created(0)
+            members = [created[k][1] in order[1] for k in agent_order(spec, 0)]
+            self.group_target[: self.n_side[0]] = torch.tensor(members, device=dev)
+        self.any_group_order = kind == ORDER_ATTACK_GROUP
+        self.trigger_kind = torch.tensor([kind if s == 1 else ORDER_AMOVE for s in self.side.tolist()], device=dev)
+        self.side0_goal = torch.tensor(spec.spawn_centres(1), dtype=torch.float32, device=dev)  # scripted side 0
 
         E = num_envs
         self._target_cache = None
@@ -218,6 +207,9 @@ class BattleEngine:
         self.order = torch.zeros(E, U, dtype=torch.long, device=dev)
         self.target = torch.zeros(E, U, dtype=torch.long, device=dev)
         self.goal = torch.zeros(E, U, 2, device=dev)
+        self.trigger_goal = torch.zeros(E, U, 2, device=dev)  # the attack-move point of each unit's trigger
+        self.cur_speed = torch.zeros(E, U, device=dev)
+        self.last_attacker = torch.full((E, U), -1, dtype=torch.long, device=dev)  # who last fired at each unit
         self.reset()
 
     # ------------------------------------------------------------------ state
@@ -239,6 +231,24 @@ class BattleEngine:
         self.order = torch.where(mu, STOP, self.order)
         self.target = torch.where(mu, 0, self.target)
         self.goal = torch.where(mp, self.spawn.expand_as(self.goal), self.goal)
+        self.cur_speed = torch.where(mu, 0.0, self.cur_speed)
+        self.last_attacker = torch.where(mu, -1, self.last_attacker)
+        self.trigger_goal = torch.where(mp, self._draw_trigger_goals(), self.trigger_goal)
+
+    def _draw_trigger_goals(self) -> torch.Tensor:
+        """(E, U, 2) attack-move points of the triggers: side 1 the map's point (a uniform point of the
+        segment, per game, for ``attack_point_between``), side 0 the other side's spawn centre."""
+        E, U = self.num_envs, self.num_units
+        goal = self.side0_goal.expand(E, U, 2).clone()
+        if self.order_points is not None:
+            p = self.order_points
+            if p.shape[0] == 2:
+                t = torch.rand(E, 1, generator=self.generator, device=self.device)
+                g = p[0] + t * (p[1] - p[0])
+            else:
+                g = p[0].expand(E, 2)
+            goal[:, self.side_slices[1]] = g[:, None, :]
+        return goal
 
     # --------------------------------------------------------------- commands
     def command(self, side: int, actions: torch.Tensor) -> None:
@@ -265,8 +275,9 @@ class BattleEngine:
         hittable = heals | ~tgt_air | self.hits_air[sl][None, :]
         order = torch.where(a == 1, STOP, order)
         order = torch.where(is_move, MOVE, order)
-        order = torch.where(is_target, torch.where(heals, HEAL, torch.where(hittable, ATTACK, STOP)), order)
-        target = torch.where(is_target, target_unit, target)
+        accepted = is_target & (heals | hittable)  # SC2 rejects an attack it cannot make: the old order stays
+        order = torch.where(accepted, torch.where(heals, HEAL, ATTACK), order)
+        target = torch.where(accepted, target_unit, target)
         self.order[:, sl] = order
         self.target[:, sl] = target
         self.goal[:, sl] = goal
@@ -315,22 +326,49 @@ class BattleEngine:
         return self._target_cache[1]
 
     def _scripted_orders(self, alive) -> None:
-        """The map's scripted AI for units of ``scripted_sides`` (spec §7): keep attacking a living
-        target within weapon range; otherwise acquire the closest living enemy it can hit within
-        sight range 9; otherwise attack-move towards the other side's spawn.  A Medivac heals the
-        most damaged bio ally within sight, else follows its army's centroid."""
+        """Orders of the units of ``scripted_sides`` (class docstring): the trigger's order and SC2's
+        auto-acquisition; a Medivac heals the most damaged bio ally within sight, else follows its
+        army's centroid."""
         _, _, tgt_edge = self._targets()
         tgt_alive = alive.gather(1, self.target)
         for side in self.scripted_sides:
             own, other = self.side_slices[side], self.side_slices[1 - side]
             a_own = alive[:, own]
-            dist = torch.cdist(self.pos[:, own], self.pos[:, other])  # (E, n_own, n_other)
-            keep = (self.order[:, own] == ATTACK) & tgt_alive[:, own] & (tgt_edge[:, own] <= self.weapon_range[own])
-            cand = self.can_target[own, other][None] & alive[:, None, other] & (dist <= SIGHT_RANGE)
-            best_d, best = torch.where(cand, dist, torch.inf).min(dim=2)
-            order = torch.where(keep | torch.isfinite(best_d), ATTACK, AMOVE)
-            target = torch.where(keep, self.target[:, own], best + other.start)
-            goal = self.amove_goal[own].expand(self.num_envs, -1, -1)
+            r_own, r_other = self.radius[own], self.radius[other]
+            edge = torch.cdist(self.pos[:, own], self.pos[:, other]) - (r_own[:, None] + r_other[None, :])
+            hittable = self.can_target[own, other][None] & alive[:, None, other] & self.armed[own][None, :, None]
+            threat = (self.can_target[other, own] & self.armed[other][:, None]).T  # (n_own, n_other): j can hit i
+            in_scan = hittable & (edge <= self.scan_range[own][None, :, None])
+            score = torch.where(in_scan, edge - 1e3 * threat[None].float(), torch.inf)
+            best_s, best = score.min(dim=2)
+            found = torch.isfinite(best_s)
+            # respond to an attack from beyond the scan range: acquire the last attacker if it is hittable
+            la = self.last_attacker[:, own]
+            la_ok = (la >= other.start) & (la < other.stop)
+            la_rel = (la - other.start).clamp(0, hittable.shape[2] - 1)
+            la_ok &= hittable.gather(2, la_rel[..., None]).squeeze(-1)
+            la_ok &= edge.gather(2, la_rel[..., None]).squeeze(-1) <= SIGHT_RANGE
+            found_la = ~found & la_ok
+            best = torch.where(found_la, la_rel, best)
+            found = found | found_la
+            attacking = (self.order[:, own] == ATTACK) & tgt_alive[:, own]
+            cur_edge = tgt_edge[:, own]
+            in_range = attacking & (cur_edge <= self.weapon_range[own])
+            chasing = attacking & (cur_edge <= SIGHT_RANGE)
+            kind = self.trigger_kind[own][None, :]
+            target = torch.where(in_range | ~found, self.target[:, own], best + other.start)
+            engaged = in_range | found | chasing
+            order = torch.where(engaged, ATTACK, torch.where(kind == ORDER_AMOVE, AMOVE, STOP))
+            if self.any_group_order:
+                # attack-unit order on a group: the current member while it lives, else the closest member
+                grp = self.group_target[other][None, None, :] & alive[:, None, other]
+                g_d, g_best = torch.where(grp, edge, torch.inf).min(dim=2)
+                on_group = (kind == ORDER_ATTACK_GROUP) & torch.isfinite(g_d)
+                cur_in_group = attacking & self.group_target[self.target[:, own]]
+                group_target = torch.where(cur_in_group, self.target[:, own], g_best + other.start)
+                order = torch.where(on_group, ATTACK, order)
+                target = torch.where(on_group, group_target, target)
+            goal = self.trigger_goal[:, own]
             heals = self.heals[own]
             if bool(heals.any()):
                 d_own = torch.cdist(self.pos[:, own], self.pos[:, own])
@@ -373,6 +411,12 @@ class BattleEngine:
         # 4. damage
         hp_loss, shield_loss = self._damage(fire, idx, tgt_vec, tgt_dist, alive)
         boom = fire & self.explodes
+        if self.scripted_sides:  # remember who fired at whom (the scripted units respond to attacks)
+            hit_idx = torch.where(fire, idx, U)
+            shooter = self.unit_index.expand(E, U)
+            board = torch.full((E, U + 1), -1, dtype=torch.long, device=self.device)
+            board.scatter_(1, hit_idx, shooter)
+            self.last_attacker = torch.where(board[:, :U] >= 0, board[:, :U], self.last_attacker)
 
         # 5. healing
         if self.any_healer:
@@ -388,25 +432,35 @@ class BattleEngine:
         else:
             healed = 0.0
 
-        # 6. movement: chase a target into range, walk to a point, or attack-move along the flow field
+        # 6. movement: chase a target into range, walk to a point, or attack-move (paths around terrain)
         chase = (attacking | healing) & ~in_range
-        chase_len = torch.minimum(self.speed.expand_as(tgt_edge), (tgt_edge - self.weapon_range + 1e-3).clamp(min=0))
+        chase_len = (tgt_edge - self.weapon_range + 1e-3).clamp(min=0)
         gx, gy = self.goal[..., 0] - self.pos[..., 0], self.goal[..., 1] - self.pos[..., 1]
         goal_d = torch.hypot(gx, gy)
         moving = (self.order == MOVE) & alive
-        move_len = torch.minimum(self.speed.expand_as(goal_d), goal_d)
-        # length / distance along the chosen vector: chase the target, else walk to the goal
-        scale = torch.where(chase, chase_len / tgt_dist.clamp(min=1e-6),
-                            torch.where(moving, move_len / goal_d.clamp(min=1e-6), 0.0))
-        dx = torch.where(chase, tgt_vec[0], gx) * scale
-        dy = torch.where(chase, tgt_vec[1], gy) * scale
-        self.order = torch.where(moving & (goal_d <= self.speed), STOP, self.order)
-        if self.scripted_sides:
-            amoving = (self.order == AMOVE) & alive & (goal_d > 0.5)
-            cell = self.pos[..., 0].clamp(0, 31).long() * MAP_SIZE + self.pos[..., 1].clamp(0, 31).long()
-            flow = self.flow[self.side[None, :].expand(E, U), cell]
-            dx = torch.where(amoving, flow[..., 0] * self.speed, dx)
-            dy = torch.where(amoving, flow[..., 1] * self.speed, dy)
+        amoving = (self.order == AMOVE) & alive & (goal_d > 0.5)
+        speed = self.speed.expand_as(goal_d)
+        if self.any_accel:  # accelerate from rest (Medivac); stopping is instant
+            going = chase | moving | amoving
+            self.cur_speed = torch.where(going, torch.minimum(self.cur_speed + self.accel, speed),
+                                         torch.where(self.accel > 0, 0.0, speed))
+            speed = torch.where(self.accel > 0, self.cur_speed, speed)
+        # the vector to walk along: straight to the target / goal, or the next cell of a shortest path
+        vx = torch.where(chase, tgt_vec[0], gx)
+        vy = torch.where(chase, tgt_vec[1], gy)
+        length = torch.where(chase, torch.minimum(speed, chase_len),
+                             torch.where(moving, torch.minimum(speed, goal_d), torch.where(amoving, speed, 0.0)))
+        if not (self.paths.convex and self.cliff_paths.convex):
+            routed = (chase | amoving) & ~self.is_air
+            if bool(routed.any()):
+                dest = self.pos + torch.stack([vx, vy], -1)
+                v = self.paths.directions(self.pos, dest)
+                if self.cliff_paths is not self.paths:
+                    v = torch.where(self.cliff_walker[None, :, None], self.cliff_paths.directions(self.pos, dest), v)
+                vx, vy = torch.where(routed, v[..., 0], vx), torch.where(routed, v[..., 1], vy)
+        norm = torch.hypot(vx, vy).clamp(min=1e-6)
+        dx, dy = vx / norm * length, vy / norm * length
+        self.order = torch.where(moving & (goal_d <= speed), STOP, self.order)
         self._move(dx, dy, alive)
 
         # 7. regeneration; 8. deaths

@@ -93,10 +93,8 @@ class _Battle(SMACBattle):
 
     unchecked = False
 
-    def _check_actions(self, actions):
-        if not self.unchecked:
-            return super()._check_actions(actions)
-        return [torch.as_tensor(actions[0], device=self.device).long()]
+    def _check_actions(self, actions, check_masks: bool = True):
+        return super()._check_actions(actions, check_masks and not self.unchecked)
 
 
 class SMACEnv(MultiAgentEnv):

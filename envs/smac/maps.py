@@ -1,40 +1,55 @@
-"""The SMAC maps of spec-smac.md §7: units, spawn points, episode limits, races, terrain.
+"""The SMAC maps (spec-smac.md §7), built from the map files' derived data (``mapdata/smac_maps.json``,
+written by ``mapdata/read_maps.py`` from the 23 ``.SC2Map`` archives).
 
-Every map is 32x32 (``map_x`` = ``map_y`` = 32) with the playable area (2, 2)-(30, 30), so SMAC's
-state normalisers are ``playable_width = playable_height = 28`` and the centre is (16, 16).
+Per map, from the files: the units each trigger creates for each player and where (``groups``), the
+order player 2's units get at every (re)spawn (``enemy_order``), the pathing grid (``t3CellFlags``),
+cliff levels and heights, the map size, and SMAC's registry row (episode limit, races, map type).
 
-Terrain is a walkability grid of 32x32 cells indexed ``[x, y]`` (cell (i, j) covers
-[i, i+1) x [j, j+1)), exactly the resolution SMAC's ``pathing_grid`` has, plus a terrain-height grid
-in [0, 1] (SMAC divides the map's heights by 255).  The real maps' shapes are approximated:
+Grids are indexed ``[x, y]`` (cell (i, j) covers [i, i+1) x [j, j+1)), SMAC's ``pathing_grid`` layout.
 
-- "line": the walkable strip y in [8, 24) across the full width (§7);
-- "open": every cell walkable (3s_vs_Xz, §7);
-- "playable": the playable square [2, 30)^2 (2m_vs_1z, 6h_vs_8z: not specified by §7);
-- "corridor": a room [3, 17)^2 behind the allies, a diagonal corridor |x - y| <= 2 between the
-  rooms, and the enemies' room [24, 31)^2;
-- "ravine": the playable square cut by a cliff band y in [12, 13) for x in [5, 27) that ground units
-  walk around (colossi walk over cliffs); the allies' side (y >= 13) is high ground;
-- "octagon": |x-16| <= 11, |y-16| <= 11, |x-16| + |y-16| <= 15.
+**Playable area.**  SMAC normalises centre-relative state positions by the playable width/height the
+game reports.  The map files' camera bounds are (0, 0)-(32, 32) on every map (kept as
+``map_bounds``), but the game's reported area is (2, 2)-(30, 30) (``playable``, width 28): the seed's
+3s5z feature rows (``tests/smac/test_features.py``, measured on the real game) give for one unit both
+``dy / 9 = 0.13205296`` (sight-range feature, absolute) and ``dy / W = 0.04244559`` (state feature),
+so ``W = 1.18848 / 0.04244559 = 28.0``; with 32 the same rows would put the first stalker at x = 8,
+not on its trigger point (9, 16).
 
-Units of one spawn group are packed around the spawn point (closest free grid points first, no
-overlap of radii, walkable cells only); the second side's packing is the first's mirrored in x, so
-the symmetric maps are exactly symmetric about x = 16.
+**Spawn placement** (``place_units``), our rule for how SC2 places units created around a point,
+fitted on the one real layout we have (the seed's 3s5z reset: stalkers at p, p + (0, -1.19),
+p + (1.19, 0); zealots at p + (-1.5, 0.5), (-1, -0.5), (-0.5, 1), (0, 2), (0.5, 1), the same for
+both players, a translation): units are placed one at a time in creation order; each takes the
+first candidate point ``p + r * (i, j)`` (``r`` its radius, integers i, j) in order of distance to
+``p``, ties counter-clockwise starting from south, that lies on a pathable cell and overlaps no
+unit already placed in its collision class (ground / colossus / air) by more than 1/16
+(``|d| >= r_a + r_b - 1/16``).  It reproduces the seed's layout within 0.07 per unit
+(``tests/smac/test_maps.py``).  In two-player mode with a mirrored seat the second side's units are
+placed by the same rule in the mirrored frame (so symmetric maps are exactly symmetric).
 
-Agent order inside a side: by the map's ally unit-type order (SMAC sorts its agents by unit type),
-then group order.  The real game lists enemies in raw order; we use the same rule for both sides.
+**Agent order.**  SMAC sorts its agents by (unit type, x, y); we order both sides that way (types in
+``TYPE_ORDERS``).  The real game lists enemies in its raw order, which is neither sorted nor the
+creation order (seed); the simulator uses the sorted order for them too.
+
+**Colossi** walk over cliffs: unpathable cells in a band at most 2 cells thick with pathable cells
+on both sides (along x or y) are ``cliff_grid`` cells (2c_vs_64zg's ravine).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import math
+from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
 from .units import UNIT_STATS
 
 MAP_SIZE = 32
-PLAYABLE = (2.0, 2.0, 30.0, 30.0)  # x0, y0, x1, y1
+PLAYABLE = (2.0, 2.0, 30.0, 30.0)  # the playable area the game reports (module docstring)
+DATA_FILE = Path(__file__).with_name("mapdata") / "smac_maps.json"
+PLACEMENT_OVERLAP = 1.0 / 16.0  # allowed overlap of radii when the game places a created unit
 
 # Unit-type orders of spec §4.  Allies: unit_type - min_ally_type; enemies: SMAC's fixed per-race order.
 TYPE_ORDERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -49,12 +64,30 @@ TYPE_ORDERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "bane": (("baneling", "zergling"), ("baneling", "zergling")),
 }
 
-Group = tuple[str, int, tuple[float, float]]  # (unit name, count, spawn point)
+# The maps' unit ids (stock and "_RL" copies, including 1c3s5z's "Colosus_RL") -> our unit names.
+GAME_UNIT_NAMES = {"Marine": "marine", "Marauder": "marauder", "Medivac": "medivac", "Stalker": "stalker",
+                   "Zealot": "zealot", "Colossus": "colossus", "Colosus": "colossus", "Zergling": "zergling",
+                   "Baneling": "baneling", "Hydralisk": "hydralisk", "SpineCrawler": "spine_crawler"}
+
+Group = tuple[str, int, tuple[float, float]]  # (unit name, count, trigger point)
+
+
+def game_unit_name(unit_id: str) -> str:
+    """Our unit name of a map's unit id (``Marine_RL`` -> ``marine``)."""
+    base = unit_id[:-3] if unit_id.endswith("_RL") else unit_id
+    if base not in GAME_UNIT_NAMES:
+        raise ValueError(f"unit id {unit_id!r} is unknown; allowed: {sorted(GAME_UNIT_NAMES)} (optionally + '_RL')")
+    return GAME_UNIT_NAMES[base]
 
 
 @dataclass(frozen=True)
 class MapSpec:
-    """One row of spec §7.  ``groups[0]`` are the allies (player 1), ``groups[1]`` the enemies."""
+    """One SMAC map.  ``ally_groups`` are player 1's creations, ``enemy_groups`` player 2's, each in
+    the trigger's order.  ``enemy_order``: ``("attack_point", (p,))``, ``("attack_point_between",
+    (p, q))`` (a random point on the segment at every respawn), ``("attack_units", group indices of
+    ally_groups)`` or ``None`` (no order: hand-made specs attack-move to the allies' spawn centre, the
+    map 2s_vs_1sc's spine crawler just stands).  ``terrain``: a map name of the data, or "open" /
+    "line" (hand-made specs: every cell walkable / the strip y in [8, 24))."""
 
     name: str
     ally_groups: tuple[Group, ...]
@@ -64,9 +97,12 @@ class MapSpec:
     enemy_race: str
     map_type: str
     terrain: str
-
     map_x: int = MAP_SIZE
     map_y: int = MAP_SIZE
+    enemy_order: tuple | None = None
+    playable: tuple[float, float, float, float] = PLAYABLE
+    map_bounds: tuple[float, float, float, float] = (0.0, 0.0, float(MAP_SIZE), float(MAP_SIZE))
+    unit_data: tuple = field(default=(), compare=False)  # (unit id, {field: value}) of the map's own units
 
     @property
     def groups(self) -> tuple[tuple[Group, ...], tuple[Group, ...]]:
@@ -88,28 +124,25 @@ class MapSpec:
 
     @property
     def playable_width(self) -> float:
-        return PLAYABLE[2] - PLAYABLE[0]
+        return self.playable[2] - self.playable[0]
 
     @property
     def playable_height(self) -> float:
-        return PLAYABLE[3] - PLAYABLE[1]
+        return self.playable[3] - self.playable[1]
 
-    def units(self, side: int) -> list[str]:
+    def units(self, side: int, mirrored: bool = False) -> list[str]:
         """Unit names of ``side`` (0 allies, 1 enemies) in agent order."""
-        return [name for name, _ in self._ordered(side)]
+        return [self._created(side)[k][0] for k in agent_order(self, side, mirrored)]
 
     def spawn_centres(self, side: int) -> np.ndarray:
-        """Mean spawn point of ``side`` (the scripted AI's attack-move goal is the other side's)."""
+        """Mean trigger point of ``side``'s units."""
         pts = np.array([g[2] for g in self.groups[side]], dtype=np.float64)
         counts = np.array([g[1] for g in self.groups[side]], dtype=np.float64)
         return (pts * counts[:, None]).sum(0) / counts.sum()
 
-    def _ordered(self, side: int) -> list[tuple[str, int]]:
-        order = TYPE_ORDERS[self.map_type][0]
-        flat = [(name, gi) for gi, (name, count, _) in enumerate(self.groups[side]) for _ in range(count)]
-        if order:
-            flat.sort(key=lambda t: order.index(t[0]))  # stable: group order within a type
-        return flat
+    def _created(self, side: int) -> list[tuple[str, int]]:
+        """(unit name, group index) of every unit of ``side`` in creation order."""
+        return [(name, gi) for gi, (name, count, _) in enumerate(self.groups[side]) for _ in range(count)]
 
     def type_ids(self, side: int, as_ally: bool) -> list[int]:
         """Unit-type ids of ``side``'s units, seen as allies (own side) or as enemies (§4)."""
@@ -118,9 +151,11 @@ class MapSpec:
         order = TYPE_ORDERS[self.map_type][0 if as_ally else 1]
         return [order.index(u) for u in self.units(side)]
 
-    def spawn_positions(self, side: int) -> np.ndarray:
-        """(n_units, 2) start positions of ``side`` in agent order."""
-        return _spawn_positions(self, side)
+    def spawn_positions(self, side: int, mirrored: bool = False) -> np.ndarray:
+        """(n_units, 2) start positions of ``side`` in agent order; ``mirrored`` (side 1 only): placed
+        by the same rule in the frame x' = map_x - x (module docstring)."""
+        pos = _placement(self, side, mirrored)
+        return pos[agent_order(self, side, mirrored)]
 
     def pathing_grid(self) -> np.ndarray:
         """bool (map_x, map_y), indexed [x, y]: True where ground units may stand."""
@@ -131,145 +166,181 @@ class MapSpec:
         return _terrain(self.terrain)[2].copy()
 
     def terrain_height(self) -> np.ndarray:
-        """float (map_x, map_y) in [0, 1], indexed [x, y]."""
+        """float (map_x, map_y) in [0, 1], indexed [x, y] (``_terrain``)."""
         return _terrain(self.terrain)[1].copy()
+
+
+@lru_cache(maxsize=1)
+def map_data() -> dict:
+    """The shipped derived data of the 23 maps (``mapdata/read_maps.py``)."""
+    return json.loads(DATA_FILE.read_text())
+
+
+def _cliff_cells(walk: np.ndarray) -> np.ndarray:
+    """Unpathable cells of a band at most 2 cells thick with pathable ground on both sides."""
+    out = np.zeros_like(walk)
+    n = walk.shape[0]
+    for axis in (0, 1):
+        w = walk if axis == 0 else walk.T
+        o = np.zeros_like(w)
+        for a in range(n):
+            for b in range(n):
+                if w[a, b]:
+                    continue
+                lo = any(w[a - k, b] for k in (1, 2) if a - k >= 0)
+                hi = any(w[a + k, b] for k in (1, 2) if a + k < n)
+                o[a, b] = lo and hi and (a == 0 or w[a - 1, b] or a + 1 >= n or w[a + 1, b])
+        out |= o if axis == 0 else o.T
+    return out
 
 
 @lru_cache(maxsize=None)
 def _terrain(kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(walkable, height in [0, 1], cliff) grids.  Maps of the data: the real pathing grid; height =
+    the cell's sync height (1/4096 units) / 4096 / 64, clipped to [0, 1] (monotone in the real
+    height; the byte scale of the game's ``terrain_height`` is not known here).  "open"/"line": the
+    hand-made terrains of test specs (height 0.5 where walkable)."""
+    data = map_data()
+    if kind in data:
+        d = data[kind]
+        walk = np.array([[c == "1" for c in col] for col in d["pathing"]], dtype=bool)
+        height = np.clip(np.array(d["height"], dtype=np.float64) / 4096.0 / 64.0, 0.0, 1.0)
+        return walk, height, _cliff_cells(walk)
     c = np.arange(MAP_SIZE) + 0.5
-    x, y = np.meshgrid(c, c, indexing="ij")  # cell centres, [x, y]
-    inside_playable = (x >= PLAYABLE[0]) & (x < PLAYABLE[2]) & (y >= PLAYABLE[1]) & (y < PLAYABLE[3])
-    height = np.full((MAP_SIZE, MAP_SIZE), 0.5)
-    cliff = np.zeros((MAP_SIZE, MAP_SIZE), dtype=bool)
-    if kind == "line":
-        walk = (y >= 8) & (y < 24)
-    elif kind == "open":
+    x, y = np.meshgrid(c, c, indexing="ij")
+    if kind == "open":
         walk = np.ones_like(x, dtype=bool)
-    elif kind == "playable":
-        walk = inside_playable
-    elif kind == "corridor":
-        room_allies = (x >= 3) & (x < 17) & (y >= 3) & (y < 17)
-        room_enemies = (x >= 24) & (x < 31) & (y >= 24) & (y < 31)
-        corridor = (np.abs(x - y) <= 2.0) & (x + y >= 28) & (x + y <= 52)
-        walk = room_allies | room_enemies | corridor
-    elif kind == "ravine":
-        cliff = (y >= 12) & (y < 13) & (x >= 5) & (x < 27)
-        walk = inside_playable & ~cliff
-        height = np.where(y >= 13, 0.75, 0.5)
-    elif kind == "octagon":
-        dx, dy = np.abs(x - 16), np.abs(y - 16)
-        walk = (dx <= 11) & (dy <= 11) & (dx + dy <= 15)
+    elif kind == "line":
+        walk = (y >= 8) & (y < 24)
     else:
-        raise ValueError(f"terrain {kind!r} is unknown")
-    height = np.where(walk, height, 0.0)
-    return walk.astype(bool), height.astype(np.float64), cliff
+        raise ValueError(f"terrain {kind!r} is unknown; allowed: a map name of the data, 'open', 'line'")
+    return walk, np.where(walk, 0.5, 0.0), np.zeros_like(walk)
 
 
-def _pack_group(centre: tuple[float, float], radii: list[float], walk: np.ndarray,
-                placed: list[np.ndarray], placed_r: list[float]) -> np.ndarray:
-    """Greedy packing: each unit takes the free candidate point closest to ``centre`` in the metric
-    ``hypot(3 dx, dy)`` (ties by angle), i.e. a formation spread along y, facing the enemy in x,
-    such that it overlaps no unit placed so far (``placed``, updated) and stands on a walkable cell."""
-    step = 0.25
-    g = np.arange(-24, 25) * step
-    gx, gy = np.meshgrid(g, g, indexing="ij")
-    cand = np.stack([gx.ravel(), gy.ravel()], 1)
-    order = np.lexsort((np.arctan2(cand[:, 1], cand[:, 0]), np.round(np.hypot(3 * cand[:, 0], cand[:, 1]), 6)))
-    cand = np.asarray(centre) + cand[order]
-    out = []
-    for r in radii:
-        for p in cand:
-            cx, cy = int(p[0]), int(p[1])
-            if not (0 <= cx < MAP_SIZE and 0 <= cy < MAP_SIZE and walk[cx, cy]):
-                continue
-            if placed and np.any(np.hypot(*(np.array(placed) - p).T) < np.array(placed_r) + r - 1e-9):
-                continue
-            placed.append(p)
-            placed_r.append(r)
-            out.append(p)
-            break
-        else:
-            raise RuntimeError("spawn packing failed")  # cannot happen for the maps of §7
-    return np.array(out)
+def _collision_class(name: str) -> int:
+    """0 ground, 1 colossus (colossi only collide with colossi), 2 air."""
+    return 2 if UNIT_STATS[name].air else 1 if name == "colossus" else 0
 
 
 @lru_cache(maxsize=None)
-def _spawn_positions_cached(spec: MapSpec, side: int) -> tuple[tuple[float, float], ...]:
-    """Pack every spawn point's units in turn.  Side 1 is packed in the mirror image (x -> 32 - x)
-    and mirrored back, so symmetric maps are exactly symmetric."""
-    walk = _terrain(spec.terrain)[0]
-    ordered = spec._ordered(side)
-    centres = [spec.groups[side][g][2] for _, g in ordered]
-    frame_walk = walk if side == 0 else walk[::-1]
-    pos = np.zeros((len(ordered), 2))
-    placed: list[np.ndarray] = []
+def _candidate_offsets(radius: float, reach: float = 10.0) -> np.ndarray:
+    """Offsets ``radius * (i, j)`` within ``reach``, by distance, ties counter-clockwise from south."""
+    k = int(math.ceil(reach / radius))
+    i = np.arange(-k, k + 1)
+    gx, gy = np.meshgrid(i, i, indexing="ij")
+    off = np.stack([gx.ravel(), gy.ravel()], 1) * radius
+    d = np.round(np.hypot(off[:, 0], off[:, 1]), 6)
+    ang = np.round((np.arctan2(off[:, 1], off[:, 0]) + math.pi / 2) % (2 * math.pi), 6)
+    order = np.lexsort((ang, d))
+    off = off[order]
+    return off[np.hypot(off[:, 0], off[:, 1]) <= reach]
+
+
+def place_units(units: list[tuple[str, tuple[float, float]]], walk: np.ndarray) -> np.ndarray:
+    """Positions of ``units`` ((name, point) in creation order) by the placement rule of the module
+    docstring, on the pathing grid ``walk`` [x, y]; air units may stand anywhere inside the map."""
+    n = walk.shape[0]
+    placed = np.zeros((0, 2))
     placed_r: list[float] = []
-    for centre in dict.fromkeys(centres):  # every spawn point once, all its units packed together
-        idx = [k for k, c in enumerate(centres) if c == centre]
-        c = centre if side == 0 else (MAP_SIZE - centre[0], centre[1])
-        pts = _pack_group(c, [UNIT_STATS[ordered[k][0]].radius for k in idx], frame_walk, placed, placed_r)
-        if side == 1:
-            pts[:, 0] = MAP_SIZE - pts[:, 0]
-        pos[idx] = pts
+    placed_c: list[int] = []
+    for name, point in units:
+        r, cls = UNIT_STATS[name].radius, _collision_class(name)
+        cand = np.asarray(point) + _candidate_offsets(r)
+        ok = (cand >= 0).all(1) & (cand < n).all(1)
+        if cls != 2:
+            cx, cy = cand[:, 0].clip(0, n - 1).astype(int), cand[:, 1].clip(0, n - 1).astype(int)
+            ok &= walk[cx, cy]
+        same = np.array([c == cls for c in placed_c], dtype=bool)
+        if same.any():
+            others, r_o = placed[same], np.array(placed_r)[same]
+            d = np.hypot(cand[:, None, 0] - others[None, :, 0], cand[:, None, 1] - others[None, :, 1])
+            ok &= (d >= r + r_o[None, :] - PLACEMENT_OVERLAP - 1e-9).all(1)
+        if not ok.any():
+            raise RuntimeError(f"no free place for a {name} around {point}")
+        placed = np.concatenate([placed, cand[np.argmax(ok)][None]])
+        placed_r.append(r)
+        placed_c.append(cls)
+    return placed
+
+
+@lru_cache(maxsize=None)
+def _placement_cached(spec: MapSpec, side: int, mirrored: bool) -> tuple[tuple[float, float], ...]:
+    """Positions of ``side``'s units in creation order.  Not mirrored: every creation of both sides in
+    order (allies first, as the triggers create them).  Mirrored: ``side``'s creations alone, first,
+    in the frame x' = map_x - x, mapped back."""
+    walk = _terrain(spec.terrain)[0]
+    if not mirrored:
+        seq = [(name, spec.groups[s][gi][2]) for s in (0, 1) for name, gi in spec._created(s)]
+        pos = place_units(seq, walk)
+        n0 = len(spec._created(0))
+        pos = pos[:n0] if side == 0 else pos[n0:]
+    else:
+        seq = [(name, (spec.map_x - spec.groups[side][gi][2][0], spec.groups[side][gi][2][1]))
+               for name, gi in spec._created(side)]
+        pos = place_units(seq, walk[::-1])
+        pos[:, 0] = spec.map_x - pos[:, 0]
     return tuple(map(tuple, pos))
 
 
-def _spawn_positions(spec: MapSpec, side: int) -> np.ndarray:
-    return np.array(_spawn_positions_cached(spec, side), dtype=np.float64)
+def _placement(spec: MapSpec, side: int, mirrored: bool = False) -> np.ndarray:
+    if mirrored and side != 1:
+        raise ValueError(f"only side 1 may be mirrored, got side={side}")
+    return np.array(_placement_cached(spec, side, bool(mirrored)), dtype=np.float64)
 
 
-_LINE_A, _LINE_E = (9.0, 16.0), (23.0, 16.0)
+@lru_cache(maxsize=None)
+def _agent_order_cached(spec: MapSpec, side: int, mirrored: bool) -> tuple[int, ...]:
+    created = spec._created(side)
+    order = TYPE_ORDERS[spec.map_type][0]
+    pos = _placement(spec, side, mirrored)
+    x = spec.map_x - pos[:, 0] if mirrored else pos[:, 0]
+    first_seen = list(dict.fromkeys(name for name, _ in created))  # types outside the map's order: creation order
+    keys = [(order.index(name) if name in order else len(order) + first_seen.index(name),
+             round(float(x[k]), 6), round(float(pos[k, 1]), 6), k) for k, (name, _) in enumerate(created)]
+    return tuple(k[-1] for k in sorted(keys))
 
 
-def _line(name, ally, enemy, limit, race, map_type) -> MapSpec:
-    return MapSpec(name, tuple((u, n, _LINE_A) for u, n in ally), tuple((u, n, _LINE_E) for u, n in enemy),
-                   limit, race[0], race[1], map_type, "line")
+def agent_order(spec: MapSpec, side: int, mirrored: bool = False) -> list[int]:
+    """Creation indices of ``side``'s units in agent order: by (type order, x, y) in the side's frame."""
+    return list(_agent_order_cached(spec, side, bool(mirrored)))
 
 
-MAPS: dict[str, MapSpec] = {
-    m.name: m
-    for m in [
-        _line("3m", [("marine", 3)], [("marine", 3)], 60, "TT", "marines"),
-        _line("8m", [("marine", 8)], [("marine", 8)], 120, "TT", "marines"),
-        _line("25m", [("marine", 25)], [("marine", 25)], 150, "TT", "marines"),
-        _line("5m_vs_6m", [("marine", 5)], [("marine", 6)], 70, "TT", "marines"),
-        _line("8m_vs_9m", [("marine", 8)], [("marine", 9)], 120, "TT", "marines"),
-        _line("10m_vs_11m", [("marine", 10)], [("marine", 11)], 150, "TT", "marines"),
-        _line("27m_vs_30m", [("marine", 27)], [("marine", 30)], 180, "TT", "marines"),
-        _line("2s3z", [("stalker", 2), ("zealot", 3)], [("stalker", 2), ("zealot", 3)], 120, "PP",
-              "stalkers_and_zealots"),
-        _line("3s5z", [("stalker", 3), ("zealot", 5)], [("stalker", 3), ("zealot", 5)], 150, "PP",
-              "stalkers_and_zealots"),
-        _line("3s5z_vs_3s6z", [("stalker", 3), ("zealot", 5)], [("stalker", 3), ("zealot", 6)], 170, "PP",
-              "stalkers_and_zealots"),
-        _line("1c3s5z", [("colossus", 1), ("stalker", 3), ("zealot", 5)],
-              [("colossus", 1), ("stalker", 3), ("zealot", 5)], 180, "PP", "colossi_stalkers_zealots"),
-        _line("MMM", [("medivac", 1), ("marauder", 2), ("marine", 7)],
-              [("medivac", 1), ("marauder", 2), ("marine", 7)], 150, "TT", "MMM"),
-        _line("MMM2", [("medivac", 1), ("marauder", 2), ("marine", 7)],
-              [("medivac", 1), ("marauder", 3), ("marine", 8)], 180, "TT", "MMM"),
-        MapSpec("3s_vs_3z", (("stalker", 3, _LINE_A),), (("zealot", 3, _LINE_E),), 150, "P", "P", "stalkers", "open"),
-        MapSpec("3s_vs_4z", (("stalker", 3, _LINE_A),), (("zealot", 4, _LINE_E),), 200, "P", "P", "stalkers", "open"),
-        MapSpec("3s_vs_5z", (("stalker", 3, _LINE_A),), (("zealot", 5, _LINE_E),), 250, "P", "P", "stalkers", "open"),
-        MapSpec("2m_vs_1z", (("marine", 1, (13.0, 12.0)), ("marine", 1, (19.0, 12.0))),
-                (("zealot", 1, (16.0, 19.0)),), 150, "T", "P", "marines", "playable"),
-        MapSpec("6h_vs_8z", (("hydralisk", 6, (14.60, 9.49)),), (("zealot", 8, (14.41, 16.76)),), 150, "Z", "P",
-                "hydralisks", "playable"),
-        MapSpec("corridor", (("zealot", 6, (19.04, 19.12)),), (("zergling", 24, (27.91, 28.24)),), 400, "P", "Z",
-                "zealots", "corridor"),
-        MapSpec("bane_vs_bane", (("zergling", 20, (16.0, 11.0)), ("baneling", 4, (16.0, 8.0))),
-                (("zergling", 20, (16.0, 21.0)), ("baneling", 4, (16.0, 24.0))), 200, "Z", "Z", "bane", "octagon"),
-        MapSpec("2c_vs_64zg", (("colossus", 2, (16.0, 16.0)),), (("zergling", 64, (16.0, 9.0)),), 400, "P", "Z",
-                "colossus", "ravine"),
-    ]
-}
+def _spec_from_data(name: str, d: dict) -> MapSpec:
+    reg = d["registry"]
+    groups: tuple[list, list] = ([], [])
+    create_group: dict[int, int] = {}
+    for k, c in enumerate(d["creates"]):
+        side = c["player"] - 1
+        create_group[k] = len(groups[side])
+        groups[side].append((game_unit_name(c["unit"]), int(c["count"]), tuple(c["point"])))
+    o = d["enemy_order"]
+    if o is None:
+        order = None
+    elif o["kind"] == "attack_point":
+        order = ("attack_point", (tuple(o["point"]),))
+    elif o["kind"] == "attack_point_between":
+        order = ("attack_point_between", tuple(tuple(p) for p in o["points"]))
+    elif o["kind"] == "attack_units":
+        order = ("attack_units", tuple(create_group[k] for k in o["members"]))
+    else:
+        raise ValueError(f"map {name!r}: unknown enemy order {o!r}")
+    w, h = d["map_size"]
+    return MapSpec(name, tuple(groups[0]), tuple(groups[1]), int(reg["limit"]), reg["a_race"], reg["b_race"],
+                   reg["map_type"], name, int(w), int(h), order, PLAYABLE, tuple(map(float, d["playable"])),
+                   tuple(sorted((k, tuple(sorted(v.items(), key=str))) for k, v in d["unit_data"].items())))
 
-MAP_NAMES = tuple(MAPS)
+
+@lru_cache(maxsize=1)
+def _maps() -> dict[str, MapSpec]:
+    return {name: _spec_from_data(name, d) for name, d in map_data().items()}
+
+
+MAP_NAMES = tuple(sorted(map_data()))
+MAPS: dict[str, MapSpec] = _maps()
 
 
 def get_map(name: str) -> MapSpec:
-    """The §7 map ``name``; raises ``ValueError`` listing the allowed names."""
+    """The map ``name``; raises ``ValueError`` listing the allowed names."""
     if name not in MAPS:
         raise ValueError(f"map_name {name!r} is unknown; allowed: {list(MAPS)}")
     return MAPS[name]

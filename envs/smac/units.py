@@ -42,8 +42,13 @@ COLOSSUS_LINE_HALF_LENGTH = 1.4
 COLOSSUS_LINE_HALF_WIDTH = 0.3
 
 # Attribute bit flags.
-LIGHT, ARMORED, BIO, MECH, MASSIVE = 1, 2, 4, 8, 16
-ATTRIBUTE_NAMES = {"light": LIGHT, "armored": ARMORED, "bio": BIO, "mech": MECH, "massive": MASSIVE}
+LIGHT, ARMORED, BIO, MECH, MASSIVE, STRUCTURE = 1, 2, 4, 8, 16, 32
+ATTRIBUTE_NAMES = {"light": LIGHT, "armored": ARMORED, "bio": BIO, "mech": MECH, "massive": MASSIVE,
+                   "structure": STRUCTURE}
+
+# SC2 weapons acquire targets within max(weapon range, MinScanRange) (edge distance); MinScanRange is
+# 5 for every weapon of these units (the CWeapon default; none of them overrides it).
+MIN_SCAN_RANGE = 5.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,12 @@ class UnitStats:
     splash: str = ""  # "", "line" (colossus), "explode" (baneling)
     splash_radius: float = 0.0
     heals: bool = False
+    acceleration: float = 0.0  # distance/s^2; 0 = instant (SMAC's _RL units: 1000)
+
+    @property
+    def scan_range(self) -> float:
+        """Auto-acquire range (edge distance): max(weapon range, ``MIN_SCAN_RANGE``)."""
+        return max(self.weapon_range, MIN_SCAN_RANGE)
 
     @property
     def cooldown_loops(self) -> float:
@@ -88,7 +99,7 @@ UNIT_STATS: dict[str, UnitStats] = {
         UnitStats("marine", "T", 45, 0, 0, LIGHT | BIO, 2.25, 0.375, 6, 0, 0, 1, 5, 0.861, 15, hits_air=True),
         UnitStats("marauder", "T", 125, 0, 1, ARMORED | BIO, 2.25, 0.5625, 10, 10, ARMORED, 1, 6, 1.5, 25),
         UnitStats("medivac", "T", 150, 0, 1, ARMORED | MECH, 2.75, 0.75, 0, 0, 0, 0, 4, 0.0,
-                  MEDIVAC_MAX_ENERGY, air=True, heals=True),
+                  MEDIVAC_MAX_ENERGY, air=True, heals=True, acceleration=2.3125),
         UnitStats("stalker", "P", 80, 80, 1, ARMORED | MECH, 2.9531, 0.625, 13, 5, ARMORED, 1, 6, 1.87, 35,
                   hits_air=True),
         UnitStats("zealot", "P", 100, 50, 1, LIGHT | BIO, 2.25, 0.5, 8, 0, 0, 2, 0.1, 1.2, 22),
@@ -98,6 +109,9 @@ UNIT_STATS: dict[str, UnitStats] = {
         UnitStats("hydralisk", "Z", 80, 0, 0, LIGHT | BIO, 2.25, 0.625, 12, 0, 0, 1, 5, 0.825, 10, hits_air=True),
         UnitStats("baneling", "Z", 30, 0, 0, BIO, 2.5, 0.375, 20, 15, LIGHT, 1, 0.25, 0.0, 1,
                   splash="explode", splash_radius=2.2),
+        # 2s_vs_1sc's stock Spine Crawler (rooted, immobile): SC2 data, Normal speed (1.32 s at Faster).
+        UnitStats("spine_crawler", "Z", 300, 0, 2, ARMORED | BIO | STRUCTURE, 0.0, 1.0, 25, 5, ARMORED, 1, 7,
+                  1.85, 15),
     ]
 }
 

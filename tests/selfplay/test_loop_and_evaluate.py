@@ -133,12 +133,13 @@ def test_bad_config_is_rejected():
         TrainConfig(scheme="delta-uniform:delta=-1")
 
 
-def test_scripted_win_rates_of_focus_fire_and_idle_policies_on_3m():
+def test_scripted_win_rates_of_focus_fire_and_idle_policies_on_8m():
+    """8m, not 3m: against the map trigger's enemy (envs/smac/README.md) focus fire wins 3m rarely."""
     from selfplay.envs.smac import FocusFirePolicy, SMACBattle
 
     from selfplay.training.matches import scripted_win_rates
 
-    focus = FocusFirePolicy.for_battle(SMACBattle("3m", 1, two_player=False))
+    focus = FocusFirePolicy.for_battle(SMACBattle("8m", 1, two_player=False))
 
     class Idle:
         def initial_state(self, batch):
@@ -147,7 +148,7 @@ def test_scripted_win_rates_of_focus_fire_and_idle_policies_on_3m():
         def act(self, obs, state, mask=None, episode_start=None):
             return torch.where(mask[..., 1], 1, 0), state, {}  # "stop" for every live unit
 
-    rates = scripted_win_rates("smac:3m", [focus, Idle()], games=24, seed=0)
+    rates = scripted_win_rates("smac:8m", [focus, Idle()], games=24, seed=0)
     assert rates[0] > 0.7 and rates[1] < 0.1
 
 

@@ -148,7 +148,10 @@ def test_mirrored_symmetric_map_is_even():
     assert 0.35 <= w0 <= 0.65 and 0.35 <= w1 <= 0.65, (w0, w1, draws)
 
 
-@pytest.mark.parametrize("map_name", ["3m", "8m"])
+# 3m left this test when the scripted enemy became the map trigger's attack-move with SC2's
+# closest-threat acquisition (maps.py, engine.py): its 3 marines now focus the closest ally and
+# focus fire wins 0.125 of 64 games there (8m: >= 0.7 still).
+@pytest.mark.parametrize("map_name", ["8m"])
 def test_focus_fire_beats_scripted_ai(map_name):
     b = SMACBattle(map_name, 64, two_player=False, seed=0)
     wins, _ = run_scripted(b, [FocusFirePolicy.for_battle(b, 0)], 64)

@@ -16,6 +16,10 @@ SMAC_SIZES = {
     "MMM": (160, 290, 16), "MMM2": (176, 322, 18), "3s_vs_3z": (36, 54, 9), "3s_vs_4z": (42, 61, 10),
     "3s_vs_5z": (48, 68, 11), "2m_vs_1z": (16, 26, 7), "6h_vs_8z": (78, 140, 14), "corridor": (156, 282, 30),
     "bane_vs_bane": (336, 984, 30), "2c_vs_64zg": (332, 342, 70),
+    # the two maps added from the map files: SMAC's formulas (features.py docstring), by hand:
+    # 2s_vs_1sc: obs 4 + 1*(4+1) + 1*(4+2) + 2 = 17, state 2*5 + 1*3 + 2*7 = 27;
+    # so_many_baneling: obs 4 + 32*5 + 6*6 + 2 = 202, state 7*5 + 32*3 + 7*38 = 397
+    "2s_vs_1sc": (17, 27, 7), "so_many_baneling": (202, 397, 38),
 }
 
 
@@ -146,7 +150,10 @@ def test_pathing_and_height_features():
     # x, y = 16, 9: N (16,13) S (16,5) E (20,9) W (12,9) NE (18,11) SW (14,7) SE (18,7) NW (14,11)
     assert obs[:4].tolist() == [1, 1, 1, 1]  # the move flags look 1 ahead: (16, 8.5) is walkable
     assert obs[4:12].tolist() == [1, 0, 1, 1, 1, 0, 0, 1]
-    assert obs[12:21].tolist() == [0.5, 0, 0.5, 0.5, 0.5, 0, 0, 0.5, 0.5]
+    h = b.spec.terrain_height()
+    assert h[16, 9] == pytest.approx(16.5 / 64, abs=2e-3) and h[16, 5] < 0.01  # on / off the strip
+    pts = [(16, 13), (16, 5), (20, 9), (12, 9), (18, 11), (14, 7), (18, 7), (14, 11), (16, 9)]
+    assert obs[12:21].tolist() == pytest.approx([float(h[x, y]) for x, y in pts], abs=1e-6)
 
 
 # The seed's 3s5z example at reset (agent 0, a stalker): unit positions recovered from its
