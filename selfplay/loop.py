@@ -48,7 +48,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_env_name(self.env)
-        if not isinstance(make_scheme(self.scheme), Scheme):  # validates the spec string too
+        if not isinstance(make_scheme(self.scheme, defer_evaluator=True), Scheme):  # validates the spec string too
             raise ValueError(f"scheme {self.scheme!r} trains several learners: use `selfplay league` (LeagueTrainer)")
         agent_kit(self.agent)
         env_for_agent(self.env, self.agent)
@@ -82,7 +82,7 @@ class SelfPlayTrainer:
         self.env_name = env_for_agent(config.env, config.agent)  # what the agent plays (registry)
         self.env = make_env(self.env_name, config.num_envs, seed=config.seed, device=config.device)
         self.learner = self.kit.make_learner(self.env, config.seed, **config.ppo)
-        self.scheme = scheme if scheme is not None else make_scheme(config.scheme)
+        self.scheme = scheme if scheme is not None else make_scheme(config.scheme, defer_evaluator=True)
         if isinstance(self.scheme, PSRO) and self.scheme.evaluate is None:
             self.scheme.evaluate = self._psro_evaluator
         self.menagerie = Menagerie()
