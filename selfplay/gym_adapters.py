@@ -74,7 +74,7 @@ class OpponentEnv(gym.Env):
         self.multi_unit = isinstance(env.obs_size, (list, tuple))
         self.observation_space, self.action_space = _spaces(env)
         self.stepper = EngineStepper(env)
-        self.assignment: tuple | None = None  # (token, entry id, policy or None): set by SessionVectorEnv
+        self._assignment: tuple | None = None  # (token, entry id, policy or None): set by SessionVectorEnv
         self._policies: dict[int, Any] = {}  # assigned opponents' policies by entry id (sent once per worker)
         self._seat = 0
         self._obs: list | None = None
@@ -85,6 +85,17 @@ class OpponentEnv(gym.Env):
         self._opp_state = None
         self._steps = 0
         self._start = True
+
+    @property
+    def assignment(self) -> tuple | None:
+        """The next game's opponent, ``(episode token, entry id, policy or None)``, as sent by
+        ``SessionVectorEnv``; the policy comes once per entry (kept here). Setting ``None`` changes nothing."""
+        return self._assignment
+
+    @assignment.setter
+    def assignment(self, value: tuple | None) -> None:
+        if value is not None:
+            self._assignment = tuple(value)
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal actions now (bool; SMAC: one row per unit) — also in ``info["action_mask"]``,
@@ -103,13 +114,13 @@ class OpponentEnv(gym.Env):
             self._token, self._opponent_id = self._episode.token, self._episode.opponent.id
             self._opponent = self._episode.opponent.policy
             return
-        if self.assignment is None:
+        if self._assignment is None:
             raise ValueError("no opponent assigned: an OpponentEnv without a session is driven by SessionVectorEnv")
-        token, entry_id, policy = self.assignment
+        token, entry_id, policy = self._assignment
         if policy is not None:
             self._policies[entry_id] = policy
         self._token, self._opponent_id, self._opponent = token, entry_id, self._policies[entry_id]
-        self.assignment = None
+        self._assignment = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
@@ -195,11 +206,7 @@ class SessionVectorEnv(VectorWrapper):
             first = entry.id not in self._sent[g]
             self._sent[g].add(entry.id)
             values[g] = (episode.token, entry.id, entry.policy if first else None)
-        if len(games) == self.num_envs:
-            self.env.set_attr("assignment", values)
-        else:  # set_attr sets every sub-env: keep the others' pending assignment (None means "unchanged" there)
-            current = self.env.get_attr("assignment")
-            self.env.set_attr("assignment", [v if v is not None else c for v, c in zip(values, current)])
+        self.env.set_attr("assignment", values)  # None leaves a sub-env's assignment unchanged
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         mask = None if options is None else options.get("reset_mask")
