@@ -96,7 +96,7 @@ class PolicyWrapper:
         return actions, None, {}
 
 
-@dataclass
+@dataclass(slots=True)
 class Episode:
     """Handle of one game in progress: ``token`` (serial number of the draw, unique in its session),
     the ``env_index`` it was started for (or ``None``) and the ``opponent`` entry drawn for it."""
@@ -110,7 +110,7 @@ class Episode:
         return self.opponent.id
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GameRecord:
     """One finished game as the session recorded it (``SelfPlaySession.records``)."""
 
@@ -135,7 +135,8 @@ class SelfPlaySession:
     a menagerie ``Entry``; its frozen policy is ``.policy``); ``end_episode(episode, outcome, steps)``
     records the learner's score (1 win, ½ draw, 0 loss) in the payoff table and ``records``, then
     applies G. Any number of games may be open at once (vector environments); each is recorded
-    exactly once, against the opponent drawn for it. ``on_episode_start(env_index=0)`` /
+    exactly once, against the opponent drawn for it (``keep_records=False`` keeps only the payoff
+    table, for very long runs). ``on_episode_start(env_index=0)`` /
     ``on_episode_end(outcome, steps, env_index=0)`` are the same by env index (one open game per index).
 
     Snapshots: call ``on_policy_update(snapshot)`` (a frozen copy) or ``on_policy_update(freeze=fn)``

@@ -9,7 +9,7 @@ game's *final* observation; autoreset modes are the ones of ``gymnasium.vector.A
   worker processes, so they are built *without* a session and driven by ``SessionVectorEnv``.
 * ``SessionVectorEnv`` — a vector wrapper that keeps the session in the main process: it draws each
   game's opponent when that game is about to reset, sends it to the sub-environment
-  (``set_attr("assignment", ...)``; a policy crosses to a worker once per entry) and records the
+  (``set_attr("assignment", ...)``; a policy object crosses to a worker once) and records the
   outcomes the sub-environments report in their infos. Needs ``NEXT_STEP`` (Gymnasium's default) or
   ``DISABLED`` autoreset: under ``SAME_STEP`` a sub-environment resets inside the step that ends its
   game, before the wrapper can apply G and draw.
@@ -74,8 +74,8 @@ class OpponentEnv(gym.Env):
         self.multi_unit = isinstance(env.obs_size, (list, tuple))
         self.observation_space, self.action_space = _spaces(env)
         self.stepper = EngineStepper(env)
-        self._assignment: tuple | None = None  # (token, entry id, policy or None): set by SessionVectorEnv
-        self._policies: dict[int, Any] = {}  # assigned opponents' policies by entry id (sent once per worker)
+        self._assignment: tuple | None = None  # (token, entry id, policy key, policy or None): from SessionVectorEnv
+        self._policies: dict[int, Any] = {}  # assigned opponents' policies by key (each sent once per worker)
         self._seat = 0
         self._obs: list | None = None
         self._episode: Episode | None = None
@@ -88,8 +88,9 @@ class OpponentEnv(gym.Env):
 
     @property
     def assignment(self) -> tuple | None:
-        """The next game's opponent, ``(episode token, entry id, policy or None)``, as sent by
-        ``SessionVectorEnv``; the policy comes once per entry (kept here). Setting ``None`` changes nothing."""
+        """The next game's opponent, ``(episode token, entry id, policy key, policy or None)``, as sent by
+        ``SessionVectorEnv``; a policy object comes once (kept here under its key; entries of one weight
+        version share it). Setting ``None`` changes nothing."""
         return self._assignment
 
     @assignment.setter
@@ -116,10 +117,10 @@ class OpponentEnv(gym.Env):
             return
         if self._assignment is None:
             raise ValueError("no opponent assigned: an OpponentEnv without a session is driven by SessionVectorEnv")
-        token, entry_id, policy = self._assignment
+        token, entry_id, key, policy = self._assignment
         if policy is not None:
-            self._policies[entry_id] = policy
-        self._token, self._opponent_id, self._opponent = token, entry_id, self._policies[entry_id]
+            self._policies[key] = policy
+        self._token, self._opponent_id, self._opponent = token, entry_id, self._policies[key]
         self._assignment = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -192,7 +193,8 @@ class SessionVectorEnv(VectorWrapper):
                              "sub-environment resets inside the step that ends its game, before G and the next draw")
         self.session, self.mode = session, mode
         self.episodes: list[Episode | None] = [None] * self.num_envs
-        self._sent: list[set[int]] = [set() for _ in range(self.num_envs)]
+        self._sent: list[set[int]] = [set() for _ in range(self.num_envs)]  # policy keys each sub-env holds
+        self._keys: dict[int, tuple[int, Any]] = {}  # id(policy) -> (key, policy: kept so that the id stays its own)
 
     def _assign(self, games: np.ndarray) -> None:
         """Draw the opponents of ``games`` (abandoning their games in progress) and send them."""
@@ -203,9 +205,10 @@ class SessionVectorEnv(VectorWrapper):
         for g, episode in zip(games, self.session.start_episodes([int(g) for g in games])):
             self.episodes[g] = episode
             entry = episode.opponent
-            first = entry.id not in self._sent[g]
-            self._sent[g].add(entry.id)
-            values[g] = (episode.token, entry.id, entry.policy if first else None)
+            key = self._keys.setdefault(id(entry.policy), (len(self._keys), entry.policy))[0]
+            first = key not in self._sent[g]
+            self._sent[g].add(key)
+            values[g] = (episode.token, entry.id, key, entry.policy if first else None)
         self.env.set_attr("assignment", values)  # None leaves a sub-env's assignment unchanged
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):

@@ -95,6 +95,9 @@ class Scheme:
         self.__dict__["_omega_cache"] = (menagerie, key, table) if key is not None else None
         return table
 
+    def __getstate__(self) -> dict:  # draw caches (alias table, ordered ids) hold the menagerie: not pickled
+        return {k: v for k, v in self.__dict__.items() if k not in ("_omega_cache", "_ordered_ids")}
+
     # Schemes with internal state (PSRO) override these so that a run can be resumed.
     def state_dict(self) -> dict:
         return {}

@@ -110,3 +110,15 @@ def test_draws_are_reproducible_and_validated():
         assert a == b
         with pytest.raises(ValueError, match="n must be"):
             make_scheme(spec).sample_many(m, -1)
+
+
+def test_a_pickled_scheme_leaves_its_draw_caches_behind():
+    import pickle
+
+    m = menagerie_of(1000)
+    scheme = DeltaLimitUniform(0.0)
+    scheme.sample_many(m, 5, rng=np.random.default_rng(0))
+    assert "_ordered_ids" in scheme.__dict__
+    copy = pickle.loads(pickle.dumps(scheme))
+    assert "_ordered_ids" not in copy.__dict__ and copy.delta == 0.0
+    assert len(copy.sample_many(m, 5, rng=np.random.default_rng(0))) == 5

@@ -180,6 +180,9 @@ def _play_route(route, session, steps=60, n=4):
                 ended.append((infos["final_obs"][g], infos["final_info"]["opponent"][g], infos["final_info"]["outcome"][g], actions[g]))
             else:  # NEXT_STEP: the returned observation is the final one
                 ended.append((obs[g], infos["opponent"][g], infos["outcome"][g], actions[g]))
+    if route == "async":  # each policy object crossed to a worker once, however many entries share it
+        held = [len(p) for p in env.env.get_attr("_policies")]
+        assert 1 <= max(held) <= len({id(e.policy) for e in session.menagerie}) < len(session.menagerie)
     env.close()
     return ended
 
