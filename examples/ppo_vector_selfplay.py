@@ -2,6 +2,7 @@
 
     python examples/ppo_vector_selfplay.py --scheme delta-uniform:delta=0 --num-envs 8 --total-timesteps 200000
     python examples/ppo_vector_selfplay.py --scheme psro --vector async
+    python examples/ppo_vector_selfplay.py --total-timesteps 100000 --checkpoints 20   # + winrate matrix
 
 Every game of the vector env draws its own opponent from the scheme's Ω when it starts and reports
 its own outcome; the scheme's G runs after each game. After every PPO update the session gets a
@@ -29,7 +30,9 @@ import torch
 import torch.nn as nn
 from torch.distributions import Categorical
 
+from analysis.winrate import lower_triangle_winrate
 from envs.rps import RirRPS
+from selfplay.evaluate import play_matches, round_robin_pairs, winrate_from_pair_scores
 from selfplay.adapters import MatchEvaluator, OpponentEnv, SelfPlaySession, SelfPlayVectorEnv, SessionVectorEnv
 from selfplay.schemes import make_scheme
 
@@ -50,7 +53,9 @@ def parse_args(argv=None):
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--vf-coef", type=float, default=0.5)
     p.add_argument("--max-grad-norm", type=float, default=0.5)
-    p.add_argument("--psro-matches", type=int, default=10, help="PSRO: matches per pair when an entry joins")
+    p.add_argument("--checkpoints", type=int, default=0,
+                   help="keep this many evenly spaced frozen checkpoints and report their winrate matrix at the end")
+    p.add_argument("--eval-matches", type=int, default=25, help="matches per pair of checkpoints")
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
 
@@ -95,6 +100,8 @@ class Result:
     ended: list = field(default_factory=list)
     # the opponent each env was playing when its game ended, as announced when that game started
     announced: list = field(default_factory=list)
+    W: np.ndarray | None = None  # winrate matrix of the checkpoints (row beats column), training order
+    lower_triangle: float = float("nan")  # mean of W below the diagonal: 1 = monotone progress, ½ = none
 
 
 def make_vector_env(args, session):
@@ -132,6 +139,7 @@ def main(argv=None) -> Result:
     logprobs, rewards, dones, values, valid = (torch.zeros((T, n)) for _ in range(5))
 
     result = Result(session, 0, 0.0)
+    checkpoints: list[FrozenAgent] = []
     start = time.perf_counter()
     next_obs, info = envs.reset(seed=args.seed)
     current = np.asarray(info["opponent"]).copy()  # each env's opponent, as announced at its game's start
@@ -192,9 +200,16 @@ def main(argv=None) -> Result:
         # the weights changed: one frozen copy per weight version, made only if G adds it
         session.on_policy_update(freeze=lambda: FrozenAgent(agent))
         result.updates += 1
+        if args.checkpoints and (update + 1) % max(1, num_updates // args.checkpoints) == 0:
+            checkpoints.append(FrozenAgent(agent))
 
     envs.close()
     result.seconds = time.perf_counter() - start
+    if len(checkpoints) > 1:  # the analysis inputs: every pair of checkpoints, both seats, one batched env
+        pairs = round_robin_pairs(len(checkpoints))
+        scores = play_matches("rirrps", checkpoints, pairs, args.eval_matches, seed=args.seed + 1)
+        result.W, _ = winrate_from_pair_scores(len(checkpoints), pairs, scores)
+        result.lower_triangle = lower_triangle_winrate(result.W)
     return result
 
 
@@ -204,3 +219,5 @@ if __name__ == "__main__":
     print(f"{res.updates} updates, {len(res.session.records)} games in {res.seconds:.1f}s; "
           f"menagerie {len(res.session.menagerie)} entries; win rate over the last {len(recent)} games "
           f"{np.mean(recent) if recent else float('nan'):.3f}")
+    if res.W is not None:
+        print(f"{len(res.W)} checkpoints: lower-triangle win rate {res.lower_triangle:.3f} (1 = each beats all earlier ones)")

@@ -36,7 +36,6 @@ def parse_args(argv=None):
     p.add_argument("--n-envs", type=int, default=4)
     p.add_argument("--n-steps", type=int, default=256, help="steps per env per rollout")
     p.add_argument("--total-timesteps", type=int, default=100_000)
-    p.add_argument("--psro-matches", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args(argv)
 

@@ -177,9 +177,10 @@ class SessionVectorEnv(VectorWrapper):
     from one ``SelfPlaySession`` in this process.
 
     Before a sub-environment resets, the wrapper draws that game's opponent from Ω and sends it
-    (entry id, and the frozen policy the first time that worker meets the entry); when the game ends,
+    (entry id, and the frozen policy object the first time that worker meets it); when the game ends,
     the outcome reported in the step's infos is recorded in the session (payoff, records, then G),
-    and only then is the next opponent drawn — the order of Algorithm 1 for every game.
+    and only then is the next opponent drawn — the order of Algorithm 1 for every game. A game cut
+    short by truncation (a ``TimeLimit`` wrapper) has no outcome: it is abandoned, not recorded.
     """
 
     def __init__(self, env: VectorEnv, session: SelfPlaySession) -> None:
@@ -222,12 +223,15 @@ class SessionVectorEnv(VectorWrapper):
         ended = np.flatnonzero(np.logical_or(terminations, truncations))
         for g in ended:
             episode = self.episodes[g]
+            self.episodes[g] = None
             if not infos.get("_outcome", np.zeros(self.num_envs, bool))[g]:
+                if truncations[g]:
+                    self.session.abandon_episode(episode)
+                    continue
                 raise ValueError(f"sub-environment {g} ended a game without reporting its outcome (is it an OpponentEnv?)")
             if int(infos["episode_token"][g]) != episode.token:
                 raise ValueError(f"sub-environment {g} played game {int(infos['episode_token'][g])}, "
                                  f"expected {episode.token}: assignments out of step")
-            self.episodes[g] = None
             self.session.end_episode(episode, float(infos["outcome"][g]), steps=int(infos["episode_steps"][g]))
         if len(ended) and self.mode == AutoresetMode.NEXT_STEP:
             self._assign(ended)  # they reset at the next step, with these opponents

@@ -361,3 +361,15 @@ def test_play_matches_and_cross_population_turn_policies_into_analysis_inputs():
     assert scores.tolist() == [[0.0] * 4, [1.0] * 4, [0.0] * 4]  # Rock < Paper, Rock > Scissors, Paper < Scissors
     W = cross_population("rirrps", policies[:1], policies[1:], 4, seed=0)  # Rock's win rates
     np.testing.assert_allclose(W, [[0.0, 1.0]])
+
+
+def test_a_truncated_game_is_abandoned_not_recorded():
+    session = SelfPlaySession("delta-uniform:delta=0", fixed(0), seed=0)
+    envs = SessionVectorEnv(gym.vector.SyncVectorEnv(
+        [lambda: gym.wrappers.TimeLimit(OpponentEnv(RirRPS(1, seed=0)), max_episode_steps=4)]), session)
+    envs.reset(seed=0)
+    for _ in range(4):
+        _, _, term, trunc, _ = envs.step(np.array([1]))
+    assert trunc.all() and not term.any()
+    assert session.records == [] and len(session.open) == 1  # the next game is already assigned
+    assert session.payoff.games("learner", 0) == 0
