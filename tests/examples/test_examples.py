@@ -112,3 +112,26 @@ def test_hand_written_core_loop_with_psro_and_the_ready_evaluator():
     assert res.W.shape == (n, n)
     np.testing.assert_allclose(res.W + res.W.T, 1.0)
     assert abs(res.nash.sum() - 1) < 1e-9 and ((res.W - 0.5).T @ res.nash >= -1e-7).all()  # a Nash of W − ½
+
+
+def test_readme_core_route_snippet_runs_and_freezes_once_per_weight_version():
+    import re
+
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    section = readme[readme.index("## Plug a scheme into your own trainer"):]
+    core = next(b for b in re.findall(r"```python\n(.*?)```", section, re.S) if "scheme.curate(" in b)
+    freezes = []
+
+    class Trainer:
+        calls = 0
+
+        def update_if_ready(self):  # the weights change every 50 episodes
+            self.calls += 1
+            return self.calls % 50 == 0
+
+    env = {"freeze": lambda policy: freezes.append(1) or object(), "my_policy": None,
+           "play": lambda me, opponent: 1.0, "my_trainer": Trainer()}
+    exec(core.replace("range(10_000)", "range(300)"), env)
+    menagerie = env["menagerie"]
+    assert len(menagerie) == 301  # Limit-Uniform's G adds after every episode
+    assert len(freezes) == 1 + 300 // 50 == len({id(e.policy) for e in menagerie})  # one copy per version
