@@ -38,6 +38,7 @@ def parse_args(argv=None):
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--eval-matches", type=int, default=20, help="matches per pair in the final population measure")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--torch-threads", type=int, default=1, help="small networks run fastest on one thread")
     return p.parse_args(argv)
 
 
@@ -93,6 +94,7 @@ def play(game: RirRPS, learner: LinearPolicy, opponent, seat: int):
 
 def main(argv=None) -> Result:
     args = parse_args(argv)
+    torch.set_num_threads(args.torch_threads)  # this script is the application: its choice
     torch.manual_seed(args.seed)
     scheme = make_scheme(args.scheme, evaluate=MatchEvaluator("rirrps", seed=args.seed))  # PSRO needs it here
     menagerie, payoff, rng = Menagerie(), Payoff(), np.random.default_rng(args.seed)

@@ -57,6 +57,7 @@ def parse_args(argv=None):
                    help="keep this many evenly spaced frozen checkpoints and report their winrate matrix at the end")
     p.add_argument("--eval-matches", type=int, default=25, help="matches per pair of checkpoints")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--torch-threads", type=int, default=1, help="small networks run fastest on one thread")
     return p.parse_args(argv)
 
 
@@ -117,6 +118,7 @@ def make_vector_env(args, session):
 
 def main(argv=None) -> Result:
     args = parse_args(argv)
+    torch.set_num_threads(args.torch_threads)  # this script is the application: its choice
     rng_seed = args.seed
     torch.manual_seed(rng_seed)
     np.random.seed(rng_seed)

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import configure
@@ -37,6 +38,7 @@ def parse_args(argv=None):
     p.add_argument("--n-steps", type=int, default=256, help="steps per env per rollout")
     p.add_argument("--total-timesteps", type=int, default=100_000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--torch-threads", type=int, default=1, help="small networks run fastest on one thread")
     return p.parse_args(argv)
 
 
@@ -78,6 +80,7 @@ class Result:
 
 def main(argv=None, log_dir: str | None = None) -> Result:
     args = parse_args(argv)
+    torch.set_num_threads(args.torch_threads)  # this script is the application: its choice
     evaluate = MatchEvaluator("rirrps", seed=args.seed) if args.scheme.startswith("psro") else None
     scheme = make_scheme(args.scheme, **({"evaluate": evaluate} if evaluate else {}))
     session = SelfPlaySession(scheme, seed=args.seed)
