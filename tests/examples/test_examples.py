@@ -77,8 +77,10 @@ def test_cleanrl_ppo_on_gymnasium_sync_vector_env():
 def test_cleanrl_ppo_on_gymnasium_async_vector_env_through_the_session_wrapper():
     import ppo_vector_selfplay as ex
 
+    # 24 games: the iteration cap (8 games) makes PSRO add entries whatever the (unseeded) workers' games give
     res = ex.main(["--vector", "async", "--num-envs", "2", "--num-steps", "66", "--total-timesteps", "264",
-                   "--scheme", PSRO, "--update-epochs", "1"])
+                   "--scheme", PSRO.replace("max_episodes_per_iteration=30", "max_episodes_per_iteration=8"),
+                   "--update-epochs", "1"])
     assert len(res.ended) == 2 * (132 // 11)
     check_records(res.session, res.ended, 2, res.announced)
     check_scheme(res.session, res.updates)
