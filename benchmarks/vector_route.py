@@ -11,7 +11,9 @@ of 8 games = 8 steps).
 * sb3            — ``SelfPlayVecEnv`` (Stable-Baselines3 VecEnv over one batched engine);
 * sync           — ``gymnasium.vector.SyncVectorEnv`` of ``OpponentEnv`` copies sharing the session;
 * async          — ``gymnasium.vector.AsyncVectorEnv`` of ``OpponentEnv`` copies + ``SessionVectorEnv``;
-* core (1 game)  — one ``OpponentEnv`` stepped in a plain loop (the single-game route).
+* core route     — the README's core loop: one game at a time, ``scheme.sample`` (Ω), the game,
+                   ``payoff.update``, ``scheme.curate`` (G) — as ``examples/core_loop_psro.py``;
+* one OpponentEnv — the single-game Gymnasium route stepped in a plain loop.
 
     python benchmarks/vector_route.py [--quick] [--num-envs 8]
 """
@@ -131,6 +133,29 @@ def sb3(n: int, total: int) -> float:
     return steps / (time.perf_counter() - start)
 
 
+def core_loop(total: int) -> float:
+    s = session()
+    game = RirRPS(1, seed=0)
+    rng = np.random.default_rng(0)
+    steps, start = 0, time.perf_counter()
+    while steps < total:
+        opponent = s.scheme.sample(s.menagerie, s.payoff, s.rng)  # Ω
+        obs = game.reset()
+        while True:
+            with torch.no_grad():
+                b, _, _ = opponent.policy.act(obs[1], None)
+            obs, _, done, info = game.step([torch.as_tensor(rng.integers(3, size=1)), b])
+            maybe_update(s, steps, steps + 1)
+            steps += 1
+            if bool(done[0]):
+                break
+        score = float(int(info["winner"][0]) == 0)
+        s.payoff.update("learner", opponent.id, score)
+        s.episode += 1
+        s.scheme.curate(s.menagerie, s.learner_info(), s.payoff, score)  # G
+    return steps / (time.perf_counter() - start)
+
+
 def single_game(total: int) -> float:
     s = session()
     env = OpponentEnv(RirRPS(1, seed=0), s)
@@ -161,7 +186,8 @@ def main() -> None:
         if n <= 16:  # one Python env (and, for async, one process) per game
             rows += [("SyncVectorEnv of OpponentEnv", gym_vector("sync", n, total // 4)),
                      ("AsyncVectorEnv + SessionVectorEnv", gym_vector("async", n, total // 4))]
-        rows.append(("core route: one OpponentEnv", single_game(total // 8)))
+        rows += [("core route (one game at a time)", core_loop(total // 8)),
+                 ("one OpponentEnv", single_game(total // 8))]
         print(f"num_envs={n}")
         for name, value in rows:
             print(f"  {name:36s} {value:10.0f} steps/s   {value / base:6.2f}x the suite loop")
