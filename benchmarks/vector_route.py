@@ -21,7 +21,6 @@ of 8 games = 8 steps).
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import time
 

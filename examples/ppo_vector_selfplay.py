@@ -32,8 +32,8 @@ from torch.distributions import Categorical
 
 from analysis.winrate import lower_triangle_winrate
 from envs.rps import RirRPS
-from selfplay.evaluate import play_matches, round_robin_pairs, winrate_from_pair_scores
 from selfplay.adapters import MatchEvaluator, OpponentEnv, SelfPlaySession, SelfPlayVectorEnv, SessionVectorEnv
+from selfplay.evaluate import play_matches, round_robin_pairs, winrate_from_pair_scores
 from selfplay.schemes import make_scheme
 
 
@@ -119,9 +119,7 @@ def make_vector_env(args, session):
 def main(argv=None) -> Result:
     args = parse_args(argv)
     torch.set_num_threads(args.torch_threads)  # this script is the application: its choice
-    rng_seed = args.seed
-    torch.manual_seed(rng_seed)
-    np.random.seed(rng_seed)
+    torch.manual_seed(args.seed)
     evaluate = MatchEvaluator("rirrps", seed=args.seed) if args.scheme.startswith("psro") else None
     scheme = make_scheme(args.scheme, **({"evaluate": evaluate} if evaluate else {}))
     session = SelfPlaySession(scheme, seed=args.seed)  # the initial policy comes once the env gives the sizes
