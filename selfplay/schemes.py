@@ -273,6 +273,8 @@ class NaiveSelfPlay(Scheme):
 
     def sample_many(self, menagerie: Menagerie, n: int, payoff: Payoff | None = None,
                     rng: np.random.Generator | None = None) -> list[Entry]:
+        if type(self).distribution is not NaiveSelfPlay.distribution:  # a subclass changed Ω: draw from it
+            return super().sample_many(menagerie, n, payoff, rng)
         _check_draw(menagerie, n, rng)
         return [menagerie.latest] * n
 
@@ -302,6 +304,8 @@ class DeltaUniform(_SnapshotEveryEpisode, Scheme):
     def sample_many(self, menagerie: Menagerie, n: int, payoff: Payoff | None = None,
                     rng: np.random.Generator | None = None) -> list[Entry]:
         """Exact O(1) amortised draws: a uniform position of the δ-window, no table."""
+        if type(self).distribution is not DeltaUniform.distribution:  # a subclass changed Ω: draw from it
+            return super().sample_many(menagerie, n, payoff, rng)
         rng = _check_draw(menagerie, n, rng)
         ids = _ordered_ids(self, menagerie)
         start = delta_window_start(self.delta, len(ids))
@@ -334,6 +338,8 @@ class DeltaLimitUniform(_SnapshotEveryEpisode, Scheme):
         d = ⌊1/(1 − u·D/(D+1))⌋ for u ~ U[0, 1). Since 1/d² ≤ 2/(d(d+1)), accept with probability
         (1/d²) / (2/(d(d+1))) = (d+1)/(2d) ≥ ½: at most two proposals per draw on average.
         """
+        if type(self).distribution is not DeltaLimitUniform.distribution:  # a subclass changed Ω: draw from it
+            return super().sample_many(menagerie, n, payoff, rng)
         rng = _check_draw(menagerie, n, rng)
         ids = _ordered_ids(self, menagerie)
         size = len(ids)

@@ -122,3 +122,12 @@ def test_a_pickled_scheme_leaves_its_draw_caches_behind():
     copy = pickle.loads(pickle.dumps(scheme))
     assert "_ordered_ids" not in copy.__dict__ and copy.delta == 0.0
     assert len(copy.sample_many(m, 5, rng=np.random.default_rng(0))) == 5
+
+
+def test_a_subclass_that_changes_omega_is_drawn_from_its_own_distribution():
+    class OldestOnly(DeltaUniform):
+        def distribution(self, menagerie, payoff=None):
+            return {menagerie.ids[0]: 1.0}
+
+    m = menagerie_of(10, discard=(0,))
+    assert {e.id for e in OldestOnly(0.0).sample_many(m, 30, rng=np.random.default_rng(0))} == {1}
