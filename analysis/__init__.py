@@ -4,5 +4,5 @@ Modules: ``winrate`` (win-rate matrices from match records, evaluation matrices,
 ``nash`` (exact maxent Nash, zero-sum LPs, PSRO meta-solvers), ``population`` (relative
 population performance, Nash averaging, effective diversity), ``embedding`` (t-SNE of
 trajectory vectors, time-window medians, kernel densities), ``plots`` (headless figures).
-Import the module you need, e.g. ``from analysis.nash import maxent_nash``.
+Import the module you need, e.g. ``from selfplay.analysis.nash import maxent_nash``.
 """

@@ -48,7 +48,7 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 from scipy.special import logsumexp
 
-from analysis._validate import as_antisymmetric, as_matrix
+from selfplay.analysis._validate import as_antisymmetric, as_matrix
 
 __all__ = [
     "maxent_nash",

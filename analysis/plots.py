@@ -18,9 +18,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from analysis.embedding import _as_points, density_grid, time_window_medians
-from analysis.nash import maxent_nash, maxent_nash_evolution
-from analysis.winrate import WinrateMatrix, _as_winrates, evaluation_matrix
+from selfplay.analysis.embedding import _as_points, density_grid, time_window_medians
+from selfplay.analysis.nash import maxent_nash, maxent_nash_evolution
+from selfplay.analysis.winrate import WinrateMatrix, _as_winrates, evaluation_matrix
 
 __all__ = [
     "REFERENCE_COLOURS",

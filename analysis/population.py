@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from analysis._validate import as_antisymmetric, as_matrix
-from analysis.nash import maxent_nash, solve_zero_sum
+from selfplay.analysis._validate import as_antisymmetric, as_matrix
+from selfplay.analysis.nash import maxent_nash, solve_zero_sum
 
 __all__ = ["relative_population_performance", "nash_averaging", "effective_diversity"]
 

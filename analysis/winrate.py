@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from analysis._validate import as_matrix
+from selfplay.analysis._validate import as_matrix
 
 __all__ = [
     "WinrateMatrix",

@@ -17,9 +17,9 @@ import time
 import numpy as np
 import torch
 
-from agents.alphastar import AlphaStarConfig, AlphaStarNet
-from agents.alphastar.losses import RLLossConfig, alphastar_rl_loss, discounts_from_dones
-from agents.alphastar.synthetic import random_obs
+from selfplay.agents.alphastar import AlphaStarConfig, AlphaStarNet
+from selfplay.agents.alphastar.losses import RLLossConfig, alphastar_rl_loss, discounts_from_dones
+from selfplay.agents.alphastar.synthetic import random_obs
 
 
 def _median_time(fn, repeats: int) -> float:

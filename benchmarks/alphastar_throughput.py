@@ -89,10 +89,10 @@ from contextlib import contextmanager
 
 import torch
 
-from agents.alphastar.learner import AlphaStarLearner, AlphaStarRLConfig
-from agents.alphastar.network import AlphaStarNet
-from agents.alphastar.rl import make_alphastar_learner
-from selfplay.registry import make_env
+from selfplay.agents.alphastar.learner import AlphaStarLearner, AlphaStarRLConfig
+from selfplay.agents.alphastar.network import AlphaStarNet
+from selfplay.agents.alphastar.rl import make_alphastar_learner
+from selfplay.training.registry import make_env
 
 
 class Timers:

@@ -18,7 +18,7 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from analysis.embedding import TSNEConfig, embed
+from selfplay.analysis.embedding import TSNEConfig, embed
 
 
 def trajectories(n: int, seed: int, sharpness: float, steps: int = 10, actions: int = 9) -> np.ndarray:

@@ -23,7 +23,7 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from analysis.nash import lp_nash, maxent_nash, nash_gap
+from selfplay.analysis.nash import lp_nash, maxent_nash, nash_gap
 
 
 def gaussian(n: int, rng: np.random.Generator) -> np.ndarray:

@@ -24,8 +24,8 @@ import time
 
 import numpy as np
 
-from selfplay.menagerie import Menagerie
-from selfplay.schemes import PSRO, make_scheme
+from selfplay.core.menagerie import Menagerie
+from selfplay.core.schemes import PSRO, make_scheme
 
 SCHEMES = ("naive", "delta-uniform:delta=0", "delta-uniform:delta=0.5", "delta-limit-uniform:delta=0",
            "delta-limit-uniform:delta=0.5", "psro")

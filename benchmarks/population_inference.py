@@ -18,7 +18,7 @@ import time
 
 import torch
 
-from agents.ppo import PPOConfig, PPOLearner, stack_policies
+from selfplay.agents.ppo import PPOConfig, PPOLearner, stack_policies
 
 
 def per_policy_loop(policies, obs, state, index):
@@ -78,7 +78,7 @@ def main():
     for body in (["mlp", "lstm"] if args.body == "both" else [args.body]):
         for layout in ("shuffled", "policy-major"):
             run(body, args.policies, args.rows, args.repeats, layout)
-        for rows in (16384, 1024):  # one chunk of selfplay.evaluate's games; a training-time batch
+        for rows in (16384, 1024):  # one chunk of selfplay.training.matches's games; a training-time batch
             run(body, args.policies, rows, args.repeats)
 
 

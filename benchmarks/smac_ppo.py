@@ -24,8 +24,8 @@ import time
 
 import torch
 
-from agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner
-from envs.smac import SMACBattle
+from selfplay.agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner
+from selfplay.envs.smac import SMACBattle
 
 
 def evaluate(policy, map_name: str, games: int, seed: int, num_envs: int = 64, centralized: bool = False) -> dict:

@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from envs.smac import SMACBattle
+from selfplay.envs.smac import SMACBattle
 
 MAPS = ("3m", "3s5z", "27m_vs_30m")
 BATCHES = (1, 256, 2048)

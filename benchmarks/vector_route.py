@@ -5,7 +5,7 @@ size; a new weight version every 2 000 steps, so opponents act in several groups
 moves random (no learning: this measures the route, not PPO). Steps are counted per game (one step
 of 8 games = 8 steps).
 
-* suite loop     — ``selfplay.games.GameRunner`` with the session's Ω/G bookkeeping done as the
+* suite loop     — ``selfplay.training.games.GameRunner`` with the session's Ω/G bookkeeping done as the
                    suite's trainer does (payoff, curate per finished game);
 * native         — ``SelfPlayVectorEnv`` (Gymnasium VectorEnv over one batched engine);
 * sb3            — ``SelfPlayVecEnv`` (Stable-Baselines3 VecEnv over one batched engine);
@@ -29,9 +29,9 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from envs.rps import RirRPS
-from selfplay.adapters import OpponentEnv, SelfPlaySession, SelfPlayVecEnv, SelfPlayVectorEnv, SessionVectorEnv
-from selfplay.games import GameRunner
+from selfplay.envs.rps import RirRPS
+from selfplay.training.adapters import OpponentEnv, SelfPlaySession, SelfPlayVecEnv, SelfPlayVectorEnv, SessionVectorEnv
+from selfplay.training.games import GameRunner
 
 NEW_VERSION_EVERY = 2000
 

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from analysis.nash import maxent_nash
-from envs.rps import RirRPS
-from selfplay.adapters import MatchEvaluator
-from selfplay.evaluate import play_matches, round_robin_pairs, winrate_from_pair_scores
-from selfplay.menagerie import Menagerie
-from selfplay.payoff import Payoff
-from selfplay.schemes import LearnerInfo, make_scheme
+from selfplay.analysis.nash import maxent_nash
+from selfplay.envs.rps import RirRPS
+from selfplay.training.adapters import MatchEvaluator
+from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
+from selfplay.core.menagerie import Menagerie
+from selfplay.core.payoff import Payoff
+from selfplay.core.schemes import LearnerInfo, make_scheme
 
 
 def parse_args(argv=None):

@@ -30,11 +30,11 @@ import torch
 import torch.nn as nn
 from torch.distributions import Categorical
 
-from analysis.winrate import lower_triangle_winrate
-from envs.rps import RirRPS
-from selfplay.adapters import MatchEvaluator, OpponentEnv, SelfPlaySession, SelfPlayVectorEnv, SessionVectorEnv
-from selfplay.evaluate import play_matches, round_robin_pairs, winrate_from_pair_scores
-from selfplay.schemes import make_scheme
+from selfplay.analysis.winrate import lower_triangle_winrate
+from selfplay.envs.rps import RirRPS
+from selfplay.training.adapters import MatchEvaluator, OpponentEnv, SelfPlaySession, SelfPlayVectorEnv, SessionVectorEnv
+from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
+from selfplay.core.schemes import make_scheme
 
 
 def parse_args(argv=None):

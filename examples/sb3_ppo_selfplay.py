@@ -25,9 +25,9 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from envs.rps import RirRPS
-from selfplay.adapters import MatchEvaluator, OpponentEnv, PolicyWrapper, SelfPlaySession, SelfPlayVecEnv
-from selfplay.schemes import make_scheme
+from selfplay.envs.rps import RirRPS
+from selfplay.training.adapters import MatchEvaluator, OpponentEnv, PolicyWrapper, SelfPlaySession, SelfPlayVecEnv
+from selfplay.core.schemes import make_scheme
 
 
 def parse_args(argv=None):

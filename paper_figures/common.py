@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from selfplay.compare import DEFAULT_SCHEMES, CompareConfig, compare, slug
+from selfplay.evaluation.compare import DEFAULT_SCHEMES, CompareConfig, compare, slug
 
 AGENTS = ["ppo-mlp", "ppo-rnn"]
 AGENT_LABELS = {"ppo-mlp": "MLP-PPO", "ppo-rnn": "RNN-PPO"}

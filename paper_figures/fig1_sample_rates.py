@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from selfplay.menagerie import Menagerie
-from selfplay.schemes import LearnerInfo, Scheme, make_scheme
+from selfplay.core.menagerie import Menagerie
+from selfplay.core.schemes import LearnerInfo, Scheme, make_scheme
 
 SCHEMES = ("delta-uniform:delta=0", "delta-limit-uniform:delta=0")
 

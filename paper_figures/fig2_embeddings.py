@@ -20,10 +20,10 @@ LABELS = {"naive": "Naive SP", "delta-uniform:delta=0": "δ=0-Uniform", "delta-l
 
 
 def make_figure(source: Path, out: Path, seed: int = 0, basis_episodes: int = 1000):
-    from agents.reference import embedding_basis
-    from analysis.embedding import embed_runs
-    from analysis.plots import plot_embedding
-    from selfplay.registry import make_env
+    from selfplay.agents.reference import embedding_basis
+    from selfplay.analysis.embedding import embed_runs
+    from selfplay.analysis.plots import plot_embedding
+    from selfplay.training.registry import make_env
 
     basis = embedding_basis(make_env("rirrps", 250, seed=seed), episodes=basis_episodes, seed=seed)
     basis = {name.capitalize(): v.astype(np.float32) for name, v in basis.items()}

@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from paper_figures.common import AGENT_LABELS, AGENTS, add_scale_arguments, comparison_dir, run_dir, winrate  # noqa: E402
-from selfplay.compare import DEFAULT_SCHEMES  # noqa: E402
+from selfplay.evaluation.compare import DEFAULT_SCHEMES  # noqa: E402
 
 
 def make_figure(source: Path, out: Path, schemes=DEFAULT_SCHEMES, agents=AGENTS, seed: int = 0):

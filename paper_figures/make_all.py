@@ -16,7 +16,7 @@ from pathlib import Path
 
 from paper_figures import fig1_sample_rates, fig2_embeddings, fig3_winrate_matrices, table_rpp
 from paper_figures.common import paper_config
-from selfplay.compare import compare
+from selfplay.evaluation.compare import compare
 
 
 def main(argv=None) -> Path:

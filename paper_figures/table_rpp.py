@@ -15,7 +15,7 @@ from paper_figures.common import AGENT_LABELS, AGENTS, add_scale_arguments, comp
 
 
 def make_tables(source: Path, out: Path) -> list[Path]:
-    from analysis.plots import plot_rpp_table
+    from selfplay.analysis.plots import plot_rpp_table
 
     written = []
     for agent in AGENTS:

@@ -4,10 +4,10 @@ and a curator G — with naive SP, δ-Uniform, δ-Limit-Uniform, PSRO and AlphaS
 The core (this package's menagerie, payoff, schemes and league modules) needs only numpy.
 """
 
-from selfplay.league import AlphaStarLeague, LeagueConfig, pfsp
-from selfplay.menagerie import Entry, Menagerie
-from selfplay.payoff import Payoff
-from selfplay.schemes import (
+from selfplay.core.league import AlphaStarLeague, LeagueConfig, pfsp
+from selfplay.core.menagerie import Entry, Menagerie
+from selfplay.core.payoff import Payoff
+from selfplay.core.schemes import (
     PSRO,
     Curation,
     DeltaLimitUniform,

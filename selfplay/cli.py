@@ -10,7 +10,7 @@ from dataclasses import fields
 
 def _csv(text: str) -> list[str]:
     # scheme specs contain commas inside their parameters: split on commas that start a new scheme
-    from selfplay.schemes import SCHEME_NAMES
+    from selfplay.core.schemes import SCHEME_NAMES
 
     parts: list[str] = []
     for piece in text.split(","):
@@ -46,8 +46,8 @@ def _add_alphastar_options(p: argparse.ArgumentParser) -> None:
 def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = True) -> dict:
     """The AlphaStar learner's settings: the SL checkpoint (made first if not given) and RL overrides.
     ``only_agent``: no other agent takes the PPO options, so passing them is an error."""
-    from agents.alphastar.rl import ensure_sl_checkpoint
-    from selfplay.registry import COMMANDER_GRID, env_for_agent, smac_map
+    from selfplay.agents.alphastar.rl import ensure_sl_checkpoint
+    from selfplay.training.registry import COMMANDER_GRID, env_for_agent, smac_map
 
     env_for_agent(args.env, "alphastar")
     unsupported = [k for k in ("horizon", "minibatch_size", "epochs") if getattr(args, k, None) is not None]
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from selfplay.loop import TrainConfig, train
+    from selfplay.training.loop import TrainConfig, train
 
     settings = _ppo_overrides(args)
     if args.agent == "alphastar":
@@ -176,7 +176,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     import torch
 
-    from selfplay.compare import evaluate_run_dir
+    from selfplay.evaluation.compare import evaluate_run_dir
 
     torch.set_num_threads(1)
     summary = evaluate_run_dir(args.run_dir, matches=args.matches, seed=args.seed)
@@ -186,7 +186,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from selfplay.compare import CompareConfig, compare
+    from selfplay.evaluation.compare import CompareConfig, compare
 
     config = CompareConfig.preset(quick=args.quick, env=args.env)
     overrides = {"env": args.env, "agents": args.agent.split(","), "schemes": args.schemes, "episodes": args.episodes,
@@ -210,7 +210,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_league(args: argparse.Namespace) -> int:
-    from selfplay.league_loop import LeagueTrainConfig, train_league
+    from selfplay.training.league_loop import LeagueTrainConfig, train_league
 
     spec = f"league:main={args.main},main_exploiters={args.main_exploiters},league_exploiters={args.league_exploiters}"
     if args.agent == "alphastar":
@@ -232,14 +232,14 @@ def cmd_league(args: argparse.Namespace) -> int:
 
 
 def cmd_sl(args: argparse.Namespace) -> int:
-    from selfplay.registry import check_env_name, is_smac, smac_map
+    from selfplay.training.registry import check_env_name, is_smac, smac_map
 
     check_env_name(args.env)
     if not is_smac(args.env):
         raise ValueError(f"env must be smac:MAP for the AlphaStar agent, got {args.env!r}")
     import torch
 
-    from agents.alphastar.sl import run_sl
+    from selfplay.agents.alphastar.sl import run_sl
 
     torch.set_num_threads(1)
     metrics = run_sl(smac_map(args.env), quick=args.quick, out=args.out, seed=args.seed)
@@ -249,8 +249,8 @@ def cmd_sl(args: argparse.Namespace) -> int:
 
 
 def cmd_omega(args: argparse.Namespace) -> int:
-    from selfplay.menagerie import Menagerie
-    from selfplay.schemes import make_scheme
+    from selfplay.core.menagerie import Menagerie
+    from selfplay.core.schemes import make_scheme
 
     scheme = make_scheme(args.scheme, defer_evaluator=True)  # Ω only: no meta-game matches played
     if args.size < 1:

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode, VectorEnv, VectorWrapper
 
-from selfplay.adapters import Episode, SelfPlaySession
+from selfplay.training.adapters import Episode, SelfPlaySession
 from selfplay.opponent_games import EngineStepper, OpponentGames, check_symmetric_sides
 
 

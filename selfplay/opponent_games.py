@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from selfplay.adapters import Episode, SelfPlaySession
-from selfplay.batching import assign_state, group_by_policy, index_state
-from selfplay.games import select_seat
+from selfplay.training.adapters import Episode, SelfPlaySession
+from selfplay.training.batching import assign_state, group_by_policy, index_state
+from selfplay.training.games import select_seat
 
 
 class EngineStepper:

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from selfplay.adapters import SelfPlaySession
+from selfplay.training.adapters import SelfPlaySession
 from selfplay.gym_adapters import _spaces
 from selfplay.opponent_games import OpponentGames
 

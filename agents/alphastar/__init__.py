@@ -1,6 +1,6 @@
 """The AlphaStar agent (spec-alphastar.md): network (§2) and RL losses (§4).
 
-from agents.alphastar import AlphaStarConfig, AlphaStarNet
+from selfplay.agents.alphastar import AlphaStarConfig, AlphaStarNet
 net = AlphaStarNet(AlphaStarConfig())
 out = net(obs, state, generator=g)          # sampling: actions, logits, log-probs, value
 out = net(obs, state, actions=out.actions)  # teacher forcing: log-probs, entropies

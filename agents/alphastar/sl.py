@@ -222,7 +222,7 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
 
     ``selfplay sl --env smac:3m [--quick] --out DIR`` is ``run_sl("3m", quick, DIR)``. ``config``
     replaces the settings (its ``map_name`` is set to ``map_name``). Returns the metrics dict."""
-    from envs.smac import SMACBattle  # the CLI wires agents to envs; the agent package itself does not
+    from selfplay.envs.smac import SMACBattle  # the CLI wires agents to envs; the agent package itself does not
 
     torch.manual_seed(seed)
     if config is None:

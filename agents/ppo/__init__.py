@@ -1,13 +1,13 @@
 """PPO agents (MLP and LSTM bodies) for the self-play suite (spec-selfplay §5)."""
 
-from agents.ppo.checkpoint import load_policy, save_policy
-from agents.ppo.config import PPOConfig
-from agents.ppo.frozen import FrozenPPOPolicy
-from agents.ppo.gae import compute_gae
-from agents.ppo.learner import PPOLearner
-from agents.ppo.loss import ppo_loss
-from agents.ppo.network import ActorCritic, LSTMBody, MLPBody, NetworkSpec
-from agents.ppo.stack import PolicyStack, stack_policies
+from selfplay.agents.ppo.checkpoint import load_policy, save_policy
+from selfplay.agents.ppo.config import PPOConfig
+from selfplay.agents.ppo.frozen import FrozenPPOPolicy
+from selfplay.agents.ppo.gae import compute_gae
+from selfplay.agents.ppo.learner import PPOLearner
+from selfplay.agents.ppo.loss import ppo_loss
+from selfplay.agents.ppo.network import ActorCritic, LSTMBody, MLPBody, NetworkSpec
+from selfplay.agents.ppo.stack import PolicyStack, stack_policies
 
 __all__ = [
     "ActorCritic", "FrozenPPOPolicy", "LSTMBody", "MLPBody", "NetworkSpec", "PPOConfig", "PPOLearner",

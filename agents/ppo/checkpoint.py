@@ -11,9 +11,9 @@ from pathlib import Path
 
 import torch
 
-from agents.ppo.frozen import FrozenPPOPolicy
-from agents.ppo.network import ActorCritic, NetworkSpec
-from selfplay.io import atomic_write
+from selfplay.agents.ppo.frozen import FrozenPPOPolicy
+from selfplay.agents.ppo.network import ActorCritic, NetworkSpec
+from selfplay.utils.io import atomic_write
 
 FORMAT = "selfplay.ppo.policy"
 FORMAT_VERSION = 1

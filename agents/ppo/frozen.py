@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from agents.ppo.network import ActorCritic, check_mask, check_obs, sample_actions
+from selfplay.agents.ppo.network import ActorCritic, check_mask, check_obs, sample_actions
 
 
 class ActorCriticHolder:

@@ -27,13 +27,13 @@ import numbers
 
 import torch
 
-from agents.ppo.buffer import RolloutBuffer
-from agents.ppo.config import PPOConfig
-from agents.ppo.frozen import ActorCriticHolder, FrozenPPOPolicy
-from agents.ppo.gae import compute_gae
-from agents.ppo.learner_base import PPOLearnerBase
-from agents.ppo.loss import ppo_loss
-from agents.ppo.network import ActorCritic, NetworkSpec, check_mask, check_obs, sample_actions
+from selfplay.agents.ppo.buffer import RolloutBuffer
+from selfplay.agents.ppo.config import PPOConfig
+from selfplay.agents.ppo.frozen import ActorCriticHolder, FrozenPPOPolicy
+from selfplay.agents.ppo.gae import compute_gae
+from selfplay.agents.ppo.learner_base import PPOLearnerBase
+from selfplay.agents.ppo.loss import ppo_loss
+from selfplay.agents.ppo.network import ActorCritic, NetworkSpec, check_mask, check_obs, sample_actions
 
 
 class PPOLearner(ActorCriticHolder, PPOLearnerBase):

@@ -46,10 +46,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from agents.ppo.checkpoint import read_policy_file, write_policy_file
-from agents.ppo.gae import compute_gae
-from agents.ppo.learner_base import PPOLearnerBase
-from agents.ppo.network import MASKED_LOGIT, MLPBody
+from selfplay.agents.ppo.checkpoint import read_policy_file, write_policy_file
+from selfplay.agents.ppo.gae import compute_gae
+from selfplay.agents.ppo.learner_base import PPOLearnerBase
+from selfplay.agents.ppo.network import MASKED_LOGIT, MLPBody
 
 BODIES = ("mlp", "gru", "lstm")
 

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from agents.ppo.multiunit import (
+from selfplay.agents.ppo.multiunit import (
     MultiUnitFrozenPolicy,
     _check_mask,
     _check_obs,
@@ -34,8 +34,8 @@ from agents.ppo.multiunit import (
     _initial_state,
     _reset_state,
 )
-from agents.ppo.network import MASKED_LOGIT
-from agents.ppo.stack import check_population, stacked_parameters
+from selfplay.agents.ppo.network import MASKED_LOGIT
+from selfplay.agents.ppo.stack import check_population, stacked_parameters
 
 
 class MultiUnitPolicyStack:

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 import torch
 
-from agents.ppo.frozen import FrozenPPOPolicy
-from agents.ppo.network import MASKED_LOGIT, check_mask, check_obs, sample_actions
+from selfplay.agents.ppo.frozen import FrozenPPOPolicy
+from selfplay.agents.ppo.network import MASKED_LOGIT, check_mask, check_obs, sample_actions
 
 
 def check_population(policies, policy_class: type) -> list:

@@ -1,6 +1,6 @@
 """RirRPS and other repeated zero-sum matrix games with imperfect recall (spec-selfplay §4)."""
 
-from envs.rps.game import (
+from selfplay.envs.rps.game import (
     BIASED_RPS_PAYOFF,
     GAMES,
     PAPER,
@@ -14,7 +14,7 @@ from envs.rps.game import (
     RirRPS,
     make_game,
 )
-from envs.rps.parallel import MatrixGameParallelEnv
+from selfplay.envs.rps.parallel import MatrixGameParallelEnv
 
 __all__ = [
     "BIASED_RPS_PAYOFF", "GAMES", "PAPER", "ROCK", "RPS_PAYOFF", "RPSLS", "RPSLS_PAYOFF", "SCISSORS",

@@ -16,7 +16,7 @@ import torch
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from envs.rps.game import RepeatedMatrixGame, make_game
+from selfplay.envs.rps.game import RepeatedMatrixGame, make_game
 
 
 class MatrixGameParallelEnv(ParallelEnv):

@@ -8,9 +8,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.alphastar import AlphaStarConfig, AlphaStarNet
-from agents.alphastar.distributions import MASKED_LOGIT
-from agents.alphastar.losses import (
+from selfplay.agents.alphastar import AlphaStarConfig, AlphaStarNet
+from selfplay.agents.alphastar.distributions import MASKED_LOGIT
+from selfplay.agents.alphastar.losses import (
     HEADS,
     RLLossConfig,
     alphastar_rl_loss,
@@ -26,7 +26,7 @@ from agents.alphastar.losses import (
     upgo_returns,
     vtrace,
 )
-from agents.alphastar.synthetic import random_obs
+from selfplay.agents.alphastar.synthetic import random_obs
 
 # ---------------------------------------------------------------------------------------------
 # return estimators on hand-computed cases
@@ -383,7 +383,7 @@ def test_combined_loss_sums_over_rewards_with_their_own_baselines():
     """Σ_rewards [baseline_cost·TD(λ) + pg_cost·V-trace + upgo_cost·UPGO] (spec §4), one baseline per reward."""
     from dataclasses import replace
 
-    from agents.alphastar import BaselineSpec, RewardCosts
+    from selfplay.agents.alphastar import BaselineSpec, RewardCosts
 
     config = replace(SMALL, baselines=(BaselineSpec("win_loss"), BaselineSpec("damage", squash=False)))
     torch.manual_seed(3)

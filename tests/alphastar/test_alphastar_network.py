@@ -7,8 +7,8 @@ from dataclasses import replace
 import pytest
 import torch
 
-from agents.alphastar import HEADS, ActionTypeSpec, AlphaStarActions, AlphaStarConfig, AlphaStarNet
-from agents.alphastar.synthetic import random_obs
+from selfplay.agents.alphastar import HEADS, ActionTypeSpec, AlphaStarActions, AlphaStarConfig, AlphaStarNet
+from selfplay.agents.alphastar.synthetic import random_obs
 
 # A reduced config keeps the suite fast; the default (small) size is exercised in the shape test.
 SMALL = AlphaStarConfig.tiny(max_selected_units=6)

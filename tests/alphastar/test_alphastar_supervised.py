@@ -6,9 +6,9 @@ import math
 
 import torch
 
-from agents.alphastar import HEADS, AlphaStarConfig, AlphaStarNet
-from agents.alphastar.supervised import per_head_accuracy, supervised_loss
-from agents.alphastar.synthetic import random_obs
+from selfplay.agents.alphastar import HEADS, AlphaStarConfig, AlphaStarNet
+from selfplay.agents.alphastar.supervised import per_head_accuracy, supervised_loss
+from selfplay.agents.alphastar.synthetic import random_obs
 
 SMALL = AlphaStarConfig.tiny()
 

@@ -9,19 +9,19 @@ import numpy as np
 import pytest
 import torch
 
-from agents.alphastar import AlphaStarNet
-from agents.alphastar.actor import AlphaStarPolicy, batch_first, layers_first, load_policy, save_policy
-from agents.alphastar.config import HEADS
-from agents.alphastar.demonstrators import FocusFireDemonstrator
-from agents.alphastar.learner import AlphaStarLearner, AlphaStarRLConfig, Chunk, ChunkRecorder
-from agents.alphastar.network import AlphaStarObs
-from agents.alphastar.rl import make_alphastar_learner
-from agents.alphastar.smac import CommanderConfig
-from agents.alphastar.smac.env import CommanderEnv, ObsLayout
-from envs.smac import SMACBattle
-from selfplay.evaluate import play_matches, scripted_win_rates
-from selfplay.games import GameRunner
-from selfplay.registry import COMMANDER_GRID, agent_kit, env_for_agent, make_env
+from selfplay.agents.alphastar import AlphaStarNet
+from selfplay.agents.alphastar.actor import AlphaStarPolicy, batch_first, layers_first, load_policy, save_policy
+from selfplay.agents.alphastar.config import HEADS
+from selfplay.agents.alphastar.demonstrators import FocusFireDemonstrator
+from selfplay.agents.alphastar.learner import AlphaStarLearner, AlphaStarRLConfig, Chunk, ChunkRecorder
+from selfplay.agents.alphastar.network import AlphaStarObs
+from selfplay.agents.alphastar.rl import make_alphastar_learner
+from selfplay.agents.alphastar.smac import CommanderConfig
+from selfplay.agents.alphastar.smac.env import CommanderEnv, ObsLayout
+from selfplay.envs.smac import SMACBattle
+from selfplay.training.matches import play_matches, scripted_win_rates
+from selfplay.training.games import GameRunner
+from selfplay.training.registry import COMMANDER_GRID, agent_kit, env_for_agent, make_env
 from tests.alphastar_smac.test_features import TINY  # the tiny network sizes of the SMAC tests
 
 

@@ -3,7 +3,7 @@ thread on its own network while the actors play with the last published weights.
 
 import numpy as np
 
-from selfplay.games import GameRunner
+from selfplay.training.games import GameRunner
 
 from .test_actor_learner import AlphaStarPolicy, commander_env, make_learner, params, same, tiny_net
 

@@ -5,9 +5,9 @@ import json
 
 import pandas as pd
 
-from agents.alphastar.actor import AlphaStarPolicy
+from selfplay.agents.alphastar.actor import AlphaStarPolicy
 from selfplay.cli import main
-from selfplay.compare import load_checkpoint_policies
+from selfplay.evaluation.compare import load_checkpoint_policies
 
 from .test_league_alphastar import sl_checkpoint
 

@@ -6,9 +6,9 @@ from dataclasses import asdict
 
 import torch
 
-from agents.alphastar import AlphaStarNet
-from selfplay.league_loop import LeagueTrainConfig, LeagueTrainer, evaluate_league, evaluated_policies
-from selfplay.registry import make_env
+from selfplay.agents.alphastar import AlphaStarNet
+from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer, evaluate_league, evaluated_policies
+from selfplay.training.registry import make_env
 
 from .test_actor_learner import TINY
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from agents.alphastar.dataset import DemonstrationDataset, record_demonstrations
-from agents.alphastar.demonstrators import FocusFireDemonstrator, KitingDemonstrator, make_demonstrator
-from agents.alphastar.smac import CommanderConfig, SMACCommander
-from agents.alphastar.smac.features import COLUMN
-from envs.smac import SMACBattle
+from selfplay.agents.alphastar.dataset import DemonstrationDataset, record_demonstrations
+from selfplay.agents.alphastar.demonstrators import FocusFireDemonstrator, KitingDemonstrator, make_demonstrator
+from selfplay.agents.alphastar.smac import CommanderConfig, SMACCommander
+from selfplay.agents.alphastar.smac.features import COLUMN
+from selfplay.envs.smac import SMACBattle
 
 
 class Capturing:

@@ -4,11 +4,11 @@
 import pytest
 import torch
 
-from agents.alphastar.network import AlphaStarActions
-from agents.alphastar.smac import SMACCommander
-from agents.alphastar.smac.executor import ATTACK, IDLE, MOVE as ORDER_MOVE
-from agents.alphastar.smac.features import ATTACK_UNIT, MOVE, NO_OP, STOP
-from envs.smac import SMACBattle
+from selfplay.agents.alphastar.network import AlphaStarActions
+from selfplay.agents.alphastar.smac import SMACCommander
+from selfplay.agents.alphastar.smac.executor import ATTACK, IDLE, MOVE as ORDER_MOVE
+from selfplay.agents.alphastar.smac.features import ATTACK_UNIT, MOVE, NO_OP, STOP
+from selfplay.envs.smac import SMACBattle
 
 EAST, FIRST_TARGET = 4, 6
 

@@ -4,9 +4,9 @@ and both seats, masks following the battle state, and the network accepting the 
 import pytest
 import torch
 
-from agents.alphastar import AlphaStarNet
-from agents.alphastar.smac import CommanderConfig, SMACCommander
-from agents.alphastar.smac.features import (
+from selfplay.agents.alphastar import AlphaStarNet
+from selfplay.agents.alphastar.smac import CommanderConfig, SMACCommander
+from selfplay.agents.alphastar.smac.features import (
     ATTACK_MOVE,
     ATTACK_UNIT,
     COLUMN,
@@ -16,7 +16,7 @@ from agents.alphastar.smac.features import (
     NO_OP,
     SPATIAL_PLANES,
 )
-from envs.smac import SMACBattle
+from selfplay.envs.smac import SMACBattle
 
 TINY = dict(entity_d_model=16, entity_heads=2, entity_layers=1, entity_ff_size=16, entity_embedding_size=16,
             embedded_entity_size=16, scatter_channels=2, spatial_stem_channels=4, spatial_downsample_channels=(8, 8),

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from agents.alphastar import AlphaStarNet
-from agents.alphastar.dataset import DemonstrationDataset, record_demonstrations
-from agents.alphastar.demonstrators import FocusFireDemonstrator
-from agents.alphastar.sl import SLConfig, evaluate_sl, play_vs_scripted, run_sl, sl_step
-from agents.alphastar.smac import AlphaStarSMACPolicy, CommanderConfig, SMACCommander
-from envs.smac import SMACBattle
+from selfplay.agents.alphastar import AlphaStarNet
+from selfplay.agents.alphastar.dataset import DemonstrationDataset, record_demonstrations
+from selfplay.agents.alphastar.demonstrators import FocusFireDemonstrator
+from selfplay.agents.alphastar.sl import SLConfig, evaluate_sl, play_vs_scripted, run_sl, sl_step
+from selfplay.agents.alphastar.smac import AlphaStarSMACPolicy, CommanderConfig, SMACCommander
+from selfplay.envs.smac import SMACBattle
 
 from .test_features import TINY
 

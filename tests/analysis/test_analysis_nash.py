@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
 
-from analysis.nash import (
+from selfplay.analysis.nash import (
     alpha_rank,
     duplicate_groups,
     lp_nash,

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from analysis.population import effective_diversity, nash_averaging, relative_population_performance
+from selfplay.analysis.population import effective_diversity, nash_averaging, relative_population_performance
 
 RPS = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])
 R, P, S = 0, 1, 2

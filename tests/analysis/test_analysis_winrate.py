@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.winrate import (
+from selfplay.analysis.winrate import (
     WinrateMatrix,
     evaluation_matrix,
     improvement_summary,

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from selfplay import PSRO, DeltaLimitUniform, DeltaUniform, LearnerInfo, Menagerie, NaiveSelfPlay, make_scheme
-from selfplay.schemes import AliasTable, OrderedIds
+from selfplay.core.schemes import AliasTable, OrderedIds
 
 DRAWS = 200_000
 

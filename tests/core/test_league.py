@@ -3,7 +3,7 @@ import pytest
 from scipy import stats
 
 from selfplay import AlphaStarLeague, LeagueConfig, LearnerInfo, make_scheme, pfsp
-from selfplay.league import remove_monotonic_suffix
+from selfplay.core.league import remove_monotonic_suffix
 
 
 def test_pfsp_weightings_by_hand():
@@ -162,7 +162,7 @@ def test_league_player_view_refuses_menagerie_sampling_and_trainer_refuses_leagu
     assert view.sample_key(np.random.default_rng(0)) in league.distribution("main_0")
     with pytest.raises(ValueError, match="live players"):
         view.sample_many(league.menagerie, 3)
-    from selfplay.loop import TrainConfig
+    from selfplay.training.loop import TrainConfig
 
     with pytest.raises(ValueError, match="selfplay league"):
         TrainConfig(scheme="league")

@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from selfplay import PSRO, DeltaLimitUniform, DeltaUniform, LearnerInfo, Menagerie, NaiveSelfPlay, make_scheme
-from selfplay.schemes import delta_window_start
+from selfplay.core.schemes import delta_window_start
 
 
 def menagerie_of(size):

@@ -5,8 +5,8 @@ import io
 import pytest
 import torch
 
-from agents.ppo import FrozenPPOPolicy, PPOConfig, PPOLearner
-from selfplay.policy import Learner, Policy
+from selfplay.agents.ppo import FrozenPPOPolicy, PPOConfig, PPOLearner
+from selfplay.core.policy import Learner, Policy
 
 OBS, ACTIONS = 30, 3
 

@@ -5,8 +5,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.ppo import PPOConfig, PPOLearner, compute_gae, ppo_loss
-from envs.rps import RirRPS
+from selfplay.agents.ppo import PPOConfig, PPOLearner, compute_gae, ppo_loss
+from selfplay.envs.rps import RirRPS
 
 
 def test_gae_hand_computed():

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from agents.ppo import PPOConfig, PPOLearner, load_policy, save_policy, stack_policies
+from selfplay.agents.ppo import PPOConfig, PPOLearner, load_policy, save_policy, stack_policies
 
 OBS, ACTIONS = 30, 3
 

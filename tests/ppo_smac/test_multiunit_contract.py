@@ -3,14 +3,14 @@
 import pytest
 import torch
 
-from agents.ppo.multiunit import (
+from selfplay.agents.ppo.multiunit import (
     MultiUnitFrozenPolicy,
     MultiUnitPPOConfig,
     MultiUnitPPOLearner,
     load_policy,
     save_policy,
 )
-from envs.smac import SMACBattle
+from selfplay.envs.smac import SMACBattle
 
 
 def make_learner(env, seat=0, seed=0, **overrides):

@@ -6,8 +6,8 @@ and never wins; the longer run in ``benchmarks/smac_ppo.py`` reports the win rat
 
 import torch
 
-from agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner
-from envs.smac import SMACBattle
+from selfplay.agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner
+from selfplay.envs.smac import SMACBattle
 
 
 def evaluate(policy, games: int, seed: int, num_envs: int = 64) -> tuple[float, float]:

@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner
-from agents.ppo.multiunit_stack import stack_multiunit_policies
-from envs.smac import SMACBattle
+from selfplay.agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner
+from selfplay.agents.ppo.multiunit_stack import stack_multiunit_policies
+from selfplay.envs.smac import SMACBattle
 
 
 def trained_policies(env, body, k):

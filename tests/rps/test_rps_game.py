@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.rps import (
+from selfplay.envs.rps import (
     BIASED_RPS_PAYOFF,
     PAPER,
     ROCK,

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from agents.reference import FixedActionPolicy, UniformRandomPolicy, embedding_basis, reference_agents
-from envs.rps import RPSLS, RirRPS
-from selfplay.policy import Policy
+from selfplay.agents.reference import FixedActionPolicy, UniformRandomPolicy, embedding_basis, reference_agents
+from selfplay.envs.rps import RPSLS, RirRPS
+from selfplay.core.policy import Policy
 
 
 def test_fixed_and_random_policies():

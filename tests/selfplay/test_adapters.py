@@ -7,10 +7,10 @@ import pytest
 import torch
 from gymnasium.utils.env_checker import check_env
 
-from agents.reference import FixedActionPolicy
-from envs.rps import RirRPS
+from selfplay.agents.reference import FixedActionPolicy
+from selfplay.envs.rps import RirRPS
 from selfplay import make_scheme
-from selfplay.adapters import (
+from selfplay.training.adapters import (
     MatchEvaluator,
     OpponentEnv,
     PolicyWrapper,
@@ -19,7 +19,7 @@ from selfplay.adapters import (
     SelfPlayVectorEnv,
     SessionVectorEnv,
 )
-from selfplay.evaluate import play_matches
+from selfplay.training.matches import play_matches
 
 
 def always(action):
@@ -57,7 +57,7 @@ def test_policy_wrapper_accepts_predict_act_and_callables():
 
 
 def test_the_session_route_imports_neither_torch_nor_gymnasium():
-    code = ("import sys\nfrom selfplay.adapters import SelfPlaySession\n"
+    code = ("import sys\nfrom selfplay.training.adapters import SelfPlaySession\n"
             "s = SelfPlaySession('delta-limit-uniform:delta=0', 'pi', seed=0)\n"
             "for _ in range(3):\n    s.end_episode(s.start_episode(), 1)\n"
             "assert len(s.menagerie) == 4\n"
@@ -243,7 +243,7 @@ def test_session_vector_env_with_disabled_autoreset_resets_only_the_masked_games
 
 
 def test_native_vector_env_over_a_smac_battle():
-    from envs.smac import FocusFirePolicy, SMACBattle
+    from selfplay.envs.smac import FocusFirePolicy, SMACBattle
 
     battle = SMACBattle("3m", 2, mirror=True, seed=0)
     session = SelfPlaySession("delta-uniform:delta=0", FocusFirePolicy.for_battle(battle, seat=1), seed=0)
@@ -261,7 +261,7 @@ def test_native_vector_env_over_a_smac_battle():
 
 
 def test_opponent_env_over_a_smac_battle_exposes_masks_and_rejects_illegal_actions():
-    from envs.smac import FocusFirePolicy, SMACBattle
+    from selfplay.envs.smac import FocusFirePolicy, SMACBattle
 
     battle = SMACBattle("3m", 1, mirror=True, seed=0)
     session = SelfPlaySession("delta-uniform:delta=0", FocusFirePolicy.for_battle(battle, seat=1), seed=0)
@@ -284,7 +284,7 @@ def test_opponent_env_over_a_smac_battle_exposes_masks_and_rejects_illegal_actio
 
 
 def test_match_evaluator_gives_win_rates_from_the_new_entrys_side():
-    from selfplay.menagerie import Menagerie
+    from selfplay.core.menagerie import Menagerie
 
     m = Menagerie()
     rock, paper, scissors = (m.add(fixed(a), step=0) for a in range(3))
@@ -352,7 +352,7 @@ def test_hand_written_reinforce_through_the_callback_api_learns_to_exploit_histo
 
 
 def test_play_matches_and_cross_population_turn_policies_into_analysis_inputs():
-    from selfplay.evaluate import cross_population, round_robin_pairs
+    from selfplay.training.matches import cross_population, round_robin_pairs
 
     policies = [fixed(a) for a in range(3)]
     pairs = round_robin_pairs(3)

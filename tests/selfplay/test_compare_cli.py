@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from selfplay.cli import _csv, main
-from selfplay.compare import CompareConfig, compare, slug
+from selfplay.evaluation.compare import CompareConfig, compare, slug
 
 
 def tiny(**kw):

@@ -3,7 +3,7 @@ import csv
 import numpy as np
 import pytest
 
-from selfplay.league_loop import LeagueTrainConfig, LeagueTrainer, evaluate_league
+from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer, evaluate_league
 
 
 def test_league_trains_checkpoints_every_player_type_and_matchmaking_follows_the_rules(tmp_path):

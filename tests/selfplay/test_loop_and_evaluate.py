@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from selfplay import Menagerie
-from selfplay.evaluate import play_matches, round_robin_pairs, winrate_from_pair_scores
-from selfplay.games import learner_scores
-from selfplay.loop import SelfPlayTrainer, TrainConfig, train
+from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
+from selfplay.training.games import learner_scores
+from selfplay.training.loop import SelfPlayTrainer, TrainConfig, train
 
 
 class Fixed:
@@ -132,9 +132,9 @@ def test_bad_config_is_rejected():
 
 
 def test_scripted_win_rates_of_focus_fire_and_idle_policies_on_3m():
-    from envs.smac import FocusFirePolicy, SMACBattle
+    from selfplay.envs.smac import FocusFirePolicy, SMACBattle
 
-    from selfplay.evaluate import scripted_win_rates
+    from selfplay.training.matches import scripted_win_rates
 
     focus = FocusFirePolicy.for_battle(SMACBattle("3m", 1, two_player=False))
 
@@ -159,7 +159,7 @@ def test_self_play_on_smac_3m_runs_through_the_generic_loop(tmp_path):
 
 
 def test_asymmetric_smac_map_trains_a_learner_per_side_and_evaluates_across_sides(tmp_path):
-    from selfplay.compare import evaluate_run_dir
+    from selfplay.evaluation.compare import evaluate_run_dir
 
     cfg = TrainConfig(env="smac:2m_vs_1z", agent="ppo-mlp", scheme="delta-uniform:delta=0", episodes=48,
                       num_envs=16, checkpoints=2, ppo={"horizon": 320, "epochs": 1}, tensorboard=False)
@@ -191,7 +191,7 @@ def test_play_matches_with_a_fixed_home_seat():
 
 
 def test_unknown_smac_maps_and_asymmetric_compare_are_refused():
-    from selfplay.compare import CompareConfig
+    from selfplay.evaluation.compare import CompareConfig
 
     with pytest.raises(ValueError, match="unknown SMAC map"):
         TrainConfig(env="smac:4m")

@@ -6,7 +6,7 @@ import pytest
 import torch
 from pettingzoo.test import parallel_api_test
 
-from envs.smac import FocusFirePolicy, SMACBattle, SMACEnv, SMACParallelEnv
+from selfplay.envs.smac import FocusFirePolicy, SMACBattle, SMACEnv, SMACParallelEnv
 
 
 def random_actions(masks, gen):

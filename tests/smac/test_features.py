@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from envs.smac import MAP_NAMES, SMACBattle, SMACEnv
+from selfplay.envs.smac import MAP_NAMES, SMACBattle, SMACEnv
 
 # SMAC's published sizes (obs_shape, state_shape, n_actions) with default flags.
 SMAC_SIZES = {

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from envs.smac import MAP_NAMES, get_map
-from envs.smac.engine import BattleEngine
-from envs.smac.units import UNIT_STATS
+from selfplay.envs.smac import MAP_NAMES, get_map
+from selfplay.envs.smac.engine import BattleEngine
+from selfplay.envs.smac.units import UNIT_STATS
 
 LIMITS = {"3m": 60, "8m": 120, "25m": 150, "5m_vs_6m": 70, "8m_vs_9m": 120, "10m_vs_11m": 150, "27m_vs_30m": 180,
           "2s3z": 120, "3s5z": 150, "3s5z_vs_3s6z": 170, "1c3s5z": 180, "MMM": 150, "MMM2": 180, "3s_vs_3z": 150,
@@ -61,7 +61,7 @@ def test_scripted_attack_move_finds_its_way_through_terrain(name):
 
 @pytest.mark.parametrize("name", MAP_NAMES)
 def test_every_map_plays_in_both_modes(name):
-    from envs.smac import SMACBattle
+    from selfplay.envs.smac import SMACBattle
     gen = torch.Generator().manual_seed(0)
     for two_player in (False, True):
         b = SMACBattle(name, 2, two_player=two_player, seed=0)

@@ -5,9 +5,9 @@ import math
 import pytest
 import torch
 
-from envs.smac.engine import ATTACK, HEAL, MOVE, STOP, BattleEngine
-from envs.smac.maps import MapSpec, get_map
-from envs.smac.units import UNIT_STATS
+from selfplay.envs.smac.engine import ATTACK, HEAL, MOVE, STOP, BattleEngine
+from selfplay.envs.smac.maps import MapSpec, get_map
+from selfplay.envs.smac.units import UNIT_STATS
 
 
 def duel(ally, enemy, n_envs=1, terrain="open", seed=0):

@@ -5,11 +5,11 @@ computed from the game's units equal the simulator's for the same battle state."
 import pytest
 import torch
 
-from envs.smac import SMACBattle
-from envs.smac.maps import TYPE_ORDERS, get_map
-from envs.smac.sc2_engine import (ATTACK_ABILITY, HEAL_ABILITY, MOVE_ABILITY, STANDARD_UNIT_IDS, STOP_ABILITY,
+from selfplay.envs.smac import SMACBattle
+from selfplay.envs.smac.maps import TYPE_ORDERS, get_map
+from selfplay.envs.smac.sc2_engine import (ATTACK_ABILITY, HEAL_ABILITY, MOVE_ABILITY, STANDARD_UNIT_IDS, STOP_ABILITY,
                                   RawCommand, UnitRecord)
-from envs.smac.units import UNIT_STATS
+from selfplay.envs.smac.units import UNIT_STATS
 
 STANDARD = {name: i for i, name in STANDARD_UNIT_IDS.items()}
 
@@ -163,7 +163,7 @@ def test_unit_mismatch_and_missing_backend_fail_clearly():
 
 
 def test_registry_names_the_real_game_with_a_suffix():
-    from selfplay.registry import check_env_name, env_for_agent, smac_backend, smac_map
+    from selfplay.training.registry import check_env_name, env_for_agent, smac_backend, smac_map
 
     assert smac_map("smac:3s5z@sc2") == "3s5z" and smac_backend("smac:3s5z@sc2") == "sc2"
     assert smac_backend("smac:3s5z") == "sim"
@@ -174,7 +174,7 @@ def test_registry_names_the_real_game_with_a_suffix():
 
 
 def test_smac_env_plays_the_real_game_and_closes_it():
-    from envs.smac import SMACEnv
+    from selfplay.envs.smac import SMACEnv
 
     game = FakeGame("3m")
     env = SMACEnv("3m", backend="sc2", games=[game])
@@ -187,8 +187,8 @@ def test_smac_env_plays_the_real_game_and_closes_it():
 
 
 def test_the_alphastar_commander_plays_through_the_real_game_engine():
-    from agents.alphastar.smac import CommanderConfig
-    from agents.alphastar.smac.env import CommanderEnv
+    from selfplay.agents.alphastar.smac import CommanderConfig
+    from selfplay.agents.alphastar.smac.env import CommanderEnv
 
     game = FakeGame("3m", enemy_shift=-10.0)
     env = CommanderEnv(SMACBattle("3m", 1, two_player=False, backend="sc2", games=[game]), CommanderConfig(grid=16))

@@ -65,8 +65,8 @@ ports.pick_unused_ports = lambda n: list(range(5000, 5000 + n)); ports.return_po
 pysc2.run_configs, pysc2.lib, lib.portspicker = rc, lib, ports
 sys.modules.update({"pysc2": pysc2, "pysc2.run_configs": rc, "pysc2.lib": lib, "pysc2.lib.portspicker": ports})
 
-from envs.smac.maps import get_map
-from envs.smac.sc2_engine import ATTACK_ABILITY, MOVE_ABILITY, RawCommand, SC2Game
+from selfplay.envs.smac.maps import get_map
+from selfplay.envs.smac.sc2_engine import ATTACK_ABILITY, MOVE_ABILITY, RawCommand, SC2Game
 
 spec = get_map("3m")
 # --- two players: two processes on the same four ports, the map saved by both, joined over the ports

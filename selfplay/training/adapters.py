@@ -3,7 +3,7 @@ your own trainer").
 
 Routes, from least to most integrated — each one the same ⟨Ω, G⟩ bookkeeping:
 
-* the scheme objects alone (``selfplay.schemes``: ``sample`` is Ω, ``curate`` is G);
+* the scheme objects alone (``selfplay.core.schemes``: ``sample`` is Ω, ``curate`` is G);
 * ``SelfPlaySession`` (this module, numpy only) — menagerie + payoff + scheme behind callbacks for a
   trainer that owns its loop: ``start_episode(env_index) -> Episode`` (Ω) and
   ``end_episode(episode, outcome)`` (payoff, then G), for any number of games at once; the
@@ -28,9 +28,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from selfplay.menagerie import Entry, Menagerie
-from selfplay.payoff import Payoff
-from selfplay.schemes import Curation, LearnerInfo, Scheme, make_scheme
+from selfplay.core.menagerie import Entry, Menagerie
+from selfplay.core.payoff import Payoff
+from selfplay.core.schemes import Curation, LearnerInfo, Scheme, make_scheme
 
 LEARNER_KEY = "learner"
 
@@ -150,7 +150,7 @@ class SelfPlaySession:
         self.scheme = make_scheme(scheme) if isinstance(scheme, str) else scheme
         if not isinstance(self.scheme, Scheme):
             raise ValueError(f"scheme must be a one-learner Scheme or its spec, got {self.scheme!r} "
-                             "(a league drives several learners: use selfplay.league_loop)")
+                             "(a league drives several learners: use selfplay.training.league_loop)")
         self.menagerie = Menagerie()
         self.payoff = Payoff()
         self.rng = np.random.default_rng(seed)
@@ -294,7 +294,7 @@ class MatchEvaluator:
 
     ``evaluator(entry, opponents, matches)`` returns an array ``(len(opponents),)``: the win rate of
     ``entry`` — *the new entry's side* — against each opponent over ``matches`` games (draws count
-    ½), each pair played in both seats (half the games each) by ``selfplay.evaluate.play_matches``,
+    ½), each pair played in both seats (half the games each) by ``selfplay.training.matches.play_matches``,
     all pairs in one batched environment ``env_name`` (a registry name: ``"rirrps"``, ``"smac:3m"``,
     ...). PSRO stores ``W[entry, o] = w`` and ``W[o, entry] = 1 − w``. ``stack_policies`` (e.g. the
     PPO kit's) evaluates all policies in one forward pass; games are seeded ``seed, seed + 1, ...`` per
@@ -310,7 +310,7 @@ class MatchEvaluator:
         self.calls = 0
 
     def __call__(self, entry: Entry, opponents: Sequence[Entry], matches: int) -> np.ndarray:
-        from selfplay.evaluate import play_matches
+        from selfplay.training.matches import play_matches
 
         if len(opponents) == 0:
             return np.zeros(0)

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from selfplay.io import atomic_write_text
-from selfplay.registry import agent_kit, env_for_agent
+from selfplay.utils.io import atomic_write_text
+from selfplay.training.registry import agent_kit, env_for_agent
 
 SUMMARY_COLUMNS = ["scheme", "agent", "seed", "lower_triangle_winrate", "nash_support", "episodes", "seconds",
                    "final_vs_first", "menagerie_size", "updates"]
@@ -21,9 +21,9 @@ def _rpp_pair(args: tuple) -> float:
     """v(P, Q) between the checkpoint populations of two run directories."""
     import torch
 
-    from analysis.population import relative_population_performance
-    from selfplay.compare import load_checkpoint_policies
-    from selfplay.evaluate import cross_population
+    from selfplay.analysis.population import relative_population_performance
+    from selfplay.evaluation.compare import load_checkpoint_policies
+    from selfplay.training.matches import cross_population
 
     torch.set_num_threads(1)
     env, agent, path_p, path_q, matches, seed = args
@@ -34,7 +34,7 @@ def _rpp_pair(args: tuple) -> float:
 
 def relative_population_table(config, runs, agent: str, seed: int, jobs: int = 1) -> pd.DataFrame:
     """RPP v(P, Q) between the checkpoint populations of every pair of schemes (one seed)."""
-    from selfplay.compare import _pool_map
+    from selfplay.evaluation.compare import _pool_map
 
     paths = {r.scheme: r.path for r in runs if r.agent == agent and r.seed == seed}
     names = list(paths)
@@ -49,8 +49,8 @@ def relative_population_table(config, runs, agent: str, seed: int, jobs: int = 1
 
 def embedding_inputs(config, runs, agent: str, seed: int) -> tuple[dict, dict]:
     """Basis trajectories of the reference agents and each scheme's (time-ordered, subsampled) ones."""
-    from agents.reference import embedding_basis
-    from selfplay.registry import make_env
+    from selfplay.agents.reference import embedding_basis
+    from selfplay.training.registry import make_env
 
     basis = embedding_basis(make_env(config.env, 250, seed=seed), episodes=config.basis_episodes, seed=seed)
     basis = {name.capitalize(): vectors for name, vectors in basis.items()}  # "Rock", "Paper", "Scissors"
@@ -66,7 +66,7 @@ def embedding_inputs(config, runs, agent: str, seed: int) -> tuple[dict, dict]:
 
 def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dict, train_seconds: float,
                      started: float) -> Path:
-    from analysis import plots
+    from selfplay.analysis import plots
 
     evaluation = out / "evaluation"
     figures = out / "figures"
@@ -101,7 +101,7 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
                                  path=path)
             figure_paths["rpp"].append(path)
         if config.embedding and config.env in ("rirrps",):
-            from analysis.embedding import embed_runs
+            from selfplay.analysis.embedding import embed_runs
 
             t0 = time.perf_counter()
             basis, trajectories = embedding_inputs(config, runs, agent, seed)
@@ -177,6 +177,6 @@ def _fmt(x: Any) -> str:
 
 
 def _slug(spec: str) -> str:
-    from selfplay.compare import slug
+    from selfplay.evaluation.compare import slug
 
     return slug(spec)

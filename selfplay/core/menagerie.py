@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from selfplay.io import atomic_write, atomic_write_json, read_json
+from selfplay.utils.io import atomic_write, atomic_write_json, read_json
 
 INDEX_FILE = "index.json"
 

@@ -24,8 +24,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from selfplay.menagerie import Entry, Menagerie
-from selfplay.payoff import Payoff
+from selfplay.core.menagerie import Entry, Menagerie
+from selfplay.core.payoff import Payoff
 
 
 @dataclass
@@ -369,7 +369,7 @@ def resolve_meta_solver(solver: str | Callable[[np.ndarray], np.ndarray]) -> Cal
         return solver
     if solver not in META_SOLVERS:
         raise ValueError(f"solver must be one of {META_SOLVERS} or a callable, got {solver!r}")
-    from analysis import nash  # numpy/scipy only
+    from selfplay.analysis import nash  # numpy/scipy only
 
     function = getattr(nash, {"maxent": "maxent_nash", "lp": "lp_nash", "rectified": "rectified_nash"}.get(solver, solver), None)
     if function is None:
@@ -390,7 +390,7 @@ class PSRO(Scheme):
     ``evaluate(entry, opponents, matches) -> win_rates``: the new entry's win rates (draws ½) against
     each of ``opponents``, shape ``(len(opponents),)``, *from the new entry's side*; the meta-game
     stores ``W[entry, o] = w`` and ``W[o, entry] = 1 − w``. It is required when the scheme is built
-    (``selfplay.adapters.MatchEvaluator`` plays the matches with the suite's batched match code);
+    (``selfplay.training.adapters.MatchEvaluator`` plays the matches with the suite's batched match code);
     ``defer_evaluator=True`` lets a trainer that sets ``scheme.evaluate`` itself before the first
     curation (the suite's ``SelfPlayTrainer``) build the scheme first.
     """
@@ -421,7 +421,7 @@ class PSRO(Scheme):
             raise ValueError(
                 "evaluate is required by PSRO: a callable evaluate(entry, opponents, matches) returning the new "
                 "entry's win rates against each opponent (draws count 1/2), used to fill the meta-game; e.g. "
-                "make_scheme('psro', evaluate=selfplay.adapters.MatchEvaluator('rirrps')), or defer_evaluator=True "
+                "make_scheme('psro', evaluate=selfplay.training.adapters.MatchEvaluator('rirrps')), or defer_evaluator=True "
                 "if your trainer sets scheme.evaluate before the first curation")
         if evaluate is not None and not callable(evaluate):
             raise ValueError(f"evaluate must be callable (entry, opponents, matches) -> win rates, got {evaluate!r}")
@@ -567,7 +567,7 @@ def make_scheme(spec: str, *, defer_evaluator: bool = False, **overrides: Any) -
         "psro": {"solver", "threshold", "window", "matches_per_pair", "max_episodes_per_iteration", "meta_game", "evaluate"},
     }
     if name == "league":
-        from selfplay.league import AlphaStarLeague, LeagueConfig
+        from selfplay.core.league import AlphaStarLeague, LeagueConfig
 
         return AlphaStarLeague(LeagueConfig.from_kwargs(kwargs), name=spec.strip())
     if name not in allowed:

@@ -15,7 +15,7 @@ from typing import Any, Callable, Hashable
 import numpy as np
 import torch
 
-from selfplay.batching import assign_state, group_by_policy, index_state
+from selfplay.training.batching import assign_state, group_by_policy, index_state
 
 # draw(k) -> k (opponent key, frozen policy) pairs
 Draw = Callable[[int], list[tuple[Hashable, Any]]]

@@ -26,7 +26,7 @@ def check_env_name(name: str) -> str:
     if name in MATRIX_GAMES:
         return name
     if isinstance(name, str) and (name.startswith("smac:") or name.startswith("smac-commander:")):
-        from envs.smac import MAP_NAMES
+        from selfplay.envs.smac import MAP_NAMES
 
         if smac_map(name) not in MAP_NAMES:
             raise ValueError(f"unknown SMAC map {smac_map(name)!r}; maps: {', '.join(MAP_NAMES)}")
@@ -63,7 +63,7 @@ def env_for_agent(env: str, agent: str) -> str:
 
 def smac_map_is_symmetric(map_name: str) -> bool:
     """Both sides field the same units (3m, 8m, 2s3z, 3s5z, MMM, ...)."""
-    from envs.smac import get_map
+    from selfplay.envs.smac import get_map
 
     spec = get_map(map_name)
     return sorted((u, n) for u, n, _ in spec.ally_groups) == sorted((u, n) for u, n, _ in spec.enemy_groups)
@@ -73,17 +73,17 @@ def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "c
     """A two-seat batched environment (``envs/base.py``); ``scripted_enemy``: SMAC's single-player mode."""
     check_env_name(name)
     if name in MATRIX_GAMES:
-        from envs.rps import make_game
+        from selfplay.envs.rps import make_game
 
         return make_game(name, num_envs=num_envs, seed=seed, device=device)
-    from envs.smac import SMACBattle
+    from selfplay.envs.smac import SMACBattle
 
     map_name = smac_map(name)
     battle = SMACBattle(map_name, num_envs=num_envs, two_player=not scripted_enemy,
                         mirror=smac_map_is_symmetric(map_name), seed=seed, device=device, backend=smac_backend(name))
     if name.startswith("smac-commander:"):
-        from agents.alphastar.smac import CommanderConfig
-        from agents.alphastar.smac.env import CommanderEnv
+        from selfplay.agents.alphastar.smac import CommanderConfig
+        from selfplay.agents.alphastar.smac.env import CommanderEnv
 
         return CommanderEnv(battle, CommanderConfig(grid=COMMANDER_GRID))
     return battle
@@ -105,8 +105,8 @@ def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
     if name == "alphastar":
         return _alphastar_kit()
     if is_smac(env):
-        from agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner, load_policy, save_policy
-        from agents.ppo.multiunit_stack import stack_multiunit_policies
+        from selfplay.agents.ppo.multiunit import MultiUnitPPOConfig, MultiUnitPPOLearner, load_policy, save_policy
+        from selfplay.agents.ppo.multiunit_stack import stack_multiunit_policies
 
         body = "mlp" if name == "ppo-mlp" else "gru"
 
@@ -115,7 +115,7 @@ def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
 
         return AgentKit(make_smac_learner, save_policy, load_policy, stack_multiunit_policies)
 
-    from agents.ppo import PPOConfig, PPOLearner, load_policy, save_policy, stack_policies
+    from selfplay.agents.ppo import PPOConfig, PPOLearner, load_policy, save_policy, stack_policies
 
     body = "mlp" if name == "ppo-mlp" else "lstm"
 
@@ -126,7 +126,7 @@ def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
 
 
 def _alphastar_kit() -> AgentKit:
-    from agents.alphastar.actor import load_policy, save_policy
-    from agents.alphastar.rl import make_alphastar_learner
+    from selfplay.agents.alphastar.actor import load_policy, save_policy
+    from selfplay.agents.alphastar.rl import make_alphastar_learner
 
     return AgentKit(make_alphastar_learner, save_policy, load_policy, None)

@@ -15,8 +15,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import torch
 
-from selfplay.batching import assign_state, group_by_policy, index_state
-from selfplay.registry import make_env
+from selfplay.training.batching import assign_state, group_by_policy, index_state
+from selfplay.training.registry import make_env
 
 
 def play_matches(
@@ -177,8 +177,8 @@ def winrate_from_pair_scores(n: int, pairs: np.ndarray, scores: np.ndarray) -> t
 def evaluate_population(env_name: str, policies: Sequence[Any], matches_per_pair: int, seed: int = 0,
                         stack_policies=None, device: str = "cpu", ids: Sequence[int] | None = None) -> PopulationEvaluation:
     """Winrate matrix of every pair (both seats), its maxent Nash and lower-triangle win rate."""
-    from analysis.nash import maxent_nash
-    from analysis.winrate import lower_triangle_winrate
+    from selfplay.analysis.nash import maxent_nash
+    from selfplay.analysis.winrate import lower_triangle_winrate
 
     n = len(policies)
     pairs = round_robin_pairs(n)

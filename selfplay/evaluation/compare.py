@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from selfplay.io import atomic_write_json
-from selfplay.loop import TrainConfig, train
-from selfplay.menagerie import Menagerie
-from selfplay.registry import agent_kit, check_env_name, env_for_agent, is_smac
-from selfplay.rundir import RunDir
-from selfplay.schemes import make_scheme
+from selfplay.utils.io import atomic_write_json
+from selfplay.training.loop import TrainConfig, train
+from selfplay.core.menagerie import Menagerie
+from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_smac
+from selfplay.training.rundir import RunDir
+from selfplay.core.schemes import make_scheme
 
 DEFAULT_SCHEMES = [
     "naive",
@@ -69,7 +69,7 @@ class CompareConfig:
 
     def validate(self) -> None:
         check_env_name(self.env)
-        from selfplay.loop import is_two_sided
+        from selfplay.training.loop import is_two_sided
 
         if is_two_sided(self.env):
             raise ValueError(f"compare needs a symmetric game; {self.env!r} is asymmetric: train and evaluate its "
@@ -140,11 +140,11 @@ def load_checkpoint_policies(run_dir: str | Path) -> tuple[list[int], list[Any]]
 def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figures: bool = True,
                      scripted_games: int = 100) -> dict:
     """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/."""
-    from selfplay.evaluate import evaluate_population
+    from selfplay.training.matches import evaluate_population
 
     run = RunDir(run_dir)
     if (run.checkpoints / "side0").exists():  # a learner per side (asymmetric map)
-        from selfplay.two_sided import evaluate_two_sided
+        from selfplay.training.two_sided import evaluate_two_sided
 
         return evaluate_two_sided(run_dir, matches, seed, scripted_games)
     cfg = run.read_config()
@@ -163,7 +163,7 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
         "checkpoints": len(ids),
     }
     if is_smac(cfg["env"]):
-        from selfplay.evaluate import scripted_win_rates
+        from selfplay.training.matches import scripted_win_rates
 
         vs_ai = scripted_win_rates(env, policies, scripted_games, seed=seed, stack_policies=kit.stack_policies)
         np.savetxt(run.evaluation / "vs_scripted.csv", np.stack([ids, vs_ai], axis=1), delimiter=",",
@@ -172,7 +172,7 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
                        vs_scripted_best=float(vs_ai.max()))
     atomic_write_json(run.evaluation / "summary.json", summary)
     if figures:
-        from analysis import plots
+        from selfplay.analysis import plots
 
         title = cfg["scheme"] + f" ({cfg['agent']})"
         plots.plot_winrate_matrix(ev.W, ev.nash, title=title, path=run.figures / "winrate_matrix.png")
@@ -204,7 +204,7 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
     train_seconds = time.perf_counter() - started
 
     # 2. per-run evaluation (also in parallel processes)
-    from selfplay.report import write_comparison
+    from selfplay.evaluation.report import write_comparison
 
     summaries = _pool_map(_evaluate_one, [(str(r.path), config.matches, r.seed) for r in runs], jobs)
     rows = []

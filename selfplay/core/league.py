@@ -18,9 +18,9 @@ from typing import Any, Hashable
 
 import numpy as np
 
-from selfplay.menagerie import Entry, Menagerie
-from selfplay.payoff import Payoff
-from selfplay.schemes import Curation, LearnerInfo, Scheme
+from selfplay.core.menagerie import Entry, Menagerie
+from selfplay.core.payoff import Payoff
+from selfplay.core.schemes import Curation, LearnerInfo, Scheme
 
 WEIGHTINGS = {
     "linear": lambda x: 1.0 - x,

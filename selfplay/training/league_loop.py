@@ -24,12 +24,12 @@ from typing import Any, Hashable
 
 import numpy as np
 
-from selfplay.games import GameRunner
-from selfplay.league import AlphaStarLeague, LeagueConfig
-from selfplay.menagerie import Menagerie
-from selfplay.registry import agent_kit, check_env_name, env_for_agent, is_smac, make_env
-from selfplay.rundir import RunDir, save_torch
-from selfplay.schemes import LearnerInfo, parse_spec
+from selfplay.training.games import GameRunner
+from selfplay.core.league import AlphaStarLeague, LeagueConfig
+from selfplay.core.menagerie import Menagerie
+from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_smac, make_env
+from selfplay.training.rundir import RunDir, save_torch
+from selfplay.core.schemes import LearnerInfo, parse_spec
 
 
 @dataclass
@@ -243,7 +243,7 @@ def checkpoint_win_rates(trainer: LeagueTrainer, policies: list[Any]) -> dict[st
     """Each policy's win rate (draws ½) against the policy all players started from (the SL policy
     for the AlphaStar agent; ``2 · matches`` games, both seats) and, on SMAC, against the map's
     scripted AI (50 games)."""
-    from selfplay.evaluate import play_matches, scripted_win_rates
+    from selfplay.training.matches import play_matches, scripted_win_rates
 
     cfg, kit = trainer.config, trainer.kit
     pairs = np.array([[i, len(policies)] for i in range(len(policies))])
@@ -257,9 +257,9 @@ def checkpoint_win_rates(trainer: LeagueTrainer, policies: list[Any]) -> dict[st
 
 def evaluate_league(trainer: LeagueTrainer) -> dict:
     """Winrate matrix and maxent Nash of the league's historicals; figures and ``report.md``."""
-    from analysis import plots
-    from selfplay.evaluate import evaluate_population
-    from selfplay.io import atomic_write_text
+    from selfplay.analysis import plots
+    from selfplay.training.matches import evaluate_population
+    from selfplay.utils.io import atomic_write_text
 
     cfg = trainer.config
     entries = trainer.league.menagerie.entries

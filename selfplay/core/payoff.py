@@ -19,7 +19,7 @@ from typing import Hashable, Iterable, Sequence
 
 import numpy as np
 
-from selfplay.io import atomic_write_json, read_json
+from selfplay.utils.io import atomic_write_json, read_json
 
 WINS, DRAWS, LOSSES, GAMES = range(4)
 _SCORES = {1.0: WINS, 0.5: DRAWS, 0.0: LOSSES}

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from selfplay.games import GameRunner
-from selfplay.menagerie import Menagerie
-from selfplay.payoff import Payoff
-from selfplay.registry import agent_kit, env_for_agent, make_env
-from selfplay.rundir import RunDir, save_torch
-from selfplay.schemes import PSRO, LearnerInfo, make_scheme
+from selfplay.training.games import GameRunner
+from selfplay.core.menagerie import Menagerie
+from selfplay.core.payoff import Payoff
+from selfplay.training.registry import agent_kit, env_for_agent, make_env
+from selfplay.training.rundir import RunDir, save_torch
+from selfplay.core.schemes import PSRO, LearnerInfo, make_scheme
 
 SIDES = (0, 1)
 MATCH_COLUMNS = ("side", "episode", "opponent", "score")
@@ -94,7 +94,7 @@ class TwoSidedTrainer:
     def train(self):
         import torch
 
-        from selfplay.loop import RunResult
+        from selfplay.training.loop import RunResult
 
         cfg = self.config
         torch.set_num_threads(cfg.torch_threads)
@@ -147,9 +147,9 @@ class TwoSidedTrainer:
 def evaluate_two_sided(run_dir: str | Path, matches: int = 25, seed: int = 0, scripted_games: int = 100) -> dict:
     """W[i, j]: side-0 checkpoint i (in seat 0) against side-1 checkpoint j (in seat 1); the zero-sum
     game A = W − ½ solved for both sides; side 0's checkpoints against the map's scripted AI."""
-    from analysis.nash import solve_zero_sum
-    from selfplay.evaluate import play_matches, scripted_win_rates
-    from selfplay.io import atomic_write_json
+    from selfplay.analysis.nash import solve_zero_sum
+    from selfplay.training.matches import play_matches, scripted_win_rates
+    from selfplay.utils.io import atomic_write_json
 
     run = RunDir(run_dir)
     cfg = run.read_config()

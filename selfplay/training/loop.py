@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 
-from selfplay.games import GameRunner
-from selfplay.menagerie import Menagerie
-from selfplay.payoff import Payoff
-from selfplay.registry import agent_kit, check_env_name, env_for_agent, make_env
-from selfplay.rundir import MATCH_COLUMNS, RunDir, save_torch
-from selfplay.schemes import PSRO, LearnerInfo, Scheme, make_scheme
+from selfplay.training.games import GameRunner
+from selfplay.core.menagerie import Menagerie
+from selfplay.core.payoff import Payoff
+from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, make_env
+from selfplay.training.rundir import MATCH_COLUMNS, RunDir, save_torch
+from selfplay.core.schemes import PSRO, LearnerInfo, Scheme, make_scheme
 
 LEARNER_KEY = "learner"
 
@@ -75,7 +75,7 @@ class SelfPlayTrainer:
 
     def __init__(self, config: TrainConfig, out: str | Path, scheme: Scheme | None = None) -> None:
         if is_two_sided(config.env):
-            raise ValueError(f"{config.env!r} is asymmetric: use selfplay.two_sided.TwoSidedTrainer (or train())")
+            raise ValueError(f"{config.env!r} is asymmetric: use selfplay.training.two_sided.TwoSidedTrainer (or train())")
         self.config = config
         self.run = RunDir(out).create()
         self.kit = agent_kit(config.agent, config.env)
@@ -112,7 +112,7 @@ class SelfPlayTrainer:
             columns = list(dict.fromkeys(k for row in self.metrics for k in row))
             self.run.write_rows(self.run.metrics, columns, ([row.get(c, "") for c in columns] for row in self.metrics))
         if self.trajectories:
-            from selfplay.io import atomic_write
+            from selfplay.utils.io import atomic_write
 
             data = np.concatenate(self.trajectories).astype(np.uint8)
             atomic_write(self.run.trajectories, lambda tmp: np.savez_compressed(open(tmp, "wb"), vectors=data))
@@ -158,7 +158,7 @@ class SelfPlayTrainer:
 
     # -- PSRO's meta-game -------------------------------------------------------------------
     def _psro_evaluator(self, entry, opponents, matches):
-        from selfplay.evaluate import play_matches
+        from selfplay.training.matches import play_matches
 
         policies = [entry.policy] + [o.policy for o in opponents]
         pairs = np.array([[0, j + 1] for j in range(len(opponents))])
@@ -235,8 +235,8 @@ class SelfPlayTrainer:
 
 
 def is_two_sided(env: str) -> bool:
-    """Asymmetric SMAC maps need a learner per side (``selfplay.two_sided``)."""
-    from selfplay.registry import is_smac, smac_map, smac_map_is_symmetric
+    """Asymmetric SMAC maps need a learner per side (``selfplay.training.two_sided``)."""
+    from selfplay.training.registry import is_smac, smac_map, smac_map_is_symmetric
 
     return is_smac(env) and not smac_map_is_symmetric(smac_map(env))
 
@@ -244,7 +244,7 @@ def is_two_sided(env: str) -> bool:
 def train(config: TrainConfig, out: str | Path) -> RunResult:
     """Train (or resume) one run into ``out`` (a learner per side on asymmetric maps)."""
     if is_two_sided(config.env):
-        from selfplay.two_sided import TwoSidedTrainer
+        from selfplay.training.two_sided import TwoSidedTrainer
 
         return TwoSidedTrainer(config, out).train()
     return SelfPlayTrainer(config, out).train()

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Sequence
 
 import yaml
 
-from selfplay.io import atomic_write, atomic_write_text
+from selfplay.utils.io import atomic_write, atomic_write_text
 
 MATCH_COLUMNS = ("episode", "learner", "opponent", "learner_seat", "score")
 
