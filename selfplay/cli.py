@@ -266,7 +266,7 @@ def cmd_omega(args: argparse.Namespace) -> int:
     from selfplay.core.menagerie import Menagerie
     from selfplay.core.schemes import make_scheme
 
-    scheme = make_scheme(args.scheme)
+    scheme = make_scheme(args.scheme, defer_evaluator=True)  # Ω only: no meta-game matches played
     if args.size < 1:
         raise ValueError(f"size must be ≥ 1, got {args.size}")
     menagerie = Menagerie()

@@ -68,15 +68,35 @@ class Scheme:
     def sample_many(
         self, menagerie: Menagerie, n: int, payoff: Payoff | None = None, rng: np.random.Generator | None = None
     ) -> list[Entry]:
-        """Draw ``n`` independent opponents from Ω (one computation of Ω for all of them)."""
-        if len(menagerie) == 0:
-            raise ValueError("menagerie is empty: add the initial policy before sampling opponents")
-        rng = np.random.default_rng() if rng is None else rng
+        """Draw ``n`` independent opponents from Ω.
+
+        Ω is turned into an alias table (Walker/Vose: O(M) to build, O(1) per draw) that is kept
+        while ``omega_key`` stays the same, so draws are O(1) amortised; a scheme whose key is
+        ``None`` (the default) rebuilds it at every call. The δ-schemes and naive SP override this
+        with exact O(1) samplers that need no table at all.
+        """
+        rng = _check_draw(menagerie, n, rng)
+        ids = self._alias_table(menagerie, payoff).draw(rng, n)
+        return [menagerie[int(i)] for i in ids]
+
+    def omega_key(self, menagerie: Menagerie, payoff: Payoff | None = None) -> Any:
+        """A value that changes whenever Ω may change, or ``None`` when Ω must be recomputed at every
+        draw (the default: right for a scheme whose Ω reads the payoff table)."""
+        return None
+
+    def _alias_table(self, menagerie: Menagerie, payoff: Payoff | None) -> "AliasTable":
+        key = self.omega_key(menagerie, payoff)
+        cached = self.__dict__.get("_omega_cache")
+        if key is not None and cached is not None and cached[0] is menagerie and cached[1] == key:
+            return cached[2]
         dist = self.distribution(menagerie, payoff)
-        ids = list(dist)
-        probs = np.fromiter(dist.values(), dtype=float, count=len(ids))
-        picks = rng.choice(len(ids), size=n, p=probs / probs.sum())
-        return [menagerie[ids[i]] for i in picks]
+        table = AliasTable(list(dist), np.fromiter(dist.values(), dtype=float, count=len(dist)))
+        key = self.omega_key(menagerie, payoff)  # again: computing Ω may have changed it (PSRO re-solves)
+        self.__dict__["_omega_cache"] = (menagerie, key, table) if key is not None else None
+        return table
+
+    def __getstate__(self) -> dict:  # draw caches (alias table, ordered ids) hold the menagerie: not pickled
+        return {k: v for k, v in self.__dict__.items() if k not in ("_omega_cache", "_ordered_ids")}
 
     # Schemes with internal state (PSRO) override these so that a run can be resumed.
     def state_dict(self) -> dict:
@@ -87,6 +107,91 @@ class Scheme:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r})"
+
+
+# -- drawing: alias tables and the ordered ids of a menagerie ---------------------------------
+
+
+def _check_draw(menagerie: Menagerie, n: int, rng: np.random.Generator | None) -> np.random.Generator:
+    if len(menagerie) == 0:
+        raise ValueError("menagerie is empty: add the initial policy before sampling opponents")
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"n must be a non-negative integer (number of draws), got {n!r}")
+    return np.random.default_rng() if rng is None else rng
+
+
+class AliasTable:
+    """Walker's alias method (Vose's construction): after an O(M) build, each draw of a key from the
+    discrete distribution ``probs`` (normalised here) costs one uniform column and one coin."""
+
+    def __init__(self, keys: Sequence[Any], probs: np.ndarray) -> None:
+        probs = np.asarray(probs, dtype=float)
+        if len(keys) == 0 or probs.shape != (len(keys),):
+            raise ValueError(f"keys and probs must be non-empty and of equal length, got {len(keys)} and {probs.shape}")
+        if not np.all(np.isfinite(probs)) or probs.min() < 0 or probs.sum() <= 0:
+            raise ValueError("probs must be finite, non-negative and not all zero")
+        m = len(keys)
+        scaled = probs * (m / probs.sum())
+        self.keys = np.asarray(keys)
+        self.accept = np.ones(m)
+        self.alias = np.arange(m)
+        small = [i for i in range(m) if scaled[i] < 1.0]
+        large = [i for i in range(m) if scaled[i] >= 1.0]
+        while small and large:
+            s, g = small.pop(), large.pop()
+            self.accept[s], self.alias[s] = scaled[s], g
+            scaled[g] -= 1.0 - scaled[s]
+            (small if scaled[g] < 1.0 else large).append(g)
+        # what is left has scaled weight 1 up to round-off: always accepted
+
+    def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        column = rng.integers(len(self.keys), size=n)
+        keep = rng.random(n) < self.accept[column]
+        return self.keys[np.where(keep, column, self.alias[column])]
+
+
+class OrderedIds:
+    """The menagerie's ids in order of entry, updated in O(1) amortised per added entry.
+
+    A menagerie grows only by appending (ids increase, never reused) and shrinks only by discards,
+    so ``(next_id, len)`` identifies its state over time: when both grew by the same amount nothing
+    was discarded and the new ids are exactly ``old next_id … new next_id − 1``; otherwise the list is
+    rebuilt (O(M), once per discard).
+    """
+
+    def __init__(self) -> None:
+        self._menagerie: Menagerie | None = None
+        self._key = (0, 0)
+        self._buf = np.empty(16, dtype=np.int64)
+        self._n = 0
+
+    def __call__(self, menagerie: Menagerie) -> np.ndarray:
+        key = (menagerie.next_id, len(menagerie))
+        if menagerie is not self._menagerie or key != self._key:
+            grown = key[0] - self._key[0]
+            if menagerie is self._menagerie and grown == key[1] - self._key[1] and grown > 0:
+                self._append(np.arange(self._key[0], key[0], dtype=np.int64))
+            else:
+                self._n = 0
+                self._append(np.asarray(menagerie.ids, dtype=np.int64))
+            self._menagerie, self._key = menagerie, key
+        return self._buf[: self._n]
+
+    def _append(self, ids: np.ndarray) -> None:
+        need = self._n + len(ids)
+        if need > len(self._buf):
+            grown = np.empty(max(need, 2 * len(self._buf)), dtype=np.int64)
+            grown[: self._n] = self._buf[: self._n]
+            self._buf = grown
+        self._buf[self._n : need] = ids
+        self._n = need
+
+
+def _ordered_ids(scheme: Any, menagerie: Menagerie) -> np.ndarray:
+    cache = scheme.__dict__.get("_ordered_ids")
+    if cache is None:
+        cache = scheme.__dict__["_ordered_ids"] = OrderedIds()
+    return cache(menagerie)
 
 
 # -- helpers shared by the history-based schemes --------------------------------------------
@@ -166,6 +271,13 @@ class NaiveSelfPlay(Scheme):
     def distribution(self, menagerie: Menagerie, payoff: Payoff | None = None) -> dict[int, float]:
         return {menagerie.latest.id: 1.0}
 
+    def sample_many(self, menagerie: Menagerie, n: int, payoff: Payoff | None = None,
+                    rng: np.random.Generator | None = None) -> list[Entry]:
+        if type(self).distribution is not NaiveSelfPlay.distribution:  # a subclass changed Ω: draw from it
+            return super().sample_many(menagerie, n, payoff, rng)
+        _check_draw(menagerie, n, rng)
+        return [menagerie.latest] * n
+
     def curate(
         self, menagerie: Menagerie, learner: LearnerInfo, payoff: Payoff | None = None, outcome: float | None = None
     ) -> Curation:
@@ -189,6 +301,16 @@ class DeltaUniform(_SnapshotEveryEpisode, Scheme):
         window = ids[delta_window_start(self.delta, len(ids)):]
         return {i: 1.0 / len(window) for i in window}
 
+    def sample_many(self, menagerie: Menagerie, n: int, payoff: Payoff | None = None,
+                    rng: np.random.Generator | None = None) -> list[Entry]:
+        """Exact O(1) amortised draws: a uniform position of the δ-window, no table."""
+        if type(self).distribution is not DeltaUniform.distribution:  # a subclass changed Ω: draw from it
+            return super().sample_many(menagerie, n, payoff, rng)
+        rng = _check_draw(menagerie, n, rng)
+        ids = _ordered_ids(self, menagerie)
+        start = delta_window_start(self.delta, len(ids))
+        return [menagerie[int(i)] for i in ids[rng.integers(start, len(ids), size=n)]]
+
 
 class DeltaLimitUniform(_SnapshotEveryEpisode, Scheme):
     """δ-Limit-Uniform: over the δ-window, weight of position e ∝ 1/(M − e)² (the latest 1, the one
@@ -206,6 +328,31 @@ class DeltaLimitUniform(_SnapshotEveryEpisode, Scheme):
         weights = 1.0 / (size - np.arange(start, size, dtype=float)) ** 2
         weights /= weights.sum()
         return dict(zip(ids[start:], weights.tolist()))
+
+    def sample_many(self, menagerie: Menagerie, n: int, payoff: Payoff | None = None,
+                    rng: np.random.Generator | None = None) -> list[Entry]:
+        """Exact O(1) expected-time draws by rejection, no table.
+
+        The distance from the end d = M − e lies in 1…D (D = M − window start) with P(d) ∝ 1/d².
+        Proposal: q(d) ∝ 1/(d(d+1)) = 1/d − 1/(d+1) on 1…D, whose CDF telescopes, so
+        d = ⌊1/(1 − u·D/(D+1))⌋ for u ~ U[0, 1). Since 1/d² ≤ 2/(d(d+1)), accept with probability
+        (1/d²) / (2/(d(d+1))) = (d+1)/(2d) ≥ ½: at most two proposals per draw on average.
+        """
+        if type(self).distribution is not DeltaLimitUniform.distribution:  # a subclass changed Ω: draw from it
+            return super().sample_many(menagerie, n, payoff, rng)
+        rng = _check_draw(menagerie, n, rng)
+        ids = _ordered_ids(self, menagerie)
+        size = len(ids)
+        span = size - delta_window_start(self.delta, size)
+        d = np.empty(n, dtype=np.int64)
+        todo = np.arange(n)
+        while len(todo):
+            u = rng.random(len(todo))
+            prop = np.clip(np.floor(1.0 / (1.0 - u * (span / (span + 1.0)))), 1, span).astype(np.int64)
+            ok = rng.random(len(todo)) * (2.0 * prop) < prop + 1.0
+            d[todo[ok]] = prop[ok]
+            todo = todo[~ok]
+        return [menagerie[int(i)] for i in ids[size - d]]
 
 
 META_SOLVERS = ("maxent", "lp", "uniform", "rectified", "alpha_rank")
@@ -238,7 +385,14 @@ class PSRO(Scheme):
     G: when the learner's win rate over its last ``window`` episodes reaches ``threshold`` — or the
     iteration has lasted ``max_episodes_per_iteration`` episodes (the oracle always ends) — add a
     frozen copy, fill its row/column of the meta-game with ``matches_per_pair`` matches against every
-    entry (through ``evaluate``, which the trainer supplies), re-solve, and reset the window.
+    entry (through ``evaluate``), re-solve, and reset the window.
+
+    ``evaluate(entry, opponents, matches) -> win_rates``: the new entry's win rates (draws ½) against
+    each of ``opponents``, shape ``(len(opponents),)``, *from the new entry's side*; the meta-game
+    stores ``W[entry, o] = w`` and ``W[o, entry] = 1 − w``. It is required when the scheme is built
+    (``selfplay.training.adapters.MatchEvaluator`` plays the matches with the suite's batched match code);
+    ``defer_evaluator=True`` lets a trainer that sets ``scheme.evaluate`` itself before the first
+    curation (the suite's ``SelfPlayTrainer``) build the scheme first.
     """
 
     def __init__(
@@ -251,6 +405,7 @@ class PSRO(Scheme):
         meta_game: str = "shift",
         evaluate: Evaluator | None = None,
         name: str | None = None,
+        defer_evaluator: bool = False,
     ) -> None:
         if not (isinstance(threshold, (int, float)) and 0.0 < threshold <= 1.0):
             raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
@@ -262,6 +417,14 @@ class PSRO(Scheme):
             raise ValueError(f"meta_game must be one of {META_GAMES}, got {meta_game!r}")
         if not callable(solver) and solver not in META_SOLVERS:
             raise ValueError(f"solver must be one of {META_SOLVERS} or a callable, got {solver!r}")
+        if evaluate is None and not defer_evaluator:
+            raise ValueError(
+                "evaluate is required by PSRO: a callable evaluate(entry, opponents, matches) returning the new "
+                "entry's win rates against each opponent (draws count 1/2), used to fill the meta-game; e.g. "
+                "make_scheme('psro', evaluate=selfplay.training.adapters.MatchEvaluator('rirrps')), or defer_evaluator=True "
+                "if your trainer sets scheme.evaluate before the first curation")
+        if evaluate is not None and not callable(evaluate):
+            raise ValueError(f"evaluate must be callable (entry, opponents, matches) -> win rates, got {evaluate!r}")
         self.solver = solver  # a name is resolved to analysis.nash's function at first use
         self.threshold = float(threshold)
         self.window = window
@@ -274,6 +437,7 @@ class PSRO(Scheme):
         self._episodes_in_iteration = 0
         self._meta: dict[tuple[int, int], float] = {}  # win rate of i against j, both orders stored
         self._solution: dict[int, float] = {}
+        self._solves = 0  # bumped whenever the solution changes (part of Ω's cache key)
         self.iterations = 0
 
     # Ω ------------------------------------------------------------------------------------
@@ -291,7 +455,12 @@ class PSRO(Scheme):
         p = np.asarray(resolve_meta_solver(self.solver)(A), dtype=float)
         p = np.clip(p, 0.0, None)
         p /= p.sum()
+        self._solves += 1
         return dict(zip(ids, p.tolist()))
+
+    def omega_key(self, menagerie: Menagerie, payoff: Payoff | None = None) -> Any:
+        """Ω changes only with the menagerie or a new meta-game solution (never with the payoff)."""
+        return (menagerie.next_id, len(menagerie), self._solves)
 
     def distribution(self, menagerie: Menagerie, payoff: Payoff | None = None) -> dict[int, float]:
         ids = menagerie.ids
@@ -342,6 +511,7 @@ class PSRO(Scheme):
         self._meta = {(int(i), int(j)): float(w) for i, j, w in state["meta"]}
         self.iterations = int(state["iterations"])
         self._solution = {}
+        self._solves += 1
 
 
 def _fmt(x: float) -> str:
@@ -379,7 +549,7 @@ def _parse_value(text: str) -> Any:
     return text
 
 
-def make_scheme(spec: str, **overrides: Any) -> Scheme:
+def make_scheme(spec: str, *, defer_evaluator: bool = False, **overrides: Any) -> Scheme:
     """Build a scheme from a spec string; the string becomes the scheme's display name.
 
     ``naive`` · ``delta-uniform:delta=D`` · ``delta-limit-uniform:delta=D`` (both also take
@@ -387,7 +557,9 @@ def make_scheme(spec: str, **overrides: Any) -> Scheme:
     matches_per_pair=,max_episodes_per_iteration=,meta_game=shift|logit]`` ·
     (``league[:...]`` names AlphaStar's league, which is not one learner's scheme: refused here,
     see ``selfplay.core.league.AlphaStarLeague`` and ``selfplay league``).
-    ``overrides`` (e.g. ``evaluate=`` for PSRO) are passed to the constructor.
+    ``overrides`` (e.g. ``evaluate=`` for PSRO) are passed to the constructor. PSRO needs
+    ``evaluate`` unless ``defer_evaluator=True`` (ignored by the other schemes): a trainer that sets
+    ``scheme.evaluate`` itself, or a caller that only validates a spec or prints Ω.
     """
     name, kwargs = parse_spec(spec)
     kwargs.update(overrides)
@@ -408,4 +580,6 @@ def make_scheme(spec: str, **overrides: Any) -> Scheme:
     if name in ("delta-uniform", "delta-limit-uniform") and "delta" not in kwargs:
         raise ValueError(f"scheme {name!r} needs delta, e.g. '{name}:delta=0.5'")
     cls = {"naive": NaiveSelfPlay, "delta-uniform": DeltaUniform, "delta-limit-uniform": DeltaLimitUniform, "psro": PSRO}[name]
+    if name == "psro":
+        kwargs["defer_evaluator"] = defer_evaluator
     return cls(name=spec.strip(), **kwargs)

@@ -86,7 +86,7 @@ class CompareConfig:
             agent_kit(agent)
             env_for_agent(self.env, agent)
         for spec in self.schemes:
-            make_scheme(spec)
+            make_scheme(spec, defer_evaluator=True)  # validates the spec; the trainer supplies PSRO's evaluator
         if not self.schemes:
             raise ValueError("schemes must name at least one scheme")
         if not self.seeds:

@@ -48,7 +48,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         check_env_name(self.env)
-        if not isinstance(make_scheme(self.scheme), Scheme):  # validates the spec string too
+        if not isinstance(make_scheme(self.scheme, defer_evaluator=True), Scheme):  # validates the spec string too
             raise ValueError(f"scheme {self.scheme!r} trains several learners: use `selfplay league` (LeagueTrainer)")
         agent_kit(self.agent)
         env_for_agent(self.env, self.agent)
@@ -136,7 +136,8 @@ class SelfPlayTrainer(Trainer):
         self.env_name = env_for_agent(config.env, config.agent)  # what the agent plays (registry)
         env = make_env(self.env_name, config.num_envs, seed=config.seed, device=config.device)
         learner = kit.make_learner(env, config.seed, **config.ppo)
-        mode = SelfPlayMode(config, scheme if scheme is not None else make_scheme(config.scheme), self._psro_evaluator)
+        mode = SelfPlayMode(config, scheme if scheme is not None else make_scheme(config.scheme, defer_evaluator=True),
+                            self._psro_evaluator)
         super().__init__(RunDir(out).create(), config, kit, mode, [Player(LEARNER_KEY, learner, env)],
                          np.random.default_rng(config.seed), config.run_config(), progress=config.progress,
                          tensorboard=config.tensorboard, progress_total=config.episodes)

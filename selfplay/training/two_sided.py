@@ -35,7 +35,7 @@ class PerSideMode:
 
     def __init__(self, config) -> None:
         self.config = config
-        self.schemes = [make_scheme(config.scheme) for _ in SIDES]
+        self.schemes = [make_scheme(config.scheme, defer_evaluator=True) for _ in SIDES]
         if isinstance(self.schemes[0], PSRO):
             raise ValueError("PSRO needs one meta-game over one population; with a learner per side use "
                              "naive, delta-uniform or delta-limit-uniform")

@@ -110,7 +110,7 @@ def test_make_scheme_specs_and_names():
     s = make_scheme("delta-limit-uniform:delta=0,add_every=update")
     assert isinstance(s, DeltaLimitUniform) and s.add_every == "update"
     assert isinstance(make_scheme("naive"), NaiveSelfPlay)
-    p = make_scheme("psro:solver=uniform,threshold=0.6,window=10")
+    p = make_scheme("psro:solver=uniform,threshold=0.6,window=10", evaluate=FakeGame())
     assert isinstance(p, PSRO) and p.threshold == 0.6 and p.window == 10 and p.name == "psro:solver=uniform,threshold=0.6,window=10"
     for bad, msg in [("nope", "unknown scheme"), ("delta-uniform", "needs delta"), ("delta-uniform:delta", "malformed"),
                      ("delta-uniform:delta=0.5,foo=1", "unknown parameter"), ("", "non-empty"),
@@ -150,7 +150,13 @@ def test_psro_iteration_cap_and_missing_evaluator():
     m.add(0, step=0)
     added = [bool(scheme.curate(m, LearnerInfo(snapshot=lambda: 0.5), outcome=0).added) for _ in range(3)]
     assert added == [False, False, True]
-    bare = PSRO(solver=uniform_solver, window=1, threshold=0.5)
+    with pytest.raises(ValueError, match="evaluate is required by PSRO"):
+        PSRO(solver=uniform_solver, window=1, threshold=0.5)  # refused when built, not 1000 episodes later
+    with pytest.raises(ValueError, match="evaluate is required by PSRO"):
+        make_scheme("psro")
+    with pytest.raises(ValueError, match="callable"):
+        make_scheme("psro", evaluate=42)
+    bare = make_scheme("psro:window=1,threshold=0.5", defer_evaluator=True)  # a trainer sets it later
     with pytest.raises(ValueError, match="evaluate"):
         bare.curate(m, LearnerInfo(snapshot=lambda: 1), outcome=1)
     with pytest.raises(ValueError, match="outcome"):
