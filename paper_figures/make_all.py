@@ -31,10 +31,14 @@ def main(argv=None) -> Path:
     parser.add_argument("--matches", type=int, default=25)
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--seeds", type=parse_seeds, default=list(DEFAULT_SEEDS), help="comma-separated (default 0,1,2)")
+    parser.add_argument("--no-cross-seed-rpp", action="store_true",
+                        help="RPP between same-seed populations only (the cross-seed games are n_seeds× as many)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     start = time.perf_counter()
-    compare(paper_config(args.episodes, args.checkpoints, args.matches, seeds=args.seeds, jobs=args.jobs), out)
+    config = paper_config(args.episodes, args.checkpoints, args.matches, seeds=args.seeds, jobs=args.jobs)
+    config.rpp_cross_seed = not args.no_cross_seed_rpp
+    compare(config, out)
     print(f"comparison done in {time.perf_counter() - start:.0f}s")
     fig1_sample_rates.main(["--out", str(out / "figures" / "fig1_sample_rates.png")])
     fig2_embeddings.make_figure(out, out, seed=args.seeds[0])

@@ -3,8 +3,9 @@
 For each run: a winrate matrix over its evaluation checkpoints (every pair, both seats), its maxent
 Nash, and the lower-triangle win rate (the "ideal" monotone-improvement matrix has every cell below
 the diagonal > ½). Between schemes: the relative population performance of their checkpoint
-populations (the value of the cross-population game, same seed paired). Over all runs of an agent:
-a t-SNE embedding of the learners' trajectories with the reference agents as basis.
+populations (the value of the cross-population game; same seed paired, and every pair of seeds). Over
+all runs of an agent and seed: a t-SNE embedding of the learners' trajectories with the reference
+agents as basis.
 Outputs: ``DIR/runs/<agent>/<scheme>-s<seed>/`` (each a resumable run directory),
 ``DIR/evaluation/summary.csv``, ``DIR/evaluation/rpp_<agent>.csv``, ``DIR/figures/*.png``, ``DIR/report.md``.
 Over seeds (selfplay.evaluation.seed_stats): ``DIR/evaluation/aggregate.csv`` (mean and IQM of every summary metric
@@ -100,8 +101,6 @@ class CompareConfig:
             raise ValueError(f"checkpoints must be ≥ 2 to build a winrate matrix, got {self.checkpoints}")
         if self.matches < 1:
             raise ValueError(f"matches must be ≥ 1, got {self.matches}")
-        if len(set(self.seeds)) != len(self.seeds):
-            raise ValueError(f"seeds must be distinct, got {self.seeds}")
         from selfplay.analysis.statistics import BootstrapConfig
 
         BootstrapConfig(confidence=self.confidence, resamples=self.bootstrap_resamples).validate()

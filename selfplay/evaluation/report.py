@@ -35,27 +35,37 @@ def embedding_inputs(config, runs, agent: str, seed: int) -> tuple[dict, dict]:
     return basis, trajectories
 
 
-def write_embeddings(config, out: Path, runs, agent: str, figure_paths: dict) -> None:
-    """One t-SNE embedding per seed of all the agent's schemes (embedded together, so comparable):
-    ``runs/<agent>/embedding_s<seed>.png`` (and ``.npz``); the chosen (first) seed's also as
-    ``figures/embedding_<agent>.png`` and ``evaluation/embedding_<agent>.npz`` for the report."""
-    import shutil
-
+def _embed_one(args: tuple) -> Path:
+    """One seed's t-SNE of all the agent's schemes, saved as ``runs/<agent>/embedding_s<seed>.png`` / ``.npz``."""
     from selfplay.analysis import plots
     from selfplay.analysis.embedding import embed_runs
 
-    for seed in config.seeds:
-        basis, trajectories = embedding_inputs(config, runs, agent, seed)
-        basis_points, run_points = embed_runs(basis, trajectories, seed=seed)
-        folder = out / "runs" / agent
-        path = folder / f"embedding_s{seed}.png"
-        plots.plot_embedding(basis_points, run_points, title=f"t-SNE trajectory embedding ({agent}, seed {seed})",
-                             path=path)
-        np.savez(folder / f"embedding_s{seed}.npz", **{f"basis/{k}": v for k, v in basis_points.items()},
-                 **{f"run/{k}": v for k, v in run_points.items()})
+    config, out, runs, agent, seed = args
+    basis, trajectories = embedding_inputs(config, runs, agent, seed)
+    basis_points, run_points = embed_runs(basis, trajectories, seed=seed)
+    folder = Path(out) / "runs" / agent
+    path = folder / f"embedding_s{seed}.png"
+    plots.plot_embedding(basis_points, run_points, title=f"t-SNE trajectory embedding ({agent}, seed {seed})",
+                         path=path)
+    np.savez(folder / f"embedding_s{seed}.npz", **{f"basis/{k}": v for k, v in basis_points.items()},
+             **{f"run/{k}": v for k, v in run_points.items()})
+    return path
+
+
+def write_embeddings(config, out: Path, runs, agents: list[str], figure_paths: dict, jobs: int = 1) -> None:
+    """One t-SNE embedding per agent and seed of all the agent's schemes (embedded together, so
+    comparable), in parallel processes: ``runs/<agent>/embedding_s<seed>.png`` (and ``.npz``); the
+    chosen (first) seed's also as ``figures/embedding_<agent>.png`` and ``evaluation/embedding_<agent>.npz``."""
+    import shutil
+
+    from selfplay.evaluation.runs import pool_map
+
+    tasks = [(config, str(out), runs, agent, seed) for agent in agents for seed in config.seeds]
+    paths = pool_map(_embed_one, tasks, jobs)
+    for (_, _, _, agent, seed), path in zip(tasks, paths):
         if seed == config.seeds[0]:
             shutil.copyfile(path, out / "figures" / f"embedding_{agent}.png")
-            shutil.copyfile(folder / f"embedding_s{seed}.npz", out / "evaluation" / f"embedding_{agent}.npz")
+            shutil.copyfile(path.with_suffix(".npz"), out / "evaluation" / f"embedding_{agent}.npz")
             figure_paths["embedding"].append(out / "figures" / f"embedding_{agent}.png")
 
 
@@ -104,9 +114,8 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
         figure_paths["rpp"].append(path)
     timings["figures"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    for agent in config.agents:
-        if config.embedding and config.env in ("rirrps",):
-            write_embeddings(config, out, runs, agent, figure_paths)
+    if config.embedding and config.env in ("rirrps",):
+        write_embeddings(config, out, runs, list(config.agents), figure_paths, jobs=config.jobs or 2)
     timings["embedding"] = time.perf_counter() - t0
 
     total = time.perf_counter() - started

@@ -69,6 +69,12 @@ def test_compare_on_smac_reports_win_rates_against_the_scripted_ai(tmp_path):
     assert naive["vs_scripted_final"] == pytest.approx(vs["win_rate_vs_scripted"].iloc[-1], abs=1e-4)
     assert naive["vs_scripted_first"] == pytest.approx(vs["win_rate_vs_scripted"].iloc[0], abs=1e-4)
     assert "vs_scripted_final" in (tmp_path / "report.md").read_text()
+    assert summary["vs_scripted_best"].between(summary["vs_scripted_final"], 1).all()
+    agg = pd.read_csv(tmp_path / "evaluation" / "aggregate.csv")
+    assert {"vs_scripted_first", "vs_scripted_final", "vs_scripted_best"} <= set(agg["metric"])
+    curves = pd.read_csv(tmp_path / "evaluation" / "curves.csv")
+    naive = curves[(curves["scheme"] == "naive") & (curves["curve"] == "win_rate_vs_scripted")]
+    assert naive["mean"].tolist() == pytest.approx(vs["win_rate_vs_scripted"].tolist())  # one seed: the run's curve
 
 
 def test_sl_and_league_commands_validate_their_environment(capsys, tmp_path):
@@ -77,3 +83,18 @@ def test_sl_and_league_commands_validate_their_environment(capsys, tmp_path):
     assert main(["league", "--env", "smac:nowhere", "--out", str(tmp_path / "never")]) == 2
     assert "unknown SMAC map" in capsys.readouterr().err
     assert not (tmp_path / "never").exists()
+
+
+def test_compare_cli_over_seeds_with_confidence_and_without_cross_seed_rpp(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    assert main(["compare", "--schemes", "naive,psro", "--seeds", "0,1", "--episodes", "64", "--checkpoints", "2",
+                 "--matches", "2", "--num-envs", "32", "--horizon", "64", "--epochs", "1", "--jobs", "1",
+                 "--no-embedding", "--confidence", "0.9", "--no-cross-seed-rpp", "--out", str(out)]) == 0
+    agg = pd.read_csv(out / "evaluation" / "aggregate.csv")
+    assert (agg["n_seeds"] == 2).all()
+    rpp = pd.read_csv(out / "evaluation" / "rpp_intervals.csv")
+    assert set(rpp["pairing"]) == {"same-seed"}
+    assert len(pd.read_csv(out / "evaluation" / "rpp_values_ppo-mlp.csv")) == 2 * 2  # 2 seeds, both orientations
+    assert "(2 seeds, 90% CIs)" in (out / "report.md").read_text()
+    assert main(["compare", "--seeds", "0,0", "--out", str(tmp_path / "never")]) == 2
+    assert "seeds must not repeat" in capsys.readouterr().err
