@@ -38,6 +38,7 @@ from .engine import STEP_MUL, BattleEngine
 from .features import FeatureConfig, SideView
 from .maps import get_map
 from .rewards import RewardConfig, RewardTracker
+from .unit_table import UnitTable
 
 MOVE_EAST, MOVE_WEST = 4, 5
 BACKENDS = ("sim", "sc2")
@@ -142,6 +143,19 @@ class SMACBattle:
         """The seed's per-agent "special global state" per seat (features.SideView.special_state)."""
         self.action_masks()
         return [v.special_state(self._avail[s], self.last_action[s]) for s, v in enumerate(self.views[: self.n_seats])]
+
+    @property
+    def units(self) -> "UnitTable":
+        """The units' documented, read-only state (``unit_table.UnitTable``) for agents that build their
+        own features; the engine itself is internal."""
+        return UnitTable(self.engine)
+
+    def seat_view(self, seat: int) -> "SideView":
+        """Seat ``seat``'s view of the map: ``positions()`` (its frame, mirrored for a mirrored seat),
+        ``pathing`` and ``terrain_height`` grids. Read-only."""
+        if seat not in (0, 1):
+            raise ValueError(f"seat must be 0 or 1, got {seat!r}")
+        return self.views[seat]
 
     def step(self, actions: list, check_masks: bool = True) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor, dict]:
         """One step of every game.  ``check_masks=False``: actions need not be in the masks (SMAC's

@@ -64,9 +64,9 @@ class SMACCommander:
     def __init__(self, battle, seat: int = 0, config: CommanderConfig = CommanderConfig()):
         self.battle, self.seat, self.config = battle, seat, config
         self.side = SideFeatures(battle, seat, config.grid)
-        self.num_envs = E = battle.engine.num_envs
+        self.num_envs = E = battle.units.num_envs
         self.n_agents, self.n_entities = self.side.n, self.side.N
-        self.max_selected_units = config.max_selected_units or max(battle.engine.n_side)
+        self.max_selected_units = config.max_selected_units or max(battle.units.n_side)
         if self.max_selected_units < 1:
             raise ValueError(f"max_selected_units must be >= 1, got {self.max_selected_units}")
         self.device = self.side.device

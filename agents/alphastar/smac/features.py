@@ -1,7 +1,7 @@
 """What the AlphaStar commander sees of one seat of a ``SMACBattle`` (spec-alphastar.md §1, §5),
 and its action table.
 
-The battle is read through duck typing (``battle.engine`` tensors, ``battle.views[seat]``), so this
+The battle is read through its public views (``battle.units``, a read-only ``UnitTable``, and ``battle.seat_view(seat)``), so this
 module does not import ``envs``. Everything is in the seat's frame (``SideView.positions``: seat 1
 of a mirrored battle sees x mirrored) and batched over the ``E`` games.
 
@@ -21,6 +21,8 @@ unavailable, so the heads never face an empty choice.
 from __future__ import annotations
 
 import torch
+
+from selfplay.envs.smac import get_map
 
 from ..config import ActionTypeSpec, AlphaStarConfig
 from .executor import ATTACK, HEAL, IDLE
@@ -92,7 +94,7 @@ COLUMN = _offsets()
 def commander_config(battle, grid: int = GRID, **overrides) -> AlphaStarConfig:
     """An ``AlphaStarConfig`` whose input and action sizes fit ``battle``'s map (both seats) on a
     ``grid``×``grid`` spatial/location grid; ``overrides`` set any other size (e.g. a smaller network)."""
-    n0, n1 = battle.engine.n_side
+    n0, n1 = battle.units.n_side
     sizes = dict(
         entity_feature_size=ENTITY_FEATURE_SIZE,
         max_entities=n0 + n1,
@@ -115,8 +117,8 @@ class SideFeatures:
         if seat not in range(n_seats):
             raise ValueError(f"seat must be in range({n_seats}) for this battle (two_player="
                              f"{getattr(battle, 'two_player', True)}), got {seat!r}")
-        eng = battle.engine
-        spec = eng.spec
+        eng = battle.units
+        spec = get_map(battle.map_name)
         if (spec.map_x, spec.map_y) != (MAP_SIZE, MAP_SIZE):
             raise ValueError(f"the commander needs a {MAP_SIZE}x{MAP_SIZE} map, got {spec.map_x}x{spec.map_y}")
         if grid not in (8, 16, 32):
@@ -126,8 +128,8 @@ class SideFeatures:
         unknown = sorted(set(eng.unit_names) - set(UNIT_TYPES))
         if unknown:
             raise ValueError(f"unit types {unknown} are not in UNIT_TYPES {UNIT_TYPES}")
-        self.battle, self.engine, self.seat = battle, eng, seat
-        self.view = battle.views[seat]
+        self.battle, self.table, self.seat = battle, eng, seat
+        self.view = battle.seat_view(seat)
         self.own, self.enemy = eng.side_slices[seat], eng.side_slices[1 - seat]
         self.n, self.m = eng.n_side[seat], eng.n_side[1 - seat]
         self.N = self.n + self.m
@@ -167,10 +169,10 @@ class SideFeatures:
         return torch.cat([pa, pe], 1)
 
     def alive(self) -> torch.Tensor:
-        return self.engine.alive[:, self.units]
+        return self.table.alive[:, self.units]
 
     def health(self) -> tuple[torch.Tensor, torch.Tensor]:
-        eng, u = self.engine, self.units
+        eng, u = self.table, self.units
         hp = eng.hp[:, u] / eng.hp_max[u]
         smax = eng.shield_max[u]
         return hp, torch.where(smax > 0, eng.shield[:, u] / smax.clamp(min=1e-6), 0.0)
@@ -185,12 +187,12 @@ class SideFeatures:
 
     def cooldown(self) -> torch.Tensor:
         """(E, n) own weapon cooldown as the share of the weapon cycle left, in [0, 1]."""
-        return (self.engine.cooldown[:, self.own] / self.cycle).clamp(0, 1) * self.armed
+        return (self.table.cooldown[:, self.own] / self.cycle).clamp(0, 1) * self.armed
 
     # ------------------------------------------------------------------ masks
     def masks(self) -> dict[str, torch.Tensor]:
         """available [E, A], selectable [E, A, N], targetable [E, A, N], location [E, R, R] (module doc)."""
-        eng = self.engine
+        eng = self.table
         E, n, N = eng.num_envs, self.n, self.N
         alive = self.alive()
         own_alive = alive & self.is_own
@@ -223,7 +225,7 @@ class SideFeatures:
     # --------------------------------------------------------------- features
     def entities(self, executor, last: dict, smac_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(entities [E, N, F], entity_mask [E, N]); ``last`` holds the last commander action."""
-        eng = self.engine
+        eng = self.table
         E, n, N = eng.num_envs, self.n, self.N
         dev = self.device
         pos = self.positions()
@@ -286,7 +288,7 @@ class SideFeatures:
 
     def spatial(self, executor, last: dict) -> torch.Tensor:
         """(E, C, R, R) planes, ``[y, x]`` (flat index y·R + x, as the location head)."""
-        E = self.engine.num_envs
+        E = self.table.num_envs
         alive = self.alive().float()
         hp, shield = self.health()
         health = (hp + shield) * alive
@@ -310,7 +312,7 @@ class SideFeatures:
 
     def scalars(self, last: dict, available: torch.Tensor, num_delays: int) -> tuple[dict, dict]:
         """(scalars, opponent_scalars), dicts of [E, size] for the default scalar features."""
-        E = self.engine.num_envs
+        E = self.table.num_envs
         T = len(UNIT_TYPES)
         A = len(COMMANDER_ACTION_TYPES)
         alive = self.alive().float()
