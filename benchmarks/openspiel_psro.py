@@ -144,7 +144,7 @@ def ours_rl(game_name: str, scheme: str, budget: int, seed: int, num_envs: int, 
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as out:
         config = TrainConfig(env=f"openspiel:{game_name}", agent="ppo-mlp", scheme=scheme, episodes=budget,
-                             num_envs=num_envs, seed=seed, checkpoints=1, ppo={"horizon": horizon},
+                             num_envs=num_envs, seed=seed, checkpoints=1, agent_settings={"horizon": horizon},
                              tensorboard=False)
         trainer = SelfPlayTrainer(config, out)
         meta = {"episodes": 0}

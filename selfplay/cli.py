@@ -178,7 +178,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         settings = _alphastar_settings(args, args.out)
     config = TrainConfig(env=args.env, agent=args.agent, scheme=args.scheme, episodes=args.episodes,
                          num_envs=args.num_envs, seed=args.seed, checkpoints=args.checkpoints,
-                         ppo=settings, progress=args.progress)
+                         agent_settings=settings, progress=args.progress)
     result = train(config, args.out)
     print(f"trained {result.episodes} episodes ({result.updates} updates) in {result.seconds:.1f}s; "
           f"menagerie {result.menagerie_size}, checkpoints {result.checkpoints} -> {result.run_dir}")
@@ -239,7 +239,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     config = LeagueTrainConfig(env=args.env, agent=args.agent, league=spec, steps=steps,
                                min_steps=_given(args.min_steps, steps // 8), max_steps=_given(args.max_steps, steps // 4),
                                num_envs=args.num_envs, seed=args.seed, matches=_given(args.matches, 10 if args.quick else 25),
-                               ppo=settings)
+                               agent_settings=settings)
     summary = train_league(config, args.out)
     print(f"league done: {summary}; report: {args.out}/report.md")
     return 0

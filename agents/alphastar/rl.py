@@ -12,12 +12,27 @@ from __future__ import annotations
 
 import copy
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from .actor import network_from_dict
 from .learner import AlphaStarLearner, AlphaStarRLConfig
 from .network import AlphaStarNet
 from .smac.env import check_same_layout
+
+
+@dataclass(frozen=True)
+class AlphaStarAgentSettings:
+    """The alphastar agent's settings: the SL checkpoint it starts from and its RL settings."""
+
+    sl_checkpoint: str | None
+    rl: AlphaStarRLConfig
+
+
+def alphastar_settings(sl_checkpoint: str | os.PathLike | None = None, **rl_overrides) -> AlphaStarAgentSettings:
+    """The typed settings behind ``make_alphastar_learner``'s keyword arguments (unknown names raise)."""
+    return AlphaStarAgentSettings(None if sl_checkpoint is None else str(sl_checkpoint),
+                                  AlphaStarRLConfig.from_overrides(**rl_overrides))
 
 
 def make_alphastar_learner(env, seed: int, seat: int = 0, sl_checkpoint: str | os.PathLike | None = None,

@@ -241,7 +241,8 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
     jobs = config.jobs or min(len(runs), os.cpu_count() or 1)
     tasks = [(TrainConfig(env=config.env, agent=r.agent, scheme=r.scheme, episodes=config.episodes,
                           num_envs=config.num_envs, seed=r.seed, checkpoints=config.checkpoints,
-                          ppo=dict(config.alphastar if r.agent == "alphastar" else config.ppo), tensorboard=True),
+                          agent_settings=dict(config.alphastar if r.agent == "alphastar" else config.ppo),
+                          tensorboard=True),
               str(r.path)) for r in runs]
     trained = pool_map(_train_one, tasks, jobs)
     train_seconds = time.perf_counter() - started

@@ -43,21 +43,27 @@ class LeagueTrainConfig:
     num_envs: int = 64
     seed: int = 0
     matches: int = 25  # matches per pair in the final evaluation of the menagerie
-    ppo: dict = field(default_factory=dict)
+    agent_settings: dict = field(default_factory=dict)  # overrides of the agent's settings dataclass (as TrainConfig's)
     torch_threads: int = 1
     progress: bool = False
     tensorboard: bool = True
 
     DISPLAY_ONLY = ("progress", "tensorboard", "torch_threads")  # not part of what defines a run
 
+    def settings(self):
+        """The agent's typed settings (as ``TrainConfig.settings``)."""
+        return agent_kit(self.agent, self.env).settings(**self.agent_settings)
+
     def run_config(self) -> dict:
-        """What defines the run: compared on resume and written to config.yaml."""
-        return {k: v for k, v in asdict(self).items() if k not in self.DISPLAY_ONLY}
+        """What defines the run, with the agent's resolved settings: compared on resume, written to config.yaml."""
+        return {**{k: v for k, v in asdict(self).items() if k not in self.DISPLAY_ONLY},
+                "resolved_agent_settings": asdict(self.settings())}
 
     def __post_init__(self) -> None:
         check_env_name(self.env)
         agent_kit(self.agent)
         env_for_agent(self.env, self.agent)
+        self.settings()  # unknown or invalid agent settings fail here, naming the setting
         name, _ = parse_spec(self.league)
         if name != "league":
             raise ValueError(f"league must be a spec like 'league:main=1,main_exploiters=1', got {self.league!r}")
@@ -168,9 +174,9 @@ class LeagueTrainer(Trainer):
         self.env_name = env_for_agent(config.env, config.agent)
         envs = {name: make_env(self.env_name, config.num_envs, seed=derive_seed(config.seed, 101, i))
                 for i, name in enumerate(league.players)}
-        players = [Player(name, kit.make_learner(envs[name], config.seed + 1 + i, **config.ppo), envs[name])
+        players = [Player(name, kit.make_learner(envs[name], config.seed + 1 + i, **config.agent_settings), envs[name])
                    for i, name in enumerate(league.players)]
-        sl_policy = kit.make_learner(next(iter(envs.values())), config.seed, **config.ppo).snapshot()
+        sl_policy = kit.make_learner(next(iter(envs.values())), config.seed, **config.agent_settings).snapshot()
         super().__init__(RunDir(out).create(), config, kit, LeagueMode(config, league, sl_policy), players,
                          np.random.default_rng(config.seed), config.run_config(), progress=config.progress,
                          tensorboard=config.tensorboard, progress_total=config.steps * len(players), progress_unit="step")

@@ -38,7 +38,8 @@ class TrainConfig:
     num_envs: int = 64
     seed: int = 0
     checkpoints: int = 100  # evaluation checkpoints, evenly spaced over the run
-    ppo: dict = field(default_factory=dict)  # overrides of the agent's config (horizon, minibatch_size, ...)
+    agent_settings: dict = field(default_factory=dict)  # overrides of the agent's settings dataclass (PPOConfig:
+    # horizon, minibatch_size, ...; alphastar: sl_checkpoint and AlphaStarRLConfig fields); checked at construction
     device: str = "cpu"
     progress: bool = False
     tensorboard: bool = True
@@ -52,6 +53,7 @@ class TrainConfig:
             raise ValueError(f"scheme {self.scheme!r} trains several learners: use `selfplay league` (LeagueTrainer)")
         agent_kit(self.agent)
         env_for_agent(self.env, self.agent)
+        self.settings()  # unknown or invalid agent settings fail here, naming the setting
         for name in ("episodes", "num_envs", "checkpoints"):
             v = getattr(self, name)
             if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
@@ -59,9 +61,15 @@ class TrainConfig:
         if self.checkpoints > self.episodes:
             raise ValueError(f"checkpoints ({self.checkpoints}) must not exceed episodes ({self.episodes})")
 
+    def settings(self):
+        """The agent's typed settings: its dataclass (``PPOConfig``, ``AlphaStarAgentSettings``) with the
+        environment's defaults and ``agent_settings`` applied."""
+        return agent_kit(self.agent, self.env).settings(**self.agent_settings)
+
     def run_config(self) -> dict:
-        """What defines the run: compared on resume and written to config.yaml."""
-        return {k: v for k, v in asdict(self).items() if k not in self.DISPLAY_ONLY}
+        """What defines the run, with the agent's resolved settings: compared on resume, written to config.yaml."""
+        return {**{k: v for k, v in asdict(self).items() if k not in self.DISPLAY_ONLY},
+                "resolved_agent_settings": asdict(self.settings())}
 
 
 class SelfPlayMode:
@@ -135,7 +143,7 @@ class SelfPlayTrainer(Trainer):
         kit = agent_kit(config.agent, config.env)
         self.env_name = env_for_agent(config.env, config.agent)  # what the agent plays (registry)
         env = make_env(self.env_name, config.num_envs, seed=config.seed, device=config.device)
-        learner = kit.make_learner(env, config.seed, **config.ppo)
+        learner = kit.make_learner(env, config.seed, **config.agent_settings)
         mode = SelfPlayMode(config, scheme if scheme is not None else make_scheme(config.scheme, defer_evaluator=True),
                             self._psro_evaluator)
         super().__init__(RunDir(out).create(), config, kit, mode, [Player(LEARNER_KEY, learner, env)],

@@ -125,6 +125,7 @@ class AgentKit:
     """What the loop and evaluation need from an agent family."""
 
     make_learner: Callable[..., Any]  # (env, seed, seat=0, **overrides) -> Learner sized for that seat
+    settings: Callable[..., Any]  # (**overrides) -> the agent's settings dataclass; unknown names raise ValueError
     save_policy: Callable[[Any, str], None]
     load_policy: Callable[[str], Any]
     stack_policies: Callable[[list], Any] | None  # frozen policies -> one batched population policy
@@ -143,22 +144,24 @@ def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
         body = "mlp" if name == "ppo-mlp" else "gru"
 
         def make_smac_learner(battle: Any, seed: int, seat: int = 0, **overrides: Any) -> Any:
-            return MultiUnitPPOLearner.for_battle(battle, seat, ppo_config("smac", body=body, **overrides), seed)
+            return MultiUnitPPOLearner.for_battle(battle, seat, ppo_config("smac", **{"body": body, **overrides}), seed)
 
-        return AgentKit(make_smac_learner, save_policy, load_policy, stack_multiunit_policies)
+        return AgentKit(make_smac_learner, lambda **o: ppo_config("smac", **{"body": body, **o}), save_policy,
+                        load_policy, stack_multiunit_policies)
 
     from selfplay.agents.ppo import PPOLearner, load_policy, ppo_config, save_policy, stack_policies
 
     body = "mlp" if name == "ppo-mlp" else "lstm"
 
     def make_learner(env_: Any, seed: int, seat: int = 0, **overrides: Any) -> Any:  # both seats alike
-        return PPOLearner(env_.obs_size, env_.n_actions, ppo_config("rps", body=body, **overrides), seed=seed)
+        return PPOLearner(env_.obs_size, env_.n_actions, ppo_config("rps", **{"body": body, **overrides}), seed=seed)
 
-    return AgentKit(make_learner, save_policy, load_policy, stack_policies)
+    return AgentKit(make_learner, lambda **o: ppo_config("rps", **{"body": body, **o}), save_policy, load_policy,
+                    stack_policies)
 
 
 def _alphastar_kit() -> AgentKit:
     from selfplay.agents.alphastar.actor import load_policy, save_policy
-    from selfplay.agents.alphastar.rl import make_alphastar_learner
+    from selfplay.agents.alphastar.rl import alphastar_settings, make_alphastar_learner
 
-    return AgentKit(make_alphastar_learner, save_policy, load_policy, None)
+    return AgentKit(make_alphastar_learner, alphastar_settings, save_policy, load_policy, None)

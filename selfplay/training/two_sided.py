@@ -104,7 +104,7 @@ class TwoSidedTrainer(Trainer):
         players = []
         for s in SIDES:
             env = make_env(self.env_name, config.num_envs, seed=derive_seed(config.seed, 7, s), device=config.device)
-            players.append(Player(f"side{s}", kit.make_learner(env, config.seed + s, seat=s, **config.ppo), env, seat=s))
+            players.append(Player(f"side{s}", kit.make_learner(env, config.seed + s, seat=s, **config.agent_settings), env, seat=s))
         super().__init__(RunDir(out).create(), config, kit, mode, players, np.random.default_rng(config.seed),
                          config.run_config(), progress=config.progress, tensorboard=config.tensorboard,
                          progress_total=2 * config.episodes)

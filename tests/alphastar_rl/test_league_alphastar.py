@@ -21,7 +21,7 @@ def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path,
     sl = sl_checkpoint
     cfg = LeagueTrainConfig(env="smac:3m", agent="alphastar", steps=480, min_steps=100, max_steps=200, num_envs=4,
                             matches=2, league="league:main=1,main_exploiters=1,league_exploiters=1",
-                            ppo={"sl_checkpoint": sl, "chunk_length": 4, "batch_chunks": 4})
+                            agent_settings={"sl_checkpoint": sl, "chunk_length": 4, "batch_chunks": 4})
     trainer = LeagueTrainer(cfg, tmp_path / "run")
     sl_weights = torch.load(sl)["state_dict"]
     for p in trainer.sl_policy.net.state_dict():
@@ -70,7 +70,7 @@ def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path,
     assert (tmp_path / "run" / "figures" / "winrate_matrix.png").exists()
     assert (tmp_path / "run" / "figures" / "checkpoints.png").exists()
 
-    resumed = LeagueTrainer(LeagueTrainConfig(**{**cfg.__dict__, "ppo": dict(cfg.ppo)}), tmp_path / "run")
+    resumed = LeagueTrainer(LeagueTrainConfig(**{**cfg.__dict__, "agent_settings": dict(cfg.agent_settings)}), tmp_path / "run")
     assert resumed.load()
     assert resumed.steps == trainer.steps and len(resumed.league.menagerie) == len(league.menagerie)
     for name in league.players:
@@ -82,8 +82,8 @@ def test_alphastar_league_is_reproducible(tmp_path, sl_checkpoint):
     sl = sl_checkpoint
     cfg = dict(env="smac:3m", agent="alphastar", steps=160, min_steps=60, max_steps=120, num_envs=4, matches=2,
                league="league:main=1,main_exploiters=1,league_exploiters=0",
-               ppo={"sl_checkpoint": sl, "chunk_length": 4, "batch_chunks": 4})
+               agent_settings={"sl_checkpoint": sl, "chunk_length": 4, "batch_chunks": 4})
     for run in ("a", "b"):
-        LeagueTrainer(LeagueTrainConfig(**{**cfg, "ppo": dict(cfg["ppo"])}), tmp_path / run).train()
+        LeagueTrainer(LeagueTrainConfig(**{**cfg, "agent_settings": dict(cfg["agent_settings"])}), tmp_path / run).train()
     for name in ("matches.csv", "metrics.csv", "matchmaking.csv"):
         assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text(), name

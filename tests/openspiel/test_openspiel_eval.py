@@ -86,7 +86,7 @@ def test_uniform_policy_table_has_openspiel_uniform_exploitability():
                                            ("ppo-mlp", "delta-limit-uniform:delta=0.5")])
 def test_train_and_evaluate_write_exploitability_of_every_checkpoint(tmp_path, agent, scheme):
     config = TrainConfig(env="openspiel:kuhn_poker", agent=agent, scheme=scheme, episodes=160, num_envs=16,
-                         checkpoints=4, ppo={"horizon": 128, "epochs": 2}, tensorboard=False)
+                         checkpoints=4, agent_settings={"horizon": 128, "epochs": 2}, tensorboard=False)
     train(config, tmp_path)
     summary = evaluate_run_dir(tmp_path, matches=4, seed=0)
     table = pd.read_csv(tmp_path / "evaluation" / "exploitability.csv")

@@ -117,8 +117,8 @@ def test_the_cli_ppo_options_reach_the_one_config_on_every_environment(env, tmp_
     assert main(["train", "--env", env, "--minibatch-size", "16", "--horizon", "32", "--epochs", "1",
                  "--episodes", "4", "--checkpoints", "1", "--num-envs", "4", "--out", str(out)]) == 0
     saved = yaml.safe_load((out / "config.yaml").read_text())
-    assert saved["ppo"] == {"horizon": 32, "minibatch_size": 16, "epochs": 1}
-    learner = agent_kit("ppo-mlp", env).make_learner(make_env(env, 4, seed=0), 0, **saved["ppo"])
+    assert saved["agent_settings"] == {"horizon": 32, "minibatch_size": 16, "epochs": 1}
+    learner = agent_kit("ppo-mlp", env).make_learner(make_env(env, 4, seed=0), 0, **saved["agent_settings"])
     family = "smac" if env.startswith("smac") else "rps"
     assert learner.config == ppo_config(family, horizon=32, minibatch_size=16, epochs=1)
     assert learner.config.learning_rate == ENV_DEFAULTS[family][1].get("learning_rate", 3e-4)  # the family's default

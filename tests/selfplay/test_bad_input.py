@@ -53,6 +53,7 @@ TRAIN = ["train", "--episodes", "32", "--num-envs", "8", "--checkpoints", "2"]
     (lambda t: ["evaluate", str(t)], "not a run directory"),
     (lambda t: ["omega", "league", "--size", "5"], "not one learner's scheme"),
     (lambda t: ["omega", "naive", "--size", "0"], "size must be"),
+    (lambda t: TRAIN + ["--horizon", "64", "--minibatch-size", "1000", "--out", str(t / "r")], "minibatch"),
 ])
 def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, a_file, args, expected):
     before = fresh(tmp_path)
@@ -89,6 +90,17 @@ def test_read_only_out(tmp_path, capsys):
 def test_library_bad_input_is_a_value_error(build, expected):
     with pytest.raises(ValueError, match=expected):
         build()
+
+
+def test_agent_settings_are_checked_against_the_agents_dataclass_and_recorded_resolved(tmp_path):
+    from selfplay.training.loop import TrainConfig
+
+    with pytest.raises(ValueError, match="hrizon"):
+        TrainConfig(agent_settings={"hrizon": 64})
+    config = TrainConfig(episodes=8, checkpoints=1, agent_settings={"horizon": 64, "minibatch_size": 16})
+    resolved = config.run_config()["resolved_agent_settings"]
+    assert resolved["horizon"] == 64 and resolved["minibatch_size"] == 16 and resolved["body"] == "mlp"
+    assert resolved["learning_rate"] == 3e-4  # the environment's default, recorded
 
 
 def test_menagerie_takes_numpy_integers_as_steps():

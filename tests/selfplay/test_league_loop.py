@@ -8,7 +8,7 @@ from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer, eval
 
 def test_league_trains_checkpoints_every_player_type_and_matchmaking_follows_the_rules(tmp_path):
     cfg = LeagueTrainConfig(steps=6400, min_steps=1000, max_steps=2000, num_envs=32, matches=4,
-                            ppo={"horizon": 640, "epochs": 2})
+                            agent_settings={"horizon": 640, "epochs": 2})
     trainer = LeagueTrainer(cfg, tmp_path)
     trainer.train()
     league = trainer.league
@@ -36,10 +36,10 @@ def test_league_trains_checkpoints_every_player_type_and_matchmaking_follows_the
 
 def test_league_resumes_from_its_run_directory(tmp_path):
     cfg = LeagueTrainConfig(steps=1280, min_steps=500, max_steps=1000, num_envs=32, matches=2,
-                            ppo={"horizon": 640, "epochs": 1})
+                            agent_settings={"horizon": 640, "epochs": 1})
     first = LeagueTrainer(cfg, tmp_path)
     first.train()
-    again = LeagueTrainer(LeagueTrainConfig(**{**cfg.__dict__, "ppo": dict(cfg.ppo)}), tmp_path)
+    again = LeagueTrainer(LeagueTrainConfig(**{**cfg.__dict__, "agent_settings": dict(cfg.agent_settings)}), tmp_path)
     assert again.load()
     assert again.steps == first.steps and len(again.league.menagerie) == len(first.league.menagerie)
     assert again.league.payoff.to_dict() == first.league.payoff.to_dict()
@@ -50,7 +50,7 @@ def test_league_resumes_from_its_run_directory(tmp_path):
 def test_league_on_smac_reports_each_checkpoint_against_the_scripted_ai(tmp_path):
     cfg = LeagueTrainConfig(env="smac:3m", league="league:main=1,main_exploiters=1,league_exploiters=0",
                             steps=1280, min_steps=300, max_steps=600, num_envs=16, matches=2,
-                            ppo={"horizon": 320, "epochs": 1})
+                            agent_settings={"horizon": 320, "epochs": 1})
     trainer = LeagueTrainer(cfg, tmp_path)
     trainer.train()
     summary = evaluate_league(trainer)

@@ -54,7 +54,7 @@ def test_learner_scores():
 
 def small_config(**kw):
     base = dict(scheme="delta-uniform:delta=0", episodes=320, num_envs=32, checkpoints=4, seed=3,
-                ppo={"horizon": 320, "epochs": 2}, tensorboard=False)
+                agent_settings={"horizon": 320, "epochs": 2}, tensorboard=False)
     base.update(kw)
     return TrainConfig(**base)
 
@@ -154,7 +154,7 @@ def test_scripted_win_rates_of_focus_fire_and_idle_policies_on_8m():
 
 def test_self_play_on_smac_3m_runs_through_the_generic_loop(tmp_path):
     result = train(TrainConfig(env="smac:3m", agent="ppo-rnn", scheme="delta-limit-uniform:delta=0", episodes=64,
-                               num_envs=16, checkpoints=2, ppo={"horizon": 320, "epochs": 1}, tensorboard=False),
+                               num_envs=16, checkpoints=2, agent_settings={"horizon": 320, "epochs": 1}, tensorboard=False),
                    tmp_path)
     assert result.episodes == 64 and result.menagerie_size == 65 and result.updates >= 1
     seats = {m["learner_seat"] for m in read_matches(tmp_path)}
@@ -165,7 +165,7 @@ def test_asymmetric_smac_map_trains_a_learner_per_side_and_evaluates_across_side
     from selfplay.evaluation.compare import evaluate_run_dir
 
     cfg = TrainConfig(env="smac:2m_vs_1z", agent="ppo-mlp", scheme="delta-uniform:delta=0", episodes=48,
-                      num_envs=16, checkpoints=2, ppo={"horizon": 320, "epochs": 1}, tensorboard=False)
+                      num_envs=16, checkpoints=2, agent_settings={"horizon": 320, "epochs": 1}, tensorboard=False)
     result = train(cfg, tmp_path)
     assert result.episodes == 48
     rows = read_matches(tmp_path)

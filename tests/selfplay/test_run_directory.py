@@ -19,7 +19,7 @@ from selfplay.utils import io as sio
 
 def tiny_config(**kw) -> TrainConfig:
     base = dict(scheme="delta-uniform:delta=0", episodes=96, num_envs=16, checkpoints=2, seed=5,
-                ppo={"horizon": 64, "epochs": 1}, tensorboard=False)
+                agent_settings={"horizon": 64, "epochs": 1}, tensorboard=False)
     base.update(kw)
     return TrainConfig(**base)
 
