@@ -223,8 +223,10 @@ def _check_same_comparison(out: Path, config: dict) -> None:
                          + "); use the same settings to resume, or another --out")
 
 
-def compare(config: CompareConfig, out: str | Path) -> Path:
-    """Run the whole comparison into ``out``; returns the path of ``report.md``."""
+def compare(config: CompareConfig, out: str | Path, executor: Any = None) -> Path:
+    """Run the whole comparison into ``out``; returns the path of ``report.md``. ``executor``: an object
+    with ``map(function, tasks, jobs)`` that runs the training and evaluation tasks elsewhere (e.g.
+    ``training.distributed.executor.RayExecutor``: one Ray task per run); ``None``: the local process pool."""
     import os
 
     import torch
@@ -245,13 +247,14 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
                           num_envs=config.num_envs, seed=r.seed, checkpoints=config.checkpoints,
                           ppo=dict(config.alphastar if r.agent == "alphastar" else config.ppo), tensorboard=True),
               str(r.path)) for r in runs]
-    trained = _pool_map(_train_one, tasks, jobs)
+    pool_map = executor.map if executor is not None else _pool_map
+    trained = pool_map(_train_one, tasks, jobs)
     train_seconds = time.perf_counter() - started
 
     # 2. per-run evaluation (also in parallel processes)
     from selfplay.evaluation.report import write_comparison
 
-    summaries = _pool_map(_evaluate_one, [(str(r.path), config.matches, r.seed) for r in runs], jobs)
+    summaries = pool_map(_evaluate_one, [(str(r.path), config.matches, r.seed) for r in runs], jobs)
     rows = []
     evaluations = {}
     for r, info, summary in zip(runs, trained, summaries):
