@@ -277,7 +277,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     if ray is not None:
         from selfplay.training.distributed.league import RayLeagueSettings, train_league_on_ray
 
-        summary = train_league_on_ray(config, args.out, RayLeagueSettings(ray=ray, workers=args.workers))
+        summary = train_league_on_ray(config, args.out, RayLeagueSettings(ray=ray, workers=args.workers, progress=True))
     else:
         summary = train_league(config, args.out)
     print(f"league done: {summary}; report: {args.out}/report.md")

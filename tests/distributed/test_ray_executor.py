@@ -95,7 +95,7 @@ def test_ray_settings_refuse_bad_values():
 
 def test_ray_is_imported_only_when_asked_for():
     code = ("import sys, selfplay.cli, selfplay.evaluation.compare, selfplay.training.league_loop, "
-            "selfplay.training.distributed.executor; "
+            "selfplay.training.distributed.executor, selfplay.training.distributed.league; "
             "from selfplay.cli import build_parser; build_parser().parse_args(['compare', '--out', 'x', '--ray']); "
             "assert 'ray' not in sys.modules, 'ray imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
