@@ -119,6 +119,10 @@ class LeagueCoordinator:
         self._state_refs: dict[str, tuple[int, Any]] = {}  # player -> (updates, ref of its learner state)
         self._policy_refs: dict[Any, Any] = {}  # ("h", id) or ("p", name, weight version) -> ref
         self.counts = {"leases": 0, "finished": 0, "released": 0, "ignored_finishes": 0, "reports": 0}
+        # where the coordinator's time goes (seconds inside each method), and when play began and ended
+        self.busy = {"lease_s": 0.0, "report_s": 0.0, "finish_s": 0.0, "commit_s": 0.0}
+        self.first_lease: float | None = None
+        self.last_finish: float | None = None
 
     # -- leases -------------------------------------------------------------------------------
     def players(self) -> list[str]:
@@ -132,6 +136,13 @@ class LeagueCoordinator:
         while every unfinished player is leased, or ``{"done": True}``."""
         import ray
 
+        began = time.perf_counter()
+        try:
+            return self._lease(worker, ray)
+        finally:
+            self.busy["lease_s"] += time.perf_counter() - began
+
+    def _lease(self, worker: int, ray: Any) -> dict:
         t = self.trainer
         free = [p for p in t.players if not self._done(p) and p.name not in self.held]
         if not free:
@@ -143,6 +154,7 @@ class LeagueCoordinator:
         self.leases[lease.id], self.held[p.name] = lease, lease.id
         self.lease_steps[lease.id] = 0
         self.counts["leases"] += 1
+        self.first_lease = self.first_lease or time.time()
         cached = self._state_refs.get(p.name)
         if cached is None or cached[0] != p.updates:
             cached = (p.updates, ray.put(p.learner.state_dict()))
@@ -157,6 +169,7 @@ class LeagueCoordinator:
         lease = self.leases.get(lease_id)
         if lease is None:
             return None
+        began = time.perf_counter()
         t = self.trainer
         p = t.player(lease.player)
         self.counts["reports"] += 1
@@ -167,7 +180,9 @@ class LeagueCoordinator:
                 t.trajectories.append(np.asarray(trajectory)[None])
             p.episodes += 1
             t.mode.game_finished(t, p, _Outcome(key, score))
-        return [self._draw(p) for _ in range(k)]
+        drawn = [self._draw(p) for _ in range(k)]
+        self.busy["report_s"] += time.perf_counter() - began
+        return drawn
 
     def _draw(self, p) -> tuple:
         """One opponent by the league's matchmaking, logged as ``LeagueMode.draw`` logs it."""
@@ -198,6 +213,7 @@ class LeagueCoordinator:
         if lease is None:
             self.counts["ignored_finishes"] += 1
             return False
+        began = time.perf_counter()
         del self.held[lease.player]
         self.lease_steps.pop(lease_id, None)
         t = self.trainer
@@ -215,7 +231,12 @@ class LeagueCoordinator:
         self.last[p.name] = (lease.worker, lease_id)
         self.counts["finished"] += 1
         t.seconds = time.perf_counter() - self.start
+        committing = time.perf_counter()
         t.save()
+        now = time.perf_counter()
+        self.busy["commit_s"] += now - committing
+        self.busy["finish_s"] += now - began
+        self.last_finish = time.time()
         return True
 
     def release_worker(self, worker: int) -> int:
@@ -232,7 +253,9 @@ class LeagueCoordinator:
     def progress(self) -> dict:
         t = self.trainer
         return {"steps": sum(p.steps for p in t.players), "episodes": sum(p.episodes for p in t.players),
-                "updates": sum(p.updates for p in t.players), "held": len(self.held), **self.counts}
+                "updates": sum(p.updates for p in t.players), "held": len(self.held), **self.counts, **self.busy,
+                "done": not self.held and all(self._done(p) for p in t.players),
+                "play_seconds": (self.last_finish - self.first_lease) if self.last_finish and self.first_lease else 0.0}
 
     def close(self) -> dict:
         """The last commit, then the lock goes; returns the progress counters."""
@@ -256,13 +279,20 @@ class LeagueLearner:
         kit = agent_kit(config.agent, config.env)
         env = make_env(env_for_agent(config.env, config.agent), 1, seed=0)  # for the network's shapes only
         self.learner = kit.make_learner(env, config.seed + 1 + index, **config.ppo)
-        self.updates = 0
+        self.counts = {"updates": 0, "samples": 0, "update_s": 0.0}
 
     def update(self, state: dict) -> tuple[dict, dict]:
         self.learner.load_state_dict(state)
+        began = time.perf_counter()
+        samples = self.learner.buffer.num_envs * self.learner.buffer.rollout_length
         metrics = self.learner.update()
-        self.updates += 1
+        self.counts["update_s"] += time.perf_counter() - began
+        self.counts["updates"] += 1
+        self.counts["samples"] += samples
         return self.learner.state_dict(), {k: float(v) for k, v in metrics.items()}
+
+    def stats(self) -> dict:
+        return dict(self.counts)
 
 
 class _Revoked(Exception):
@@ -370,6 +400,7 @@ class RayLeagueResult:
     workers: dict[int, dict]  # each finished worker's message counters and times
     restarts: int
     seconds: float
+    learners: dict[str, dict] = field(default_factory=dict)  # each learner's updates, samples and update time
 
 
 def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None,
@@ -380,9 +411,16 @@ def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayL
     settings = settings or RayLeagueSettings()
     ray = connect(settings.ray)
     started = time.perf_counter()
-    coordinator = ray.remote(LeagueCoordinator).options(num_cpus=0).remote(config, str(out))
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    # the coordinator writes the run directory: on the driver's node, where `out` is
+    here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
+    coordinator = ray.remote(LeagueCoordinator).options(num_cpus=0, scheduling_strategy=here).remote(config, str(out))
     names = ray.get(coordinator.players.remote())
-    learner_cls = ray.remote(LeagueLearner).options(num_cpus=settings.cpus_per_learner, num_gpus=settings.gpus_per_learner)
+    # a learner holds nothing between updates (the rollout brings the state): Ray restarts one whose
+    # process or node died and retries the update there
+    learner_cls = ray.remote(LeagueLearner).options(num_cpus=settings.cpus_per_learner, num_gpus=settings.gpus_per_learner,
+                                                    max_restarts=-1, max_task_retries=-1)
     learners = {name: learner_cls.remote(config, i) for i, name in enumerate(names)}
     worker_cls = ray.remote(RolloutWorker).options(num_cpus=settings.cpus_per_worker,
                                                     resources=settings.resources_for(config.env))
@@ -420,19 +458,27 @@ def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayL
                     next_wid += 1
                 else:
                     workers.pop(wid, None)
-            if on_poll is not None or bar is not None:
-                progress = ray.get(coordinator.progress.remote())
-                if bar is not None:
-                    bar.update(progress["steps"] - bar.n)
-                if on_poll is not None:
-                    on_poll(progress, dict(workers))
+            progress = ray.get(coordinator.progress.remote())
+            if bar is not None:
+                bar.update(progress["steps"] - bar.n)
+            if on_poll is not None:
+                on_poll(progress, dict(workers))
+            if progress["done"]:  # the league is done: a replacement still waiting for a CPU is not needed
+                ready, _ = ray.wait(list(running), num_returns=len(running), timeout=5.0)
+                for ref in ready:
+                    try:
+                        finished[running[ref]] = ray.get(ref)
+                    except ray.exceptions.RayActorError:
+                        pass
+                break
         progress = ray.get(coordinator.close.remote())
+        learned = dict(zip(learners, ray.get([handle.stats.remote() for handle in learners.values()])))
     finally:
         if bar is not None:
             bar.close()
         for handle in [coordinator, *learners.values(), *workers.values()]:
             ray.kill(handle)
-    return RayLeagueResult(progress, finished, restarts, time.perf_counter() - started)
+    return RayLeagueResult(progress, finished, restarts, time.perf_counter() - started, learned)
 
 
 def train_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None) -> dict:
