@@ -55,6 +55,7 @@ def _content(obj):
     return obj
 
 
+@pytest.mark.slow  # two tiny comparisons: about 35 s under a load of 10 on 2 cores
 def test_compare_on_ray_writes_exactly_the_local_files(ray_instance, tmp_path):
     compare(tiny(), tmp_path / "local")
     compare(tiny(), tmp_path / "ray", executor=RayExecutor(RaySettings()))
@@ -99,3 +100,28 @@ def test_ray_is_imported_only_when_asked_for():
             "from selfplay.cli import build_parser; build_parser().parse_args(['compare', '--out', 'x', '--ray']); "
             "assert 'ray' not in sys.modules, 'ray imported'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.slow  # about 18 s under a load of 10 on 2 cores
+def test_train_and_evaluate_commands_on_ray_match_the_local_ones(ray_instance, tmp_path, capsys):
+    import numpy as np
+
+    from selfplay.cli import main
+
+    common = ["--episodes", "32", "--num-envs", "16", "--checkpoints", "2", "--horizon", "32", "--epochs", "1"]
+    assert main(["train", *common, "--out", str(tmp_path / "ray"), "--ray"]) == 0
+    assert "on Ray" in capsys.readouterr().out
+    assert main(["train", *common, "--out", str(tmp_path / "local")]) == 0
+    assert (tmp_path / "ray" / "matches.csv").read_bytes() == (tmp_path / "local" / "matches.csv").read_bytes()
+    assert main(["evaluate", str(tmp_path / "ray"), "--matches", "2", "--ray"]) == 0
+    assert main(["evaluate", str(tmp_path / "local"), "--matches", "2"]) == 0
+    a, b = (np.load(tmp_path / d / "evaluation" / "winrate.npz") for d in ("ray", "local"))
+    assert all(np.array_equal(a[k], b[k]) for k in ("W", "counts", "nash", "ids"))
+
+
+def test_a_bad_ray_address_is_refused_before_anything_starts(tmp_path, capsys):
+    from selfplay.cli import main
+
+    assert main(["compare", "--quick", "--out", str(tmp_path / "c"), "--ray-address", "nowhere"]) == 2
+    assert "ray_address must be 'auto' or HOST:PORT" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()
