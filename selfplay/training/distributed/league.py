@@ -61,6 +61,7 @@ class RayLeagueSettings:
     gpus_per_learner: float = 0.0
     worker_resources: dict | None = None  # custom resources (None: {"sc2": 1} for smac:MAP@sc2, else none)
     max_worker_restarts: int = 10
+    max_coordinator_restarts: int = 3
     poll_seconds: float = 0.2
     progress: bool = False
 
@@ -70,8 +71,9 @@ class RayLeagueSettings:
         for name in ("cpus_per_worker", "cpus_per_learner", "gpus_per_learner"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be ≥ 0, got {getattr(self, name)!r}")
-        if self.max_worker_restarts < 0:
-            raise ValueError(f"max_worker_restarts must be ≥ 0, got {self.max_worker_restarts!r}")
+        for name in ("max_worker_restarts", "max_coordinator_restarts"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be ≥ 0, got {getattr(self, name)!r}")
 
     def resources_for(self, env: str) -> dict:
         """Custom resources of a rollout worker: real-game SMAC workers land only on nodes with the game."""
@@ -401,13 +403,34 @@ class RayLeagueResult:
     restarts: int
     seconds: float
     learners: dict[str, dict] = field(default_factory=dict)  # each learner's updates, samples and update time
+    coordinator_restarts: int = 0
+
+
+class _CoordinatorDied(Exception):
+    """The coordinator actor (or its node) died: everything restarts from the last commit."""
+
+
+@dataclass
+class _Actors:
+    coordinator: Any
+    learners: dict[str, Any]
+    workers: dict[int, Any] = field(default_factory=dict)
+    running: dict[Any, int] = field(default_factory=dict)  # run() result ref -> worker id
+
+    def all(self) -> list:
+        return [self.coordinator, *self.learners.values(), *self.workers.values()]
 
 
 def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None,
                       on_poll: Callable[[dict, dict], None] | None = None) -> RayLeagueResult:
     """Train the league with Ray actors into ``out`` (resuming its last commit); returns counters.
-    ``on_poll(progress, workers)`` is called every ``poll_seconds`` with the coordinator's progress and
-    the live worker handles by id (a progress display, or a test that kills a worker)."""
+
+    The driver starts the actors and watches them: a rollout worker that dies is replaced (its lease
+    released); a coordinator that dies takes every actor down with it and all restart from the last
+    commit (``max_coordinator_restarts``); learners are restarted by Ray. ``on_poll(progress, actors)``
+    is called every ``poll_seconds`` with the coordinator's progress and the live actors
+    (``{"coordinator", "learners": {name: handle}, "workers": {id: handle}}``): a progress display,
+    or a test that kills one."""
     settings = settings or RayLeagueSettings()
     ray = connect(settings.ray)
     started = time.perf_counter()
@@ -415,70 +438,102 @@ def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayL
 
     # the coordinator writes the run directory: on the driver's node, where `out` is
     here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
-    coordinator = ray.remote(LeagueCoordinator).options(num_cpus=0, scheduling_strategy=here).remote(config, str(out))
-    names = ray.get(coordinator.players.remote())
+    coordinator_cls = ray.remote(LeagueCoordinator).options(num_cpus=0, scheduling_strategy=here)
     # a learner holds nothing between updates (the rollout brings the state): Ray restarts one whose
     # process or node died and retries the update there
     learner_cls = ray.remote(LeagueLearner).options(num_cpus=settings.cpus_per_learner, num_gpus=settings.gpus_per_learner,
                                                     max_restarts=-1, max_task_retries=-1)
-    learners = {name: learner_cls.remote(config, i) for i, name in enumerate(names)}
     worker_cls = ray.remote(RolloutWorker).options(num_cpus=settings.cpus_per_worker,
                                                     resources=settings.resources_for(config.env))
-    workers: dict[int, Any] = {}
-    running: dict[Any, int] = {}
     finished: dict[int, dict] = {}
+    restarts = {"workers": 0, "coordinator": 0}
+    next_wid = [0]
 
-    def spawn(wid: int) -> None:
-        workers[wid] = worker_cls.remote(config, wid, coordinator, learners)
-        running[workers[wid].run.remote()] = wid
+    def call(ref):
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayActorError:
+            raise _CoordinatorDied from None
 
-    for wid in range(settings.workers):
-        spawn(wid)
-    restarts, next_wid = 0, settings.workers
+    def spawn(actors: _Actors) -> None:
+        wid = next_wid[0]
+        next_wid[0] += 1
+        actors.workers[wid] = worker_cls.remote(config, wid, actors.coordinator, actors.learners)
+        actors.running[actors.workers[wid].run.remote()] = wid
+
+    def start() -> _Actors:
+        coordinator = coordinator_cls.remote(config, str(out))
+        names = call(coordinator.players.remote())
+        actors = _Actors(coordinator, {name: learner_cls.remote(config, i) for i, name in enumerate(names)})
+        for _ in range(settings.workers):
+            spawn(actors)
+        return actors
+
+    def drive(actors: _Actors) -> dict:
+        """Watch the actors until the league is done; returns the coordinator's last progress."""
+        while actors.running:
+            ready, _ = ray.wait(list(actors.running), num_returns=1, timeout=settings.poll_seconds)
+            for ref in ready:
+                wid = actors.running.pop(ref)
+                try:
+                    finished[wid] = ray.get(ref)
+                    actors.workers.pop(wid, None)
+                except ray.exceptions.RayError as error:
+                    call(actors.coordinator.release_worker.remote(wid))  # raises if the coordinator is the one gone
+                    if not isinstance(error, ray.exceptions.RayActorError):
+                        raise  # a bug in the worker, not a fault of the cluster
+                    actors.workers.pop(wid, None)
+                    restarts["workers"] += 1
+                    if restarts["workers"] > settings.max_worker_restarts:
+                        raise RuntimeError(f"rollout workers died {restarts['workers']} times (max_worker_restarts="
+                                           f"{settings.max_worker_restarts}); the run directory holds the last commit")
+                    spawn(actors)
+            progress = call(actors.coordinator.progress.remote())
+            if bar is not None:
+                bar.update(progress["steps"] - bar.n)
+            if on_poll is not None:
+                on_poll(progress, {"coordinator": actors.coordinator, "learners": dict(actors.learners),
+                                   "workers": dict(actors.workers)})
+            if progress["done"]:  # the league is done: a replacement still waiting for a CPU is not needed
+                ready, _ = ray.wait(list(actors.running), num_returns=len(actors.running), timeout=5.0)
+                for ref in ready:
+                    try:
+                        finished[actors.running[ref]] = ray.get(ref)
+                    except ray.exceptions.RayError:
+                        pass
+                break
+        return call(actors.coordinator.close.remote())
+
     bar = None
     if settings.progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=config.steps * len(names), unit="step", leave=False)
+        league = config.league_config()
+        bar = tqdm(total=config.steps * (league.main + league.main_exploiters + league.league_exploiters), unit="step",
+                   leave=False)
+    actors = None
     try:
-        while running:
-            ready, _ = ray.wait(list(running), num_returns=1, timeout=settings.poll_seconds)
-            for ref in ready:
-                wid = running.pop(ref)
-                try:
-                    finished[wid] = ray.get(ref)
-                except ray.exceptions.RayActorError:
-                    workers.pop(wid, None)
-                    ray.get(coordinator.release_worker.remote(wid))
-                    restarts += 1
-                    if restarts > settings.max_worker_restarts:
-                        raise RuntimeError(f"rollout workers died {restarts} times (max_worker_restarts="
-                                           f"{settings.max_worker_restarts}); the run directory holds the last commit")
-                    spawn(next_wid)
-                    next_wid += 1
-                else:
-                    workers.pop(wid, None)
-            progress = ray.get(coordinator.progress.remote())
-            if bar is not None:
-                bar.update(progress["steps"] - bar.n)
-            if on_poll is not None:
-                on_poll(progress, dict(workers))
-            if progress["done"]:  # the league is done: a replacement still waiting for a CPU is not needed
-                ready, _ = ray.wait(list(running), num_returns=len(running), timeout=5.0)
-                for ref in ready:
-                    try:
-                        finished[running[ref]] = ray.get(ref)
-                    except ray.exceptions.RayActorError:
-                        pass
+        while True:
+            try:
+                actors = start()
+                progress = drive(actors)
+                learned = dict(zip(actors.learners, ray.get([h.stats.remote() for h in actors.learners.values()])))
                 break
-        progress = ray.get(coordinator.close.remote())
-        learned = dict(zip(learners, ray.get([handle.stats.remote() for handle in learners.values()])))
+            except _CoordinatorDied:
+                restarts["coordinator"] += 1
+                if restarts["coordinator"] > settings.max_coordinator_restarts:
+                    raise RuntimeError(f"the coordinator died {restarts['coordinator']} times (max_coordinator_restarts="
+                                       f"{settings.max_coordinator_restarts}); the run directory holds the last commit")
+                for handle in actors.all() if actors is not None else []:
+                    ray.kill(handle)
+                actors = None
     finally:
         if bar is not None:
             bar.close()
-        for handle in [coordinator, *learners.values(), *workers.values()]:
+        for handle in actors.all() if actors is not None else []:
             ray.kill(handle)
-    return RayLeagueResult(progress, finished, restarts, time.perf_counter() - started, learned)
+    return RayLeagueResult(progress, finished, restarts["workers"], time.perf_counter() - started, learned,
+                           restarts["coordinator"])
 
 
 def train_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None) -> dict:
