@@ -29,8 +29,11 @@ players are the snapshot of their last finished update (at most one update behin
 **Faults.** A finished game is counted when its outcome reaches the coordinator (``matches.csv`` and
 the payoff table are updated together, in one actor method); games still running when a worker dies
 are never counted. A worker that dies is replaced by the driver; its lease is released and the
-player goes, with its last learned state, to another worker (its rollout so far is lost). A run
-whose driver was killed resumes from the last commit (``selfplay league --ray`` again). Scheduling
+player goes, with its last learned state, to another worker (its rollout so far is lost). A learner
+holds nothing between updates (the rollout brings the state), so Ray restarts one that died and
+retries the update. A coordinator that dies takes the other actors down with it, and the driver
+restarts them all from the last commit (games reported since are not counted). A run whose driver
+was killed resumes from the last commit (``selfplay league --ray`` again). Scheduling
 order is not reproducible across runs (as the asynchronous AlphaStar learner): the Ray league is
 not bit-for-bit the single-process one; the single-process path stays the default and is unchanged.
 """
