@@ -86,3 +86,11 @@ def test_check_league_records_finds_a_game_missing_from_the_payoff(tmp_path):
     (tmp_path / "matches.csv").write_text("\n".join(rows[:-1]) + "\n")
     with pytest.raises(ValueError, match="matches.csv has"):
         check_league_records(tmp_path)
+
+
+def test_league_on_ray_refuses_what_it_cannot_run(tmp_path):
+    with pytest.raises(ValueError, match="agent must be one of"):
+        run_league_on_ray(LeagueTrainConfig(env="smac:3m", agent="alphastar"), tmp_path)
+    with pytest.raises(ValueError, match="workers must be an integer ≥ 1"):
+        RayLeagueSettings(workers=0)
+    assert not any(tmp_path.iterdir())

@@ -53,6 +53,10 @@ from selfplay.training.trainer import RECENT_GAMES
 from selfplay.utils.seeding import derive_seed
 
 
+# agents whose learner's state_dict carries the rollout (PPO's buffer): the learner actor updates from it
+RAY_LEAGUE_AGENTS = ("ppo-mlp", "ppo-rnn")
+
+
 @dataclass
 class RayLeagueSettings:
     """Actors of a Ray league and what each asks for."""
@@ -435,6 +439,10 @@ def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayL
     (``{"coordinator", "learners": {name: handle}, "workers": {id: handle}}``): a progress display,
     or a test that kills one."""
     settings = settings or RayLeagueSettings()
+    if config.agent not in RAY_LEAGUE_AGENTS:
+        raise ValueError(f"agent must be one of {list(RAY_LEAGUE_AGENTS)} for league --ray, got {config.agent!r}: a rollout "
+                         "travels to the learner inside the learner's state_dict, which holds the PPO buffer but not "
+                         "the AlphaStar learner's recorded chunks (run the AlphaStar league without --ray)")
     ray = connect(settings.ray)
     started = time.perf_counter()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
