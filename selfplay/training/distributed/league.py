@@ -156,8 +156,9 @@ class LeagueCoordinator:
         free = [p for p in t.players if not self._done(p) and p.name not in self.held]
         if not free:
             return {"done": True} if not self.held else {"wait": True}
-        mine = [p for p in free if self.last.get(p.name, (None,))[0] == worker]
-        p = (mine or sorted(free, key=lambda q: q.steps))[0]
+        # the least advanced player first (players progress together, so the end of the run has no long
+        # tail of one player's collect-update-collect); among equals, one whose games this worker holds
+        p = min(free, key=lambda q: (q.steps, self.last.get(q.name, (None,))[0] != worker))
         lease = _Lease(self.next_id, p.name, worker)
         self.next_id += 1
         self.leases[lease.id], self.held[p.name] = lease, lease.id
