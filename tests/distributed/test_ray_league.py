@@ -94,3 +94,13 @@ def test_league_on_ray_refuses_what_it_cannot_run(tmp_path):
     with pytest.raises(ValueError, match="workers must be an integer ≥ 1"):
         RayLeagueSettings(workers=0)
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.slow  # about 10 s at a low load
+def test_league_on_ray_plays_smac_3m_with_the_multi_unit_ppo_agent(ray_instance, tmp_path):
+    config = small(env="smac:3m", agent="ppo-rnn", league="league:main=1,main_exploiters=1,league_exploiters=0,decay=1.0",
+                   steps=1280, ppo={"horizon": 640, "epochs": 1})
+    result = run_league_on_ray(config, tmp_path, RayLeagueSettings(workers=2))
+    assert result.progress["done"] and result.progress["updates"] >= 4
+    counts = check_league_records(tmp_path)
+    assert counts["games"] - counts["self_play_games"] == counts["payoff_games"] > 0
