@@ -72,6 +72,7 @@ def on_ray(config, out: Path, workers: int) -> dict:
         "lease_service_ms": 1e3 * pr["lease_s"] / max(1, pr["leases"]),
         "fetch_ms": 1e3 * total("fetch_s") / max(1, total("fetches")), "fetches": total("fetches"),
         "commit_ms": 1e3 * pr["commit_s"] / max(1, pr["finished"]),
+        "handoff_ms": 1e3 * pr["handoff_to_finish_s"] / max(1, pr["finished"]),
         "finish_service_ms": 1e3 * pr["finish_s"] / max(1, pr["finished"]),
         "reports": pr["reports"], "leases": pr["leases"], "finished": pr["finished"],
     }
@@ -155,7 +156,8 @@ def main() -> None:
             print(f"  {name}: match request + outcome report {r['report_roundtrip_ms']:.2f} / {r['report_service_ms']:.2f} "
                   f"({r['reports']}), lease {r['lease_roundtrip_ms']:.2f} / {r['lease_service_ms']:.2f} ({r['leases']}), "
                   f"weight fetch {r['fetch_ms']:.2f} ({r['fetches']}), finish {r['finish_service_ms']:.1f} "
-                  f"of which commit {r['commit_ms']:.1f} ({r['finished']})")
+                  f"of which commit {r['commit_ms']:.1f} ({r['finished']}); rollout handed to the learner -> "
+                  f"its finish starts at the coordinator {r['handoff_ms']:.0f}")
     print(f"  no-op actor call {costs['noop_call_ms']:.2f}; put + call with a learner state "
           f"({costs['state_bytes'] / 1e3:.0f} kB) {costs['state_put_call_ms']:.2f}, with a frozen policy "
           f"({costs['snapshot_bytes'] / 1e3:.0f} kB) {costs['snapshot_put_call_ms']:.2f}; "

@@ -129,7 +129,7 @@ class LeagueCoordinator:
         self._policy_refs: dict[Any, Any] = {}  # ("h", id) or ("p", name, weight version) -> ref
         self.counts = {"leases": 0, "finished": 0, "released": 0, "ignored_finishes": 0, "reports": 0}
         # where the coordinator's time goes (seconds inside each method), and when play began and ended
-        self.busy = {"lease_s": 0.0, "report_s": 0.0, "finish_s": 0.0, "commit_s": 0.0}
+        self.busy = {"lease_s": 0.0, "report_s": 0.0, "finish_s": 0.0, "commit_s": 0.0, "handoff_to_finish_s": 0.0}
         self.first_lease: float | None = None
         self.last_finish: float | None = None
 
@@ -216,14 +216,17 @@ class LeagueCoordinator:
             self._policy_refs[token] = ray.put(policy if policy is not None else league.menagerie[key].policy)
         return key, token, self._policy_refs[token]
 
-    def finish(self, lease_id: int, learned: tuple[dict, dict], steps: int) -> bool:
+    def finish(self, lease_id: int, learned: tuple[dict, dict], steps: int, handed: float | None = None) -> bool:
         """The lease's rollout was learned (``learned``: the learner's new state and metrics): count the
-        steps, apply the league's checkpoint and reset rules, commit. False: the lease was revoked."""
+        steps, apply the league's checkpoint and reset rules, commit. False: the lease was revoked.
+        ``handed``: when the worker handed the rollout to the learner (``time.time()``), for the latency."""
         lease = self.leases.pop(lease_id, None)
         if lease is None:
             self.counts["ignored_finishes"] += 1
             return False
         began = time.perf_counter()
+        if handed is not None:
+            self.busy["handoff_to_finish_s"] += time.time() - handed
         del self.held[lease.player]
         self.lease_steps.pop(lease_id, None)
         t = self.trainer
@@ -381,7 +384,7 @@ class RolloutWorker:
         self.stats["steps"] += self._steps
         self.stats["play_s"] += time.perf_counter() - started
         learned = self.learners[name].update.remote(learner.state_dict())
-        self.coordinator.finish.remote(self._lease, learned, self._steps)
+        self.coordinator.finish.remote(self._lease, learned, self._steps, time.time())
 
     def _draw(self, k: int) -> list:
         import ray
