@@ -164,7 +164,7 @@ def test_namespace_does_not_collide_with_a_clients_envs_package(tmp_path):
     (client / "agents" / "__init__.py").write_text("CLIENT = True\n")
     code = (
         f"import sys; sys.path.insert(0, {str(client)!r})\n"
-        "import envs, agents\n"
+        "import selfplay.envs, agents\n"
         "assert envs.CLIENT and agents.CLIENT\n"
         "import selfplay.envs.smac, selfplay.agents.ppo, selfplay.analysis.nash\n"
         "from selfplay.envs.smac import SMACEnv\n"
