@@ -72,6 +72,21 @@ def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = T
     return settings
 
 
+def _add_ray_options(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--ray", action="store_true", help=f"run {what} on Ray (starts a local instance; needs .[ray])")
+    p.add_argument("--ray-address", default=None, metavar="HOST:PORT|auto",
+                   help="join an existing Ray cluster instead (implies --ray; --out must be a path every node sees)")
+
+
+def _ray_settings(args: argparse.Namespace):
+    """The Ray settings the options ask for, or ``None`` for the local path (Ray is not imported)."""
+    if not (args.ray or args.ray_address):
+        return None
+    from selfplay.training.distributed.executor import RaySettings
+
+    return RaySettings(address=args.ray_address)
+
+
 def _given(value, default):
     """The option's value when it was given (0 included), else the default."""
     return default if value is None else value
@@ -98,11 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--progress", action="store_true", help="show a progress bar")
     _add_ppo_options(p)
     _add_alphastar_options(p)
+    _add_ray_options(p, "the run as a Ray task")
 
     p = sub.add_parser("evaluate", help="winrate matrix, maxent Nash and figures of a run's checkpoints")
     p.add_argument("run_dir")
     p.add_argument("--matches", type=int, default=25, help="matches per pair (both seats)")
     p.add_argument("--seed", type=int, default=0)
+    _add_ray_options(p, "the evaluation as a Ray task")
 
     p = sub.add_parser("compare", help="train every scheme (and seed), evaluate, and write a report with figures")
     p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP | openspiel:GAME[(param=value,...)]")
@@ -123,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     _add_ppo_options(p)
     _add_alphastar_options(p)
+    _add_ray_options(p, "each run and each run's evaluation as a Ray task")
 
     p = sub.add_parser("league", help="train AlphaStar's league (main players, main and league exploiters) and evaluate it")
     p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP | openspiel:GAME[(param=value,...)]")
@@ -141,6 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     _add_ppo_options(p)
     _add_alphastar_options(p)
+    _add_ray_options(p, "the league as Ray actors (coordinator, rollout workers, a learner per player)")
+    p.add_argument("--workers", type=int, default=2, help="with --ray: rollout-worker actors")
 
     p = sub.add_parser("sl", help="AlphaStar agent: record scripted demonstrations on SMAC and train it by supervised learning")
     p.add_argument("--env", default="smac:3m", help="smac:MAP")
@@ -179,6 +199,15 @@ def cmd_train(args: argparse.Namespace) -> int:
     config = TrainConfig(env=args.env, agent=args.agent, scheme=args.scheme, episodes=args.episodes,
                          num_envs=args.num_envs, seed=args.seed, checkpoints=args.checkpoints,
                          agent_settings=settings, progress=args.progress)
+    ray = _ray_settings(args)
+    if ray is not None:
+        from selfplay.evaluation.compare import _train_one
+        from selfplay.training.distributed.executor import RayExecutor
+
+        (info,) = RayExecutor(ray).map(_train_one, [(config, args.out)])
+        print(f"trained {config.episodes} episodes ({info['updates']} updates) in {info['seconds']:.1f}s on Ray; "
+              f"menagerie {info['menagerie_size']} -> {args.out}")
+        return 0
     result = train(config, args.out)
     print(f"trained {result.episodes} episodes ({result.updates} updates) in {result.seconds:.1f}s; "
           f"menagerie {result.menagerie_size}, checkpoints {result.checkpoints} -> {result.run_dir}")
@@ -191,7 +220,14 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from selfplay.evaluation.compare import evaluate_run_dir
 
     torch.set_num_threads(1)
-    summary = evaluate_run_dir(args.run_dir, matches=args.matches, seed=args.seed)
+    ray = _ray_settings(args)
+    if ray is not None:
+        from selfplay.evaluation.compare import _evaluate_one
+        from selfplay.training.distributed.executor import RayExecutor
+
+        (summary,) = RayExecutor(ray).map(_evaluate_one, [(args.run_dir, args.matches, args.seed)])
+    else:
+        summary = evaluate_run_dir(args.run_dir, matches=args.matches, seed=args.seed)
     for key, value in summary.items():
         print(f"{key}: {value}")
     return 0
@@ -218,7 +254,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.no_cross_seed_rpp:
         config.rpp_cross_seed = False
     config.validate()
-    report = compare(config, args.out)
+    ray = _ray_settings(args)
+    executor = None
+    if ray is not None:
+        from selfplay.training.distributed.executor import RayExecutor
+
+        executor = RayExecutor(ray, progress=True)
+    report = compare(config, args.out, executor=executor)
     print(f"report: {report}")
     return 0
 
@@ -240,7 +282,13 @@ def cmd_league(args: argparse.Namespace) -> int:
                                min_steps=_given(args.min_steps, steps // 8), max_steps=_given(args.max_steps, steps // 4),
                                num_envs=args.num_envs, seed=args.seed, matches=_given(args.matches, 10 if args.quick else 25),
                                agent_settings=settings)
-    summary = train_league(config, args.out)
+    ray = _ray_settings(args)
+    if ray is not None:
+        from selfplay.training.distributed.league import RayLeagueSettings, train_league_on_ray
+
+        summary = train_league_on_ray(config, args.out, RayLeagueSettings(ray=ray, workers=args.workers, progress=True))
+    else:
+        summary = train_league(config, args.out)
     print(f"league done: {summary}; report: {args.out}/report.md")
     return 0
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -221,8 +222,10 @@ def _exploitability(run: RunDir, env: str, ids: list[int], policies: list, W: np
     return summary
 
 
-def compare(config: CompareConfig, out: str | Path) -> Path:
-    """Run the whole comparison into ``out``; returns the path of ``report.md``."""
+def compare(config: CompareConfig, out: str | Path, executor: Any = None) -> Path:
+    """Run the whole comparison into ``out``; returns the path of ``report.md``. ``executor``: an object
+    with ``map(function, tasks, jobs)`` that runs the training and evaluation tasks elsewhere (e.g.
+    ``training.distributed.executor.RayExecutor``: one Ray task per run); ``None``: the local process pool."""
     import os
 
     import torch
@@ -244,13 +247,14 @@ def compare(config: CompareConfig, out: str | Path) -> Path:
                           agent_settings=dict(config.alphastar if r.agent == "alphastar" else config.ppo),
                           tensorboard=True),
               str(r.path)) for r in runs]
-    trained = pool_map(_train_one, tasks, jobs)
+    run_map = executor.map if executor is not None else pool_map
+    trained = run_map(_train_one, tasks, jobs)
     train_seconds = time.perf_counter() - started
 
     # 2. per-run evaluation (also in parallel processes)
     from selfplay.evaluation.report import write_comparison
 
-    summaries = pool_map(_evaluate_one, [(str(r.path), config.matches, r.seed) for r in runs], jobs)
+    summaries = run_map(_evaluate_one, [(str(r.path), config.matches, r.seed) for r in runs], jobs)
     timings = {"training": train_seconds, "winrate_matrices": time.perf_counter() - started - train_seconds}
     rows = []
     evaluations = {}

@@ -1,0 +1,618 @@
+"""The AlphaStar league as Ray actors (issue 19, "The league as Ray actors"; spec-selfplay §3).
+
+Three kinds of actor, and the driver that watches them:
+
+- **Coordinator** (one, ``LeagueCoordinator``): owns the league exactly as the local path holds it —
+  a ``LeagueTrainer`` whose ``LeagueMode`` carries the menagerie, the decayed payoff table, PFSP
+  matchmaking and the checkpoint and reset rules, whose players carry the counters and each player's
+  last learned state, and whose ``RunDir`` takes the directory's lock and commits (new policy files,
+  then ``state-<gen>.pt``, then ``manifest.json``: ``Trainer.save``). The committed state has the
+  local path's format, so ``selfplay league`` (local or ``--ray``) resumes it, and ``evaluate_league``
+  reports on it.
+- **Rollout workers** (``RolloutWorker``): ask the coordinator for a *lease* on a player, load the
+  player's state, and play its batch of games (``GameRunner``) until the rollout is full. At every
+  step where games ended, one call (``report``) sends the finished games' outcomes and asks for as
+  many new opponents; the reply names each opponent by key with an object-store reference to its
+  frozen weights (a historical by menagerie id, an active player by name and weight version), which
+  the worker fetches once and caches. When the rollout is full the worker hands it to the player's
+  learner and tells the coordinator to expect the result, then takes the next lease.
+- **Learners** (``LeagueLearner``, one per player, may ask for a GPU): take a full rollout, run the
+  update, and return the new state; the coordinator publishes the new frozen weights to the object
+  store (``ray.put``, owned by the coordinator so they outlive any worker) for the workers to pick up.
+
+**Staleness (PPO).** A player is leased to one worker at a time, and not again until its update is
+in: every rollout is collected entirely with the weights the update starts from — on-policy, zero
+lag, as in the single-process loop. Parallelism comes from the players (a league has 4 by default)
+and from the learners updating while the workers play other players. Opponents that are *active*
+players are the snapshot of their last finished update (at most one update behind a concurrent one).
+
+**Faults.** A finished game is counted when its outcome reaches the coordinator (``matches.csv`` and
+the payoff table are updated together, in one actor method); games still running when a worker dies
+are never counted. A worker that dies is replaced by the driver; its lease is released and the
+player goes, with its last learned state, to another worker (its rollout so far is lost). A learner
+holds nothing between updates (the rollout brings the state), so Ray restarts one that died and
+retries the update. A coordinator that dies takes the other actors down with it, and the driver
+restarts them all from the last commit (games reported since are not counted). A run whose driver
+was killed resumes from the last commit (``selfplay league --ray`` again). Scheduling
+order is not reproducible across runs (as the asynchronous AlphaStar learner): the Ray league is
+not bit-for-bit the single-process one; the single-process path stays the default and is unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Hashable
+
+import numpy as np
+
+from selfplay.training.distributed.executor import RaySettings, connect
+from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer, evaluate_league, opponent_kind
+from selfplay.training.trainer import RECENT_GAMES
+from selfplay.utils.seeding import derive_seed
+
+
+# agents whose learner's state_dict carries the rollout (PPO's buffer): the learner actor updates from it
+RAY_LEAGUE_AGENTS = ("ppo-mlp", "ppo-rnn")
+
+
+@dataclass
+class RayLeagueSettings:
+    """Actors of a Ray league and what each asks for."""
+
+    ray: RaySettings = field(default_factory=RaySettings)
+    workers: int = 2
+    cpus_per_worker: float = 1.0
+    cpus_per_learner: float = 0.0  # learners work only between a worker's rollouts: by default they share the CPUs
+    gpus_per_learner: float = 0.0
+    worker_resources: dict | None = None  # custom resources (None: {"sc2": 1} for smac:MAP@sc2, else none)
+    max_worker_restarts: int = 10
+    max_coordinator_restarts: int = 3
+    poll_seconds: float = 0.2
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.workers, int) and self.workers >= 1):
+            raise ValueError(f"workers must be an integer ≥ 1, got {self.workers!r}")
+        for name in ("cpus_per_worker", "cpus_per_learner", "gpus_per_learner"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be ≥ 0, got {getattr(self, name)!r}")
+        for name in ("max_worker_restarts", "max_coordinator_restarts"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be ≥ 0, got {getattr(self, name)!r}")
+
+    def resources_for(self, env: str) -> dict:
+        """Custom resources of a rollout worker: real-game SMAC workers land only on nodes with the game."""
+        if self.worker_resources is not None:
+            return dict(self.worker_resources)
+        from selfplay.training.registry import is_smac, smac_backend
+
+        return {"sc2": 1.0} if is_smac(env) and smac_backend(env) == "sc2" else {}
+
+
+@dataclass
+class _Lease:
+    id: int
+    player: str
+    worker: int
+
+
+@dataclass
+class _Outcome:
+    """A finished game as ``LeagueMode.game_finished`` reads it."""
+
+    opponent: Hashable
+    score: float
+
+
+class LeagueCoordinator:
+    """The league's state and its commits (run as a Ray actor; plain Python otherwise)."""
+
+    def __init__(self, config: LeagueTrainConfig, out: str) -> None:
+        import torch
+
+        torch.set_num_threads(1)  # this actor's own process
+        self.trainer = t = LeagueTrainer(config, out)
+        t.run.lock()
+        if not t.load():
+            t.run.write_config(t.run_config)
+            t.mode.start(t)
+            t.save()
+        self.start = time.perf_counter() - t.seconds
+        self.leases: dict[int, _Lease] = {}
+        self.held: dict[str, int] = {}  # player -> lease id
+        self.last: dict[str, tuple[int, int]] = {}  # player -> (worker, lease id) of its last completed lease
+        self.lease_steps: dict[int, int] = {}  # lease id -> steps reported so far (the matches' step column)
+        self.next_id = 0
+        self._state_refs: dict[str, tuple[int, Any]] = {}  # player -> (updates, ref of its learner state)
+        self._policy_refs: dict[Any, Any] = {}  # ("h", id) or ("p", name, weight version) -> ref
+        self.counts = {"leases": 0, "finished": 0, "released": 0, "ignored_finishes": 0, "reports": 0}
+        # where the coordinator's time goes (seconds inside each method), and when play began and ended
+        self.busy = {"lease_s": 0.0, "report_s": 0.0, "finish_s": 0.0, "commit_s": 0.0, "handoff_to_finish_s": 0.0}
+        self.first_lease: float | None = None
+        self.last_finish: float | None = None
+
+    # -- leases -------------------------------------------------------------------------------
+    def players(self) -> list[str]:
+        return [p.name for p in self.trainer.players]
+
+    def _done(self, p) -> bool:
+        return self.trainer.mode.done(p)
+
+    def lease(self, worker: int) -> dict:
+        """A player to play (``{"lease", "player", "index", "state", "continues"}``), ``{"wait": True}``
+        while every unfinished player is leased, or ``{"done": True}``."""
+        import ray
+
+        began = time.perf_counter()
+        try:
+            return self._lease(worker, ray)
+        finally:
+            self.busy["lease_s"] += time.perf_counter() - began
+
+    def _lease(self, worker: int, ray: Any) -> dict:
+        t = self.trainer
+        free = [p for p in t.players if not self._done(p) and p.name not in self.held]
+        if not free:
+            return {"done": True} if not self.held else {"wait": True}
+        # the least advanced player first (players progress together, so the end of the run has no long
+        # tail of one player's collect-update-collect); among equals, one whose games this worker holds
+        p = min(free, key=lambda q: (q.steps, self.last.get(q.name, (None,))[0] != worker))
+        lease = _Lease(self.next_id, p.name, worker)
+        self.next_id += 1
+        self.leases[lease.id], self.held[p.name] = lease, lease.id
+        self.lease_steps[lease.id] = 0
+        self.counts["leases"] += 1
+        self.first_lease = self.first_lease or time.time()
+        cached = self._state_refs.get(p.name)
+        if cached is None or cached[0] != p.updates:
+            cached = (p.updates, ray.put(p.learner.state_dict()))
+            self._state_refs[p.name] = cached
+        last = self.last.get(p.name)
+        return {"lease": lease.id, "player": p.name, "index": t.players.index(p), "state": cached[1],
+                "continues": last is not None and last[0] == worker}
+
+    def report(self, lease_id: int, outcomes: list[tuple], steps: int, k: int) -> list | None:
+        """Record finished games ``(opponent, seat, score, trajectory)`` of a lease (``steps``: the lease's
+        steps so far) and draw ``k`` opponents: ``[(key, token, ref)]``. ``None``: the lease was revoked."""
+        lease = self.leases.get(lease_id)
+        if lease is None:
+            return None
+        began = time.perf_counter()
+        t = self.trainer
+        p = t.player(lease.player)
+        self.counts["reports"] += 1
+        self.lease_steps[lease_id] = steps
+        for key, seat, score, trajectory in outcomes:
+            t.matches.append((p.name, p.episodes, p.steps + steps, key, t.mode.opponent_kind(p, key), seat, score))
+            if trajectory is not None:
+                t.trajectories.append(np.asarray(trajectory)[None])
+            p.episodes += 1
+            t.mode.game_finished(t, p, _Outcome(key, score))
+        drawn = [self._draw(p) for _ in range(k)]
+        self.busy["report_s"] += time.perf_counter() - began
+        return drawn
+
+    def _draw(self, p) -> tuple:
+        """One opponent by the league's matchmaking, logged as ``LeagueMode.draw`` logs it."""
+        import ray
+
+        mode, league = self.trainer.mode, self.trainer.mode.league
+        by_kind: dict[str, float] = {}
+        for key, prob in league.distribution(p.name).items():
+            kind = opponent_kind(league, key)
+            by_kind[kind] = by_kind.get(kind, 0.0) + prob
+        key = league.get_match(p.name, self.trainer.rng)
+        mode.drawn[(p.name, opponent_kind(league, key))] += 1
+        for kind, prob in by_kind.items():
+            mode.expected[(p.name, kind)] += prob
+        if isinstance(key, str):
+            policy = self.trainer.player(key).learner.snapshot()
+            token = ("p", key, policy.weight_version)
+        else:
+            policy, token = None, ("h", int(key))
+        if token not in self._policy_refs:
+            self._policy_refs[token] = ray.put(policy if policy is not None else league.menagerie[key].policy)
+        return key, token, self._policy_refs[token]
+
+    def finish(self, lease_id: int, learned: tuple[dict, dict], steps: int, handed: float | None = None) -> bool:
+        """The lease's rollout was learned (``learned``: the learner's new state and metrics): count the
+        steps, apply the league's checkpoint and reset rules, commit. False: the lease was revoked.
+        ``handed``: when the worker handed the rollout to the learner (``time.time()``), for the latency."""
+        lease = self.leases.pop(lease_id, None)
+        if lease is None:
+            self.counts["ignored_finishes"] += 1
+            return False
+        began = time.perf_counter()
+        if handed is not None:
+            self.busy["handoff_to_finish_s"] += time.time() - handed
+        del self.held[lease.player]
+        self.lease_steps.pop(lease_id, None)
+        t = self.trainer
+        p = t.player(lease.player)
+        state, metrics = learned
+        p.learner.load_state_dict(state)
+        p.steps += steps
+        p.updates += 1
+        extra = t.mode.learner_updated(t, p, metrics)
+        recent = [m[6] for m in t.matches[-4 * RECENT_GAMES:] if m[0] == p.name][-RECENT_GAMES:]
+        t.metrics.append({"player": p.name, "update": p.updates, "episode": p.episodes, "step": p.steps,
+                          "menagerie_size": t.mode.menagerie_size(p),
+                          "win_rate": float(np.mean(recent)) if recent else 0.5,
+                          **extra, **{k: float(v) for k, v in metrics.items()}})
+        self.last[p.name] = (lease.worker, lease_id)
+        self.counts["finished"] += 1
+        t.seconds = time.perf_counter() - self.start
+        committing = time.perf_counter()
+        t.save()
+        now = time.perf_counter()
+        self.busy["commit_s"] += now - committing
+        self.busy["finish_s"] += now - began
+        self.last_finish = time.time()
+        return True
+
+    def release_worker(self, worker: int) -> int:
+        """A worker died: its leases go back (their rollouts are lost; finished games stay counted)."""
+        gone = [lid for lid, lease in self.leases.items() if lease.worker == worker]
+        for lid in gone:
+            lease = self.leases.pop(lid)
+            del self.held[lease.player]
+            self.lease_steps.pop(lid, None)
+            self.last.pop(lease.player, None)  # its games died with the worker
+        self.counts["released"] += len(gone)
+        return len(gone)
+
+    def progress(self) -> dict:
+        t = self.trainer
+        return {"steps": sum(p.steps for p in t.players), "episodes": sum(p.episodes for p in t.players),
+                "updates": sum(p.updates for p in t.players), "held": len(self.held), **self.counts, **self.busy,
+                "done": not self.held and all(self._done(p) for p in t.players),
+                "play_seconds": (self.last_finish - self.first_lease) if self.last_finish and self.first_lease else 0.0}
+
+    def close(self) -> dict:
+        """The last commit, then the lock goes; returns the progress counters."""
+        t = self.trainer
+        t.seconds = time.perf_counter() - self.start
+        t.save()
+        t.run.unlock()
+        return self.progress()
+
+
+class LeagueLearner:
+    """One player's learner: takes a full rollout (the learner's state with its buffer), updates, and
+    returns the new state and the update's metrics."""
+
+    def __init__(self, config: LeagueTrainConfig, index: int) -> None:
+        import torch
+
+        from selfplay.training.registry import agent_kit, env_for_agent, make_env
+
+        torch.set_num_threads(1)
+        kit = agent_kit(config.agent, config.env)
+        env = make_env(env_for_agent(config.env, config.agent), 1, seed=0)  # for the network's shapes only
+        self.learner = kit.make_learner(env, config.seed + 1 + index, **config.ppo)
+        self.counts = {"updates": 0, "samples": 0, "update_s": 0.0}
+
+    def update(self, state: dict) -> tuple[dict, dict]:
+        self.learner.load_state_dict(state)
+        began = time.perf_counter()
+        samples = self.learner.buffer.num_envs * self.learner.buffer.rollout_length
+        metrics = self.learner.update()
+        self.counts["update_s"] += time.perf_counter() - began
+        self.counts["updates"] += 1
+        self.counts["samples"] += samples
+        return self.learner.state_dict(), {k: float(v) for k, v in metrics.items()}
+
+    def stats(self) -> dict:
+        return dict(self.counts)
+
+
+class _Revoked(Exception):
+    """The coordinator no longer holds this worker's lease."""
+
+
+class RolloutWorker:
+    """Plays leased players' batched games; one ``run`` call loops until the league is done."""
+
+    def __init__(self, config: LeagueTrainConfig, worker: int, coordinator: Any, learners: dict[str, Any]) -> None:
+        import torch
+
+        from selfplay.training.registry import agent_kit, env_for_agent
+
+        torch.set_num_threads(1)
+        self.config, self.worker, self.coordinator, self.learners = config, worker, coordinator, learners
+        self.kit = agent_kit(config.agent, config.env)
+        self.env_name = env_for_agent(config.env, config.agent)
+        self.rng = np.random.default_rng(derive_seed(config.seed, 202, worker))
+        self.envs: dict[str, Any] = {}
+        self.local: dict[str, Any] = {}  # player -> a learner object that acts (its state comes with each lease)
+        self.runners: dict[str, Any] = {}
+        self.cache: dict[tuple, Any] = {}  # opponent token -> frozen policy
+        self.stats = {"leases": 0, "reports": 0, "report_s": 0.0, "lease_s": 0.0, "fetches": 0, "fetch_s": 0.0,
+                      "steps": 0, "play_s": 0.0, "revoked": 0}
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+    def run(self) -> dict:
+        import ray
+
+        while True:
+            t0 = time.perf_counter()
+            lease = ray.get(self.coordinator.lease.remote(self.worker))
+            self.stats["lease_s"] += time.perf_counter() - t0
+            if lease.get("done"):
+                return self.stats
+            if lease.get("wait"):
+                time.sleep(0.01)
+                continue
+            self.stats["leases"] += 1
+            try:
+                self._play(lease)
+            except _Revoked:
+                self.stats["revoked"] += 1
+                self.runners.pop(lease["player"], None)
+
+    def _play(self, lease: dict) -> None:
+        import ray
+
+        from selfplay.training.games import GameRunner
+        from selfplay.training.registry import make_env
+
+        name, index, cfg = lease["player"], lease["index"], self.config
+        if name not in self.envs:
+            self.envs[name] = make_env(self.env_name, cfg.num_envs, seed=derive_seed(cfg.seed, 101, index, 1 + self.worker))
+            self.local[name] = self.kit.make_learner(self.envs[name], cfg.seed + 1 + index, **cfg.ppo)
+        learner = self.local[name]
+        learner.load_state_dict(ray.get(lease["state"]))
+        self._lease, self._pending, self._steps = lease["lease"], [], 0
+        runner = self.runners.get(name) if lease["continues"] else None
+        started = time.perf_counter()
+        if runner is None:
+            runner = GameRunner(self.envs[name], learner, self._draw, self.rng)
+            self.runners[name] = runner
+            runner.start()
+        while not learner.ready():
+            finished = runner.step()
+            self._steps += runner.n
+            if finished:
+                self._pending = [(g.opponent, g.seat, g.score, g.trajectory) for g in finished]
+                runner.restart([g.game for g in finished])  # the outcomes travel with the request
+        self.stats["steps"] += self._steps
+        self.stats["play_s"] += time.perf_counter() - started
+        learned = self.learners[name].update.remote(learner.state_dict())
+        self.coordinator.finish.remote(self._lease, learned, self._steps, time.time())
+
+    def _draw(self, k: int) -> list:
+        import ray
+
+        t0 = time.perf_counter()
+        reply = ray.get(self.coordinator.report.remote(self._lease, self._pending, self._steps, k))
+        self.stats["reports"] += 1
+        self.stats["report_s"] += time.perf_counter() - t0
+        self._pending = []
+        if reply is None:
+            raise _Revoked()
+        out = []
+        for key, token, ref in reply:
+            if token not in self.cache:
+                t0 = time.perf_counter()
+                self.cache[token] = ray.get(ref)
+                self.stats["fetches"] += 1
+                self.stats["fetch_s"] += time.perf_counter() - t0
+            out.append((key, self.cache[token]))
+        return out
+
+
+@dataclass
+class RayLeagueResult:
+    progress: dict
+    workers: dict[int, dict]  # each finished worker's message counters and times
+    restarts: int
+    seconds: float
+    learners: dict[str, dict] = field(default_factory=dict)  # each learner's updates, samples and update time
+    coordinator_restarts: int = 0
+
+
+class _CoordinatorDied(Exception):
+    """The coordinator actor (or its node) died: everything restarts from the last commit."""
+
+
+@dataclass
+class _Actors:
+    coordinator: Any
+    learners: dict[str, Any]
+    workers: dict[int, Any] = field(default_factory=dict)
+    running: dict[Any, int] = field(default_factory=dict)  # run() result ref -> worker id
+
+    def all(self) -> list:
+        return [self.coordinator, *self.learners.values(), *self.workers.values()]
+
+
+def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None,
+                      on_poll: Callable[[dict, dict], None] | None = None) -> RayLeagueResult:
+    """Train the league with Ray actors into ``out`` (resuming its last commit); returns counters.
+
+    The driver starts the actors and watches them: a rollout worker that dies is replaced (its lease
+    released); a coordinator that dies takes every actor down with it and all restart from the last
+    commit (``max_coordinator_restarts``); learners are restarted by Ray. ``on_poll(progress, actors)``
+    is called every ``poll_seconds`` with the coordinator's progress and the live actors
+    (``{"coordinator", "learners": {name: handle}, "workers": {id: handle}}``): a progress display,
+    or a test that kills one."""
+    settings = settings or RayLeagueSettings()
+    if config.agent not in RAY_LEAGUE_AGENTS:
+        raise ValueError(f"agent must be one of {list(RAY_LEAGUE_AGENTS)} for league --ray, got {config.agent!r}: a rollout "
+                         "travels to the learner inside the learner's state_dict, which holds the PPO buffer but not "
+                         "the AlphaStar learner's recorded chunks (run the AlphaStar league without --ray)")
+    ray = connect(settings.ray)
+    started = time.perf_counter()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    # the coordinator writes the run directory: on the driver's node, where `out` is
+    here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
+    coordinator_cls = ray.remote(LeagueCoordinator).options(num_cpus=0, scheduling_strategy=here)
+    # a learner holds nothing between updates (the rollout brings the state): Ray restarts one whose
+    # process or node died and retries the update there
+    learner_cls = ray.remote(LeagueLearner).options(num_cpus=settings.cpus_per_learner, num_gpus=settings.gpus_per_learner,
+                                                    max_restarts=-1, max_task_retries=-1)
+    worker_cls = ray.remote(RolloutWorker).options(num_cpus=settings.cpus_per_worker,
+                                                    resources=settings.resources_for(config.env))
+    finished: dict[int, dict] = {}
+    restarts = {"workers": 0, "coordinator": 0}
+    next_wid = [0]
+
+    def call(ref):
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayActorError:
+            raise _CoordinatorDied from None
+
+    def spawn(actors: _Actors) -> None:
+        wid = next_wid[0]
+        next_wid[0] += 1
+        actors.workers[wid] = worker_cls.remote(config, wid, actors.coordinator, actors.learners)
+        actors.running[actors.workers[wid].run.remote()] = wid
+
+    def start() -> _Actors:
+        coordinator = coordinator_cls.remote(config, str(out))
+        names = call(coordinator.players.remote())
+        actors = _Actors(coordinator, {name: learner_cls.remote(config, i) for i, name in enumerate(names)})
+        for _ in range(settings.workers):
+            spawn(actors)
+        return actors
+
+    def drive(actors: _Actors) -> dict:
+        """Watch the actors until the league is done; returns the coordinator's last progress."""
+        while actors.running:
+            ready, _ = ray.wait(list(actors.running), num_returns=1, timeout=settings.poll_seconds)
+            for ref in ready:
+                wid = actors.running.pop(ref)
+                try:
+                    finished[wid] = ray.get(ref)
+                    actors.workers.pop(wid, None)
+                except ray.exceptions.RayError as error:
+                    call(actors.coordinator.release_worker.remote(wid))  # raises if the coordinator is the one gone
+                    if not isinstance(error, ray.exceptions.RayActorError):
+                        raise  # a bug in the worker, not a fault of the cluster
+                    actors.workers.pop(wid, None)
+                    restarts["workers"] += 1
+                    if restarts["workers"] > settings.max_worker_restarts:
+                        raise RuntimeError(f"rollout workers died {restarts['workers']} times (max_worker_restarts="
+                                           f"{settings.max_worker_restarts}); the run directory holds the last commit")
+                    spawn(actors)
+            progress = call(actors.coordinator.progress.remote())
+            if bar is not None:
+                bar.update(progress["steps"] - bar.n)
+            if on_poll is not None:
+                on_poll(progress, {"coordinator": actors.coordinator, "learners": dict(actors.learners),
+                                   "workers": dict(actors.workers)})
+            if progress["done"]:  # the league is done: a replacement still waiting for a CPU is not needed
+                ready, _ = ray.wait(list(actors.running), num_returns=len(actors.running), timeout=5.0)
+                for ref in ready:
+                    try:
+                        finished[actors.running[ref]] = ray.get(ref)
+                    except ray.exceptions.RayError:
+                        pass
+                break
+        return call(actors.coordinator.close.remote())
+
+    bar = None
+    if settings.progress:
+        from tqdm import tqdm
+
+        league = config.league_config()
+        bar = tqdm(total=config.steps * (league.main + league.main_exploiters + league.league_exploiters), unit="step",
+                   leave=False)
+    actors = None
+    try:
+        while True:
+            try:
+                actors = start()
+                progress = drive(actors)
+                learned = dict(zip(actors.learners, ray.get([h.stats.remote() for h in actors.learners.values()])))
+                break
+            except _CoordinatorDied:
+                restarts["coordinator"] += 1
+                if restarts["coordinator"] > settings.max_coordinator_restarts:
+                    raise RuntimeError(f"the coordinator died {restarts['coordinator']} times (max_coordinator_restarts="
+                                       f"{settings.max_coordinator_restarts}); the run directory holds the last commit")
+                for handle in actors.all() if actors is not None else []:
+                    ray.kill(handle)
+                actors = None
+    finally:
+        if bar is not None:
+            bar.close()
+        for handle in actors.all() if actors is not None else []:
+            ray.kill(handle)
+    return RayLeagueResult(progress, finished, restarts["workers"], time.perf_counter() - started, learned,
+                           restarts["coordinator"])
+
+
+def train_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None) -> dict:
+    """``selfplay league --ray``: train on Ray, then evaluate the committed league here (as ``train_league``)."""
+    run_league_on_ray(config, out, settings)
+    trainer = LeagueTrainer(config, out)
+    trainer.load()
+    return evaluate_league(trainer)
+
+
+def check_league_records(out: str | Path) -> dict:
+    """That a league's committed records agree (issue 19, "Faults"); raises ``ValueError`` naming the
+    first disagreement, else returns the counts it checked.
+
+    - ``matches.csv`` is the committed match list, and each player's episode numbers run 0, 1, … with
+      no gap or repeat (no game counted twice, none lost);
+    - with an undecayed payoff (``decay=1``), for every pair the payoff's game count equals the finished
+      games between them in ``matches.csv`` (either side as the learner; self-play is not recorded);
+    - the menagerie's index names exactly the committed policy files, and has one historical per
+      main player at the start plus one per ``checkpoint`` row of ``metrics.csv``;
+    - each player's update counter equals its rows in ``metrics.csv``.
+    """
+    import pandas as pd
+
+    from selfplay.core.payoff import Payoff
+    from selfplay.training.rundir import RunDir
+
+    run = RunDir(out)
+    state = run.load_commit()
+    matches = pd.read_csv(run.matches, dtype={"opponent": str})
+    if len(matches) != len(state["matches"]):
+        raise ValueError(f"matches.csv has {len(matches)} rows, the commit {len(state['matches'])}")
+    for name, rows in matches.groupby("player"):
+        if list(rows["episode"]) != list(range(len(rows))):
+            raise ValueError(f"player {name}'s episodes in matches.csv are not 0..{len(rows) - 1} in order")
+        if state["players"][name]["episodes"] != len(rows):
+            raise ValueError(f"player {name} counted {state['players'][name]['episodes']} episodes, matches.csv has {len(rows)}")
+    payoff = Payoff.from_dict(state["mode"]["league"]["payoff"])
+    games = 0.0
+    if payoff.decay == 1.0:
+        played: dict[tuple[str, str], int] = {}
+        for (player, opponent), n in matches.groupby(["player", "opponent"]).size().items():
+            if player != opponent:
+                played[(player, opponent)] = played.get((player, opponent), 0) + int(n)
+                played[(opponent, player)] = played.get((opponent, player), 0) + int(n)
+        for home, away in {(h, a) for h, a in played} | {(str(h), str(a)) for h, a in payoff._counts}:
+            key = lambda k: int(k) if k.isdigit() else k
+            have = payoff.games(key(home), key(away))
+            if have != played.get((home, away), 0):
+                raise ValueError(f"the payoff counts {have} games {home} vs {away}, matches.csv {played.get((home, away), 0)}")
+            games += have
+    metrics = pd.read_csv(run.metrics) if run.metrics.exists() else pd.DataFrame(columns=["player", "checkpoint"])
+    index = state["menageries"]["menagerie"]
+    files = sorted(p.name for p in run.menagerie.glob("policy_*.pt"))
+    named = sorted({e["file"] for e in index["entries"]})
+    if files != named:
+        raise ValueError(f"menagerie/ holds {files}, its index names {named}")
+    mains = sum(1 for p in state["mode"]["league"]["players"] if p["kind"] == "main")
+    if len(index["entries"]) != mains + int(metrics["checkpoint"].sum()):
+        raise ValueError(f"the menagerie has {len(index['entries'])} entries; {mains} starting ones and "
+                         f"{int(metrics['checkpoint'].sum())} checkpoints in metrics.csv")
+    for name, saved in state["players"].items():
+        if saved["updates"] != int((metrics["player"] == name).sum()):
+            raise ValueError(f"player {name} counted {saved['updates']} updates, metrics.csv has "
+                             f"{int((metrics['player'] == name).sum())} rows")
+    return {"games": len(matches), "self_play_games": int((matches["player"] == matches["opponent"]).sum()),
+            "payoff_games": games / 2, "menagerie": len(index["entries"]), "updates": len(metrics)}

@@ -1,0 +1,127 @@
+"""``--ray`` for comparisons and evaluations (issue 19): the same files as the local path, retried
+tasks, clear errors, and no Ray import unless asked for. One local Ray instance for the module."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+ray = pytest.importorskip("ray")
+
+from selfplay.evaluation.compare import CompareConfig, compare  # noqa: E402
+from selfplay.training.distributed.executor import RayExecutor, RaySettings, check_address  # noqa: E402
+
+# files whose bytes carry wall-clock time or the process that wrote them
+TIMED = ("manifest.json", ".lock", "report.md", "summary.csv")
+TIMED_PARTS = ("tb",)
+
+
+@pytest.fixture(scope="module")
+def ray_instance():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def tiny() -> CompareConfig:
+    return CompareConfig(schemes=["naive", "delta-uniform:delta=0.5"], episodes=48, checkpoints=2, matches=2,
+                         num_envs=16, ppo={"horizon": 48, "epochs": 1}, embedding=False, jobs=1)
+
+
+def files_of(root: Path) -> dict[str, object]:
+    """Every file's bytes; policy files (``torch.save`` archives, which record the name of the
+    temporary file they were written to) as their loaded content."""
+    out = {}
+    for f in sorted(root.rglob("*")):
+        rel = f.relative_to(root)
+        if f.is_file() and f.name not in TIMED and not f.name.startswith("state-") and not set(rel.parts) & set(TIMED_PARTS):
+            out[str(rel)] = _content(torch.load(f, weights_only=False)) if f.suffix == ".pt" else f.read_bytes()
+    return out
+
+
+def _content(obj):
+    if isinstance(obj, torch.Tensor):
+        return ("tensor", str(obj.dtype), tuple(obj.shape), obj.numpy().tobytes())
+    if isinstance(obj, dict):
+        return {k: _content(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_content(v) for v in obj]
+    return obj
+
+
+@pytest.mark.slow  # two tiny comparisons: about 35 s under a load of 10 on 2 cores
+def test_compare_on_ray_writes_exactly_the_local_files(ray_instance, tmp_path):
+    compare(tiny(), tmp_path / "local")
+    compare(tiny(), tmp_path / "ray", executor=RayExecutor(RaySettings()))
+    local, remote = files_of(tmp_path / "local"), files_of(tmp_path / "ray")
+    assert set(local) == set(remote)
+    assert any(name.endswith("matches.csv") for name in local) and any(name.endswith("winrate.npz") for name in local)
+    differ = [name for name in local if local[name] != remote[name]]
+    assert not differ, f"files that differ between the local and the Ray run: {differ}"
+    a = pd.read_csv(tmp_path / "local" / "evaluation" / "summary.csv").drop(columns="seconds")
+    b = pd.read_csv(tmp_path / "ray" / "evaluation" / "summary.csv").drop(columns="seconds")
+    pd.testing.assert_frame_equal(a, b)
+
+
+def _die_once(marker: str) -> int:
+    """Kills its worker process the first time (a node or process failure), succeeds the second."""
+    if not os.path.exists(marker):
+        Path(marker).write_text("died")
+        os._exit(1)
+    return os.getpid()
+
+
+def test_a_task_whose_worker_dies_is_retried(ray_instance, tmp_path):
+    marker = str(tmp_path / "died-once")
+    (pid,) = RayExecutor(RaySettings(max_retries=1)).map(_die_once, [marker])
+    assert pid != os.getpid() and Path(marker).read_text() == "died"
+    with pytest.raises(ray.exceptions.WorkerCrashedError):
+        RayExecutor(RaySettings(max_retries=0)).map(_die_once, [str(tmp_path / "dies-again")])
+
+
+def test_ray_settings_refuse_bad_values():
+    assert check_address("auto") == "auto" and check_address("10.0.0.5:6379") == "10.0.0.5:6379"
+    for bad in ("localhost", "host:port", "host:70000", ""):
+        with pytest.raises(ValueError, match="ray_address must be 'auto' or HOST:PORT"):
+            RaySettings(address=bad)
+    with pytest.raises(ValueError, match="max_retries"):
+        RaySettings(max_retries=-1)
+
+
+def test_ray_is_imported_only_when_asked_for():
+    code = ("import sys, selfplay.cli, selfplay.evaluation.compare, selfplay.training.league_loop, "
+            "selfplay.training.distributed.executor, selfplay.training.distributed.league; "
+            "from selfplay.cli import build_parser; build_parser().parse_args(['compare', '--out', 'x', '--ray']); "
+            "assert 'ray' not in sys.modules, 'ray imported'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.slow  # about 18 s under a load of 10 on 2 cores
+def test_train_and_evaluate_commands_on_ray_match_the_local_ones(ray_instance, tmp_path, capsys):
+    import numpy as np
+
+    from selfplay.cli import main
+
+    common = ["--episodes", "32", "--num-envs", "16", "--checkpoints", "2", "--horizon", "32", "--epochs", "1"]
+    assert main(["train", *common, "--out", str(tmp_path / "ray"), "--ray"]) == 0
+    assert "on Ray" in capsys.readouterr().out
+    assert main(["train", *common, "--out", str(tmp_path / "local")]) == 0
+    assert (tmp_path / "ray" / "matches.csv").read_bytes() == (tmp_path / "local" / "matches.csv").read_bytes()
+    assert main(["evaluate", str(tmp_path / "ray"), "--matches", "2", "--ray"]) == 0
+    assert main(["evaluate", str(tmp_path / "local"), "--matches", "2"]) == 0
+    a, b = (np.load(tmp_path / d / "evaluation" / "winrate.npz") for d in ("ray", "local"))
+    assert all(np.array_equal(a[k], b[k]) for k in ("W", "counts", "nash", "ids"))
+
+
+def test_a_bad_ray_address_is_refused_before_anything_starts(tmp_path, capsys):
+    from selfplay.cli import main
+
+    assert main(["compare", "--quick", "--out", str(tmp_path / "c"), "--ray-address", "nowhere"]) == 2
+    assert "ray_address must be 'auto' or HOST:PORT" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()
