@@ -93,83 +93,141 @@ def _given(value, default):
 
 
 def _ppo_overrides(args: argparse.Namespace) -> dict:
+    """The PPO options given, as ``PPOConfig`` fields (``--rnn-cell`` is its ``body``)."""
     keys = ("horizon", "minibatch_size", "epochs", "learning_rate")
-    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+    out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+    cell = getattr(args, "rnn_cell", None)
+    if cell is not None:
+        agents = args.agent.split(",")
+        if "ppo-rnn" not in agents:
+            raise ValueError(f"rnn_cell applies to the ppo-rnn agent, got agent {args.agent!r}")
+        if agents != ["ppo-rnn"]:
+            raise ValueError("rnn_cell with several agents is ambiguous: compare ppo-rnn on its own")
+        from selfplay.agents.ppo.config import ENV_DEFAULTS
+        from selfplay.training.registry import is_smac
+
+        family = "smac" if is_smac(args.env) else "rps"
+        cells = [b for b in ENV_DEFAULTS[family][0].BODIES if b != "mlp"]
+        if cell not in cells:
+            raise ValueError(f"rnn_cell on {args.env!r} must be one of {cells}, got {cell!r}")
+        out["body"] = cell
+    return out
+
+
+ENV_HELP = "environment: rirrps | biased-rps | rpsls | smac:MAP[@sc2] | openspiel:GAME[(param=value,...)]"
+AGENT_HELP = "ppo-mlp | ppo-rnn (a recurrent cell: --rnn-cell) | alphastar (SMAC only)"
+SEED_HELP = "seed of the run (same seed, same machine: same results)"
+OUT_HELP = "output directory (a run is resumed from it when it exists)"
+QUICK_HELP = "a smoke-test scale that finishes in about a minute"
+
+
+def _epilog() -> str:
+    """The names the options take: environments, maps, games, agents, scheme specs."""
+    from selfplay.core.schemes import SCHEME_NAMES
+    from selfplay.training.registry import AGENTS, MATRIX_GAMES
+
+    try:
+        from selfplay.envs.smac import MAP_NAMES
+        maps = ", ".join(MAP_NAMES)
+    except ImportError:  # pragma: no cover - the simulator ships with the package
+        maps = "see envs/smac"
+    return (f"environments: {', '.join(MATRIX_GAMES)}; smac:MAP (maps: {maps}; smac:MAP@sc2 plays the real "
+            "StarCraft II); openspiel:GAME or openspiel:GAME(param=value,...) for two-player zero-sum OpenSpiel "
+            "games with information-state tensors (kuhn_poker, leduc_poker, goofspiel(num_cards=4), liars_dice, "
+            f"matrix_rps, ...). agents: {', '.join(AGENTS)}. schemes: {', '.join(s for s in SCHEME_NAMES if s != 'league')}"
+            " (specs: naive, delta-uniform:delta=D, delta-limit-uniform:delta=D, psro[:solver=...,threshold=...]); "
+            "`selfplay league` trains AlphaStar's league.")
+
+
+def _subparser(sub, name: str, help: str) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help, description=help, epilog=_epilog(),
+                          formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+
+
+def _add_run_options(p: argparse.ArgumentParser, several_agents: bool = False) -> None:
+    """The options every training command shares, with one name each."""
+    p.add_argument("--env", default="rirrps", help=ENV_HELP)
+    if several_agents:
+        p.add_argument("--agents", "--agent", dest="agent", default="ppo-mlp",
+                       help="one agent or several, comma-separated: " + AGENT_HELP)
+    else:
+        p.add_argument("--agent", default="ppo-mlp", help=AGENT_HELP)
+    p.add_argument("--rnn-cell", choices=("lstm", "gru"), default=None,
+                   help="ppo-rnn's recurrent cell (default: lstm on matrix and OpenSpiel games, where it is the only "
+                        "cell; gru on SMAC, which also takes lstm)")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="selfplay", description="Self-play framework comparison and evaluation suite.")
+    parser = argparse.ArgumentParser(prog="selfplay", description="Self-play framework comparison and evaluation suite.",
+                                     epilog=_epilog())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("train", help="train one learner under one self-play scheme")
-    p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP | openspiel:GAME[(param=value,...)]")
-    p.add_argument("--agent", default="ppo-mlp", help="ppo-mlp | ppo-rnn | alphastar (SMAC)")
+    p = _subparser(sub, "train", "train one learner under one self-play scheme")
+    _add_run_options(p)
     p.add_argument("--scheme", default="delta-uniform:delta=0", help="scheme spec, e.g. delta-limit-uniform:delta=0.5")
-    p.add_argument("--episodes", type=int, default=10_000)
+    p.add_argument("--episodes", type=int, default=10_000, help="episodes to train (the budget)")
     p.add_argument("--num-envs", type=int, default=64, help="games played at once")
     p.add_argument("--checkpoints", type=int, default=100, help="evaluation checkpoints over the run")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True, help="run directory (resumed if it exists)")
-    p.add_argument("--progress", action="store_true", help="show a progress bar")
+    p.add_argument("--seed", type=int, default=0, help=SEED_HELP)
+    p.add_argument("--out", required=True, help=OUT_HELP)
+    p.add_argument("--progress", action="store_true", help="show a progress bar (display only: not part of the run)")
     _add_ppo_options(p)
     _add_alphastar_options(p)
     _add_ray_options(p, "the run as a Ray task")
 
-    p = sub.add_parser("evaluate", help="winrate matrix, maxent Nash and figures of a run's checkpoints")
-    p.add_argument("run_dir")
+    p = _subparser(sub, "evaluate", "winrate matrix, maxent Nash and figures of a run's checkpoints")
+    p.add_argument("run_dir", help="a run directory written by `selfplay train` (or one of a comparison's runs)")
     p.add_argument("--matches", type=int, default=25, help="matches per pair (both seats)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the evaluation games")
     _add_ray_options(p, "the evaluation as a Ray task")
 
-    p = sub.add_parser("compare", help="train every scheme (and seed), evaluate, and write a report with figures")
-    p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP | openspiel:GAME[(param=value,...)]")
-    p.add_argument("--agent", default="ppo-mlp",
-                   help="one agent or several, comma-separated (ppo-mlp,ppo-rnn; alphastar on SMAC)")
-    p.add_argument("--schemes", type=_csv, default=None, help="comma-separated scheme specs")
-    p.add_argument("--episodes", type=int, default=None)
-    p.add_argument("--checkpoints", type=int, default=None)
-    p.add_argument("--matches", type=int, default=None, help="matches per pair")
+    p = _subparser(sub, "compare", "train every scheme (and seed), evaluate, and write a report with figures")
+    _add_run_options(p, several_agents=True)
+    p.add_argument("--schemes", type=_csv, default=None, help="comma-separated scheme specs (default: the six of the paper)")
+    p.add_argument("--episodes", type=int, default=None, help="episodes per run (the budget; default by preset)")
+    p.add_argument("--checkpoints", type=int, default=None, help="evaluation checkpoints per run")
+    p.add_argument("--matches", type=int, default=None, help="matches per pair (both seats)")
     p.add_argument("--seeds", type=_ints, default=None, help="comma-separated seeds, e.g. 0,1,2")
-    p.add_argument("--num-envs", type=int, default=None)
+    p.add_argument("--num-envs", type=int, default=None, help="games played at once per run")
     p.add_argument("--jobs", type=int, default=None, help="training runs in parallel (default: CPU count)")
-    p.add_argument("--quick", action="store_true", help="a smoke-test scale that finishes in about a minute")
+    p.add_argument("--quick", action="store_true", help=QUICK_HELP)
     p.add_argument("--no-embedding", action="store_true", help="skip the t-SNE embedding figure")
     p.add_argument("--confidence", type=float, default=None, help="coverage of the intervals over seeds (default 0.95)")
     p.add_argument("--no-cross-seed-rpp", action="store_true",
                    help="RPP only between same-seed populations (not every seed pair: n_seeds² games per pair)")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help=OUT_HELP)
     _add_ppo_options(p)
     _add_alphastar_options(p)
     _add_ray_options(p, "each run and each run's evaluation as a Ray task")
 
-    p = sub.add_parser("league", help="train AlphaStar's league (main players, main and league exploiters) and evaluate it")
-    p.add_argument("--env", default="rirrps", help="rirrps | biased-rps | rpsls | smac:MAP | openspiel:GAME[(param=value,...)]")
-    p.add_argument("--agent", default="ppo-mlp", help="ppo-mlp | ppo-rnn | alphastar (SMAC)")
-    p.add_argument("--main", type=int, default=1)
-    p.add_argument("--main-exploiters", type=int, default=1)
-    p.add_argument("--league-exploiters", type=int, default=2)
-    p.add_argument("--steps", type=int, default=None, help="learner steps per player")
-    p.add_argument("--min-steps", type=int, default=None, help="no checkpoint before this many steps since the last")
-    p.add_argument("--max-steps", type=int, default=None, help="checkpoint after this many steps regardless")
-    p.add_argument("--num-envs", type=int, default=64)
+    p = _subparser(sub, "league", "train AlphaStar's league (main players, main and league exploiters) and evaluate it")
+    _add_run_options(p)
+    p.add_argument("--main", type=int, default=1, help="main players")
+    p.add_argument("--main-exploiters", type=int, default=1, help="main exploiters")
+    p.add_argument("--league-exploiters", type=int, default=2, help="league exploiters")
+    p.add_argument("--steps", type=int, default=None,
+                   help="learner steps per player (the budget; default 200000, --quick 30000; alphastar 400000/40000)")
+    p.add_argument("--min-steps", type=int, default=None, help="no checkpoint before this many steps since the last (default steps/8)")
+    p.add_argument("--max-steps", type=int, default=None, help="checkpoint after this many steps regardless (default steps/4)")
+    p.add_argument("--num-envs", type=int, default=64, help="games played at once per player")
     p.add_argument("--matches", type=int, default=None, help="matches per pair in the evaluation (default 25; --quick 10)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     p.add_argument("--quick", action="store_true",
                    help="a small league that finishes in about a minute (alphastar on SMAC: under 10 minutes)")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help=OUT_HELP)
     _add_ppo_options(p)
     _add_alphastar_options(p)
     _add_ray_options(p, "the league as Ray actors (coordinator, rollout workers, a learner per player)")
     p.add_argument("--workers", type=int, default=2, help="with --ray: rollout-worker actors")
 
-    p = sub.add_parser("sl", help="AlphaStar agent: record scripted demonstrations on SMAC and train it by supervised learning")
+    p = _subparser(sub, "sl", "AlphaStar agent: record scripted demonstrations on SMAC and train it by supervised learning")
     p.add_argument("--env", default="smac:3m", help="smac:MAP")
     p.add_argument("--quick", action="store_true", help="a small run that finishes in a few minutes")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", required=True)
+    p.add_argument("--seed", type=int, default=0, help=SEED_HELP)
+    p.add_argument("--out", required=True, help="output directory (sl_checkpoint.pt, sl_metrics.json)")
 
-    p = sub.add_parser("omega", help="print a scheme's Ω for a menagerie of a given size")
-    p.add_argument("scheme")
+    p = _subparser(sub, "omega", "print a scheme's Ω for a menagerie of a given size")
+    p.add_argument("scheme", help="scheme spec, e.g. delta-uniform:delta=0.5")
     p.add_argument("--size", type=int, default=10, help="number of menagerie entries")
     return parser
 

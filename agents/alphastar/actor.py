@@ -25,6 +25,7 @@ import torch
 from .config import HEADS, AlphaStarConfig
 from .network import AlphaStarNet
 from .smac.env import ObsLayout
+from selfplay.utils.io import atomic_write
 
 
 def batch_first(state) -> tuple[torch.Tensor, torch.Tensor]:
@@ -97,10 +98,9 @@ class AlphaStarPolicy:
 
 def save_policy(policy: AlphaStarPolicy, path: str | os.PathLike) -> None:
     """Write the network's weights, sizes and the policy's temperature (atomically)."""
-    tmp = f"{path}.tmp"
-    torch.save({"format": "alphastar-policy/1", "state_dict": policy.net.state_dict(),
-                "network_config": asdict(policy.net.config), "temperature": policy.temperature}, tmp)
-    os.replace(tmp, path)
+    payload = {"format": "alphastar-policy/1", "state_dict": policy.net.state_dict(),
+               "network_config": asdict(policy.net.config), "temperature": policy.temperature}
+    atomic_write(path, lambda tmp: torch.save(payload, tmp))
 
 
 def network_from_dict(config: dict, state_dict: dict | None = None) -> AlphaStarNet:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +40,7 @@ from .network import AlphaStarActions, AlphaStarObs
 from .scalar_encoder import split_scalars
 from .smac.commander import SMACCommander
 from .smac.features import MOVE
+from selfplay.utils.io import atomic_write, atomic_write_text
 
 OBS_FIELDS = {
     "entities": np.float16,
@@ -92,11 +92,11 @@ def _rows(obs: AlphaStarObs, actions: AlphaStarActions, games: torch.Tensor, con
 
 def _save_npz(path: Path, arrays: dict) -> None:
     """``np.savez_compressed`` to a temporary file in the same folder, then rename (atomic)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz.tmp")
-    os.close(fd)
-    with open(tmp, "wb") as f:
-        np.savez_compressed(f, **arrays)
-    os.replace(tmp, path)
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, **arrays)
+
+    atomic_write(path, write)
 
 
 @torch.no_grad()
@@ -201,9 +201,7 @@ def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | o
         "label_fields": list(LABEL_FIELDS),
         **summary,
     }
-    tmp = out / "meta.json.tmp"
-    tmp.write_text(json.dumps(meta, indent=2))
-    os.replace(tmp, out / "meta.json")
+    atomic_write_text(out / "meta.json", json.dumps(meta, indent=2))
     return summary
 
 

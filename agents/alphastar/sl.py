@@ -33,6 +33,7 @@ from .network import AlphaStarNet
 from .smac.commander import CommanderConfig, SMACCommander
 from .smac.policy import AlphaStarSMACPolicy
 from .supervised import per_head_accuracy, supervised_loss
+from selfplay.utils.io import atomic_write, atomic_write_text
 
 # A network small enough for the quick run on 2 CPU cores (every other size: the config defaults).
 QUICK_NETWORK = dict(
@@ -261,10 +262,9 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
     log(f"SL policy vs scripted: win rate {play['win_rate']:.3f} over {play['games']} games")
 
     checkpoint = out / "sl_checkpoint.pt"
-    tmp = out / "sl_checkpoint.pt.tmp"
-    torch.save({"state_dict": net.state_dict(), "network_config": asdict(net_config),
-                "commander_config": asdict(commander.config), "map_name": map_name, "seed": seed}, tmp)
-    os.replace(tmp, checkpoint)
+    payload = {"state_dict": net.state_dict(), "network_config": asdict(net_config),
+               "commander_config": asdict(commander.config), "map_name": map_name, "seed": seed}
+    atomic_write(checkpoint, lambda tmp: torch.save(payload, tmp))
     metrics = {
         "map_name": map_name,
         "quick": bool(quick),
@@ -284,9 +284,7 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
         "checkpoint": checkpoint.name,
     }
     metrics = json.loads(json.dumps(metrics, default=_jsonable))
-    tmp = out / "sl_metrics.json.tmp"
-    tmp.write_text(json.dumps(metrics, indent=2))
-    os.replace(tmp, out / "sl_metrics.json")
+    atomic_write_text(out / "sl_metrics.json", json.dumps(metrics, indent=2))
     return metrics
 
 

@@ -28,6 +28,7 @@ from selfplay.core.menagerie import Menagerie
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
 from selfplay.training.rundir import RunDir
 from selfplay.evaluation.runs import load_checkpoint_policies, pool_map, slug
+from selfplay.utils.threads import torch_threads
 from selfplay.core.schemes import make_scheme
 
 # exact exploitability (OpenSpiel games): first/final/best checkpoint, final checkpoints' Nash mixture
@@ -128,11 +129,9 @@ def _train_one(args: tuple[TrainConfig, str]) -> dict:
 
 
 def _evaluate_one(args: tuple[str, int, int]) -> dict:
-    import torch
-
-    torch.set_num_threads(1)
     run_dir, matches, seed = args
-    return evaluate_run_dir(run_dir, matches, seed=seed)
+    with torch_threads(1):
+        return evaluate_run_dir(run_dir, matches, seed=seed)
 
 
 def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figures: bool = True,
@@ -226,13 +225,14 @@ def compare(config: CompareConfig, out: str | Path, executor: Any = None) -> Pat
     """Run the whole comparison into ``out``; returns the path of ``report.md``. ``executor``: an object
     with ``map(function, tasks, jobs)`` that runs the training and evaluation tasks elsewhere (e.g.
     ``training.distributed.executor.RayExecutor``: one Ray task per run); ``None``: the local process pool."""
+    config.validate()
+    with torch_threads(1):  # small networks: one thread per process (runs and evaluations go in parallel)
+        return _compare(config, Path(out), executor)
+
+
+def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
     import os
 
-    import torch
-
-    config.validate()
-    torch.set_num_threads(1)  # small networks: one thread per process (runs and evaluations go in parallel)
-    out = Path(out)
     _check_same_comparison(out, asdict(config))
     RunDir(out).create()
     atomic_write_json(out / "compare_config.json", asdict(config))

@@ -130,16 +130,27 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
 
 
 def exploitability_figures(config, runs, figures: Path) -> list[Path]:
-    """One figure per agent: every run's exploitability curves (``evaluation/exploitability.csv``)."""
-    from selfplay.analysis import plots
+    """One figure per agent: per scheme, the mean over seeds of the exploitability curves
+    (``evaluation/exploitability.csv`` of each run) with its bootstrap confidence band, for the
+    checkpoint policy and for the maxent-Nash mixture of the checkpoints so far."""
+    from selfplay.analysis.interval_plots import plot_curves_with_bands
+    from selfplay.analysis.statistics import BootstrapConfig, curve_intervals
     from selfplay.training.openspiel_eval import read_exploitability
 
+    bootstrap = BootstrapConfig(confidence=config.confidence, resamples=config.bootstrap_resamples)
     paths = []
     for agent in config.agents:
-        curves = {f"{r.scheme} s{r.seed}": read_exploitability(r.path / "evaluation" / "exploitability.csv")
-                  for r in runs if r.agent == agent}
+        panels: dict[str, dict[str, tuple]] = {"checkpoint policy": {}, "maxent-Nash mixture of checkpoints so far": {}}
+        for scheme in config.schemes:
+            curves = [read_exploitability(r.path / "evaluation" / "exploitability.csv")
+                      for r in runs if r.agent == agent and r.scheme == scheme]
+            n = min(len(c[0]) for c in curves)  # a common length (runs of one comparison align)
+            for k, measure in ((1, "checkpoint policy"), (2, "maxent-Nash mixture of checkpoints so far")):
+                estimate, low, high = curve_intervals(np.array([c[k][:n] for c in curves]), config=bootstrap)
+                panels[measure][scheme] = (curves[0][0][:n], estimate, low, high)
         path = figures / f"exploitability_{agent}.png"
-        plots.plot_exploitability_curves(curves, title=f"Exploitability on {config.env} ({agent})", path=path)
+        plot_curves_with_bands(panels, title=f"Exploitability (NashConv/2) on {config.env} ({agent}): mean over "
+                                             f"{len(config.seeds)} seed(s), {config.confidence:.0%} band", path=path)
         paths.append(path)
     return paths
 

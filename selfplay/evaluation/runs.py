@@ -56,16 +56,17 @@ def load_checkpoint_policies(run_dir: str | Path) -> tuple[list[int], list[Any]]
 
 def rpp_pair(args: tuple) -> float:
     """v(P, Q) between the checkpoint populations of two run directories."""
-    import torch
-
     from selfplay.analysis.population import relative_population_performance
     from selfplay.training.matches import cross_population
     from selfplay.training.registry import env_for_agent
 
-    torch.set_num_threads(1)
+    from selfplay.utils.threads import torch_threads
+
     env, agent, path_p, path_q, matches, seed = args
-    P, Q = load_checkpoint_policies(path_p)[1], load_checkpoint_policies(path_q)[1]
-    W = cross_population(env_for_agent(env, agent), P, Q, matches, seed=seed, stack_policies=agent_kit(agent, env).stack_policies)
+    with torch_threads(1):
+        P, Q = load_checkpoint_policies(path_p)[1], load_checkpoint_policies(path_q)[1]
+        W = cross_population(env_for_agent(env, agent), P, Q, matches, seed=seed,
+                             stack_policies=agent_kit(agent, env).stack_policies)
     return relative_population_performance(W - 0.5)
 
 

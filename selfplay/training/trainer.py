@@ -27,7 +27,6 @@ with exactly the budgeted number of counted episodes or steps.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ import numpy as np
 from selfplay.core.menagerie import Menagerie
 from selfplay.training.games import FinishedGame, GameRunner
 from selfplay.training.rundir import RunDir, RunDirError
+from selfplay.utils.threads import torch_threads
 
 MATCH_COLUMNS = ("player", "episode", "step", "opponent", "opponent_kind", "learner_seat", "score")
 RECENT_GAMES = 200  # the metrics' win_rate: the player's share of its last RECENT_GAMES games
@@ -190,7 +190,7 @@ class Trainer:
     def train(self) -> RunResult:
         self.run.lock()
         try:
-            with _torch_threads(getattr(self.config, "torch_threads", None)):
+            with torch_threads(getattr(self.config, "torch_threads", None)):
                 return self._train()
         finally:
             self.run.unlock()
@@ -289,20 +289,3 @@ class Trainer:
 
 def _drawer(trainer: Trainer, player: Player) -> Callable[[int], list]:
     return lambda k: trainer.mode.draw(trainer, player, k)
-
-
-@contextlib.contextmanager
-def _torch_threads(n: int | None):
-    """Run with ``n`` torch threads and restore the caller's setting afterwards (no process-wide
-    change behind the caller's back)."""
-    if not n:
-        yield
-        return
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
