@@ -115,8 +115,10 @@ def run_exact_psro(game: Any, iterations: int, solver: str = "maxent", metric: s
     spent = 0.0  # time in PSRO itself: oracle, meta-game evaluation, meta-solver (not the exploitability measure)
     tree = _tree(game, None)
     oracle = BestResponseOracle(game, tree)
-    scheme = scheme if scheme is not None else PSRO(solver=solver, window=1, max_episodes_per_iteration=1)
-    scheme.evaluate = exact_evaluator(game, metric, tree)
+    evaluate = exact_evaluator(game, metric, tree)
+    if scheme is None:
+        scheme = PSRO(solver=solver, window=1, max_episodes_per_iteration=1, evaluate=evaluate)
+    scheme.evaluate = evaluate
     menagerie = Menagerie()
     menagerie.add(tree.template.__copy__(), step=0, player="oracle", episode=0, weight_version=0)  # uniform
     result = ExactPSROResult(menagerie=menagerie, scheme=scheme)
