@@ -97,7 +97,7 @@ def raw_costs(config) -> dict:
         ray.get(echo.ping.remote())
     noop_ms = 1e3 * (time.perf_counter() - began) / n
     kit = agent_kit(config.agent, config.env)
-    learner = kit.make_learner(make_env(config.env, config.num_envs, seed=0), 1, **config.ppo)
+    learner = kit.make_learner(make_env(config.env, config.num_envs, seed=0), 1, **config.agent_settings)
     state, snapshot = learner.state_dict(), learner.snapshot()
 
     def roundtrip(obj) -> float:
@@ -131,7 +131,7 @@ def main() -> None:
 
     torch.set_num_threads(1)
     config = LeagueTrainConfig(steps=args.steps, min_steps=args.steps // 8, max_steps=args.steps // 4,
-                               num_envs=args.num_envs, ppo={"horizon": args.horizon}, tensorboard=False)
+                               num_envs=args.num_envs, agent_settings={"horizon": args.horizon}, tensorboard=False)
     print(f"league {config.league} on {config.env}: {args.steps} steps per player, {args.num_envs} games, "
           f"horizon {args.horizon}; {load()}")
     rows = {}

@@ -23,7 +23,7 @@ def test_league_survives_the_removal_of_a_node(tmp_path):
         cluster.wait_for_nodes()
         config = LeagueTrainConfig(league="league:main=1,main_exploiters=1,league_exploiters=0,decay=1.0", steps=1024,
                                    min_steps=300, max_steps=600, num_envs=16, matches=2,
-                                   ppo={"horizon": 128, "epochs": 1}, tensorboard=False)
+                                   agent_settings={"horizon": 128, "epochs": 1}, tensorboard=False)
         removed = []
 
         def remove_a_node(progress, workers):

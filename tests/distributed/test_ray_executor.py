@@ -18,7 +18,7 @@ from selfplay.evaluation.compare import CompareConfig, compare  # noqa: E402
 from selfplay.training.distributed.executor import RayExecutor, RaySettings, check_address  # noqa: E402
 
 # files whose bytes carry wall-clock time or the process that wrote them
-TIMED = ("manifest.json", ".lock", "report.md", "summary.csv")
+TIMED = ("manifest.json", ".lock", "report.md", "summary.csv", "timings.json")
 TIMED_PARTS = ("tb",)
 
 
@@ -31,7 +31,7 @@ def ray_instance():
 
 def tiny() -> CompareConfig:
     return CompareConfig(schemes=["naive", "delta-uniform:delta=0.5"], episodes=48, checkpoints=2, matches=2,
-                         num_envs=16, ppo={"horizon": 48, "epochs": 1}, embedding=False, jobs=1)
+                         num_envs=16, ppo={"horizon": 48, "minibatch_size": 16, "epochs": 1}, embedding=False, jobs=1)
 
 
 def files_of(root: Path) -> dict[str, object]:
@@ -108,7 +108,7 @@ def test_train_and_evaluate_commands_on_ray_match_the_local_ones(ray_instance, t
 
     from selfplay.cli import main
 
-    common = ["--episodes", "32", "--num-envs", "16", "--checkpoints", "2", "--horizon", "32", "--epochs", "1"]
+    common = ["--episodes", "32", "--num-envs", "16", "--checkpoints", "2", "--horizon", "32", "--minibatch-size", "16", "--epochs", "1"]
     assert main(["train", *common, "--out", str(tmp_path / "ray"), "--ray"]) == 0
     assert "on Ray" in capsys.readouterr().out
     assert main(["train", *common, "--out", str(tmp_path / "local")]) == 0

@@ -27,7 +27,7 @@ def ray_instance():
 def small(**kw) -> LeagueTrainConfig:
     # decay=1: the payoff's game counts are plain counts, comparable with matches.csv
     settings = dict(league="league:main=1,main_exploiters=1,league_exploiters=1,decay=1.0", steps=1024,
-                    min_steps=300, max_steps=600, num_envs=16, matches=2, ppo={"horizon": 128, "epochs": 1},
+                    min_steps=300, max_steps=600, num_envs=16, matches=2, agent_settings={"horizon": 128, "epochs": 1},
                     tensorboard=False)
     return LeagueTrainConfig(**{**settings, **kw})
 
@@ -99,7 +99,7 @@ def test_league_on_ray_refuses_what_it_cannot_run(tmp_path):
 @pytest.mark.slow  # about 10 s at a low load
 def test_league_on_ray_plays_smac_3m_with_the_multi_unit_ppo_agent(ray_instance, tmp_path):
     config = small(env="smac:3m", agent="ppo-rnn", league="league:main=1,main_exploiters=1,league_exploiters=0,decay=1.0",
-                   steps=1280, ppo={"horizon": 640, "epochs": 1})
+                   steps=1280, agent_settings={"horizon": 640, "epochs": 1})
     result = run_league_on_ray(config, tmp_path, RayLeagueSettings(workers=2))
     assert result.progress["done"] and result.progress["updates"] >= 4
     counts = check_league_records(tmp_path)

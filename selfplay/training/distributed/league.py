@@ -291,7 +291,7 @@ class LeagueLearner:
         torch.set_num_threads(1)
         kit = agent_kit(config.agent, config.env)
         env = make_env(env_for_agent(config.env, config.agent), 1, seed=0)  # for the network's shapes only
-        self.learner = kit.make_learner(env, config.seed + 1 + index, **config.ppo)
+        self.learner = kit.make_learner(env, config.seed + 1 + index, **config.agent_settings)
         self.counts = {"updates": 0, "samples": 0, "update_s": 0.0}
 
     def update(self, state: dict) -> tuple[dict, dict]:
@@ -365,7 +365,7 @@ class RolloutWorker:
         name, index, cfg = lease["player"], lease["index"], self.config
         if name not in self.envs:
             self.envs[name] = make_env(self.env_name, cfg.num_envs, seed=derive_seed(cfg.seed, 101, index, 1 + self.worker))
-            self.local[name] = self.kit.make_learner(self.envs[name], cfg.seed + 1 + index, **cfg.ppo)
+            self.local[name] = self.kit.make_learner(self.envs[name], cfg.seed + 1 + index, **cfg.agent_settings)
         learner = self.local[name]
         learner.load_state_dict(ray.get(lease["state"]))
         self._lease, self._pending, self._steps = lease["lease"], [], 0
