@@ -34,20 +34,20 @@ class Fault(Exception):
     """Stands for the process being killed at this instant."""
 
 
-def run_with_fault(monkeypatch, out, config, generation_before: int, write: int, kind: str) -> int:
-    """Train into ``out``; during the save after commit ``generation_before``, fail its ``write``-th
-    file write (kind ``kill``: the process dies just before the rename; ``enospc``: the disk is full
-    while the file is written). Returns the committed generation left behind (or -1 if no fault hit)."""
-    counter = {"writes": 0, "armed": False}
+def run_with_fault(monkeypatch, action, after_commits: int, write: int, kind: str) -> int:
+    """Run ``action()``; after the ``after_commits``-th commit (in any run directory), fail the
+    ``write``-th file write (kind ``kill``: the process dies just before a rename; ``enospc``: the disk
+    is full while a file is written). Returns how many commits were made before the fault (-1: none hit)."""
+    counter = {"writes": 0, "commits": 0}
     real_replace, real_fsync, real_commit = os.replace, os.fsync, RunDir.commit
 
     def commit(self, state, files):
         generation = real_commit(self, state, files)
-        counter["armed"] = generation == generation_before  # the next save's writes are counted
+        counter["commits"] += 1
         return generation
 
     def maybe_fail(stage: str) -> None:
-        if counter["armed"] and stage == ("replace" if kind == "kill" else "fsync"):
+        if counter["commits"] == after_commits and stage == ("replace" if kind == "kill" else "fsync"):
             counter["writes"] += 1
             if counter["writes"] == write:
                 raise Fault() if kind == "kill" else OSError(errno.ENOSPC, "No space left on device")
@@ -64,54 +64,100 @@ def run_with_fault(monkeypatch, out, config, generation_before: int, write: int,
     monkeypatch.setattr(sio.os, "replace", replace)
     monkeypatch.setattr(sio.os, "fsync", fsync)
     try:
-        train(config, out)
+        action()
     except (Fault, sio.DiskFullError):
-        pass
-    else:
-        return -1
+        return counter["commits"]
     finally:
         monkeypatch.undo()
-    return RunDir(out).load_commit_generation()
+    return -1
 
 
-def killed_after_commit(monkeypatch, out, config, generation: int) -> None:
-    real_commit = RunDir.commit
+def killed_after_commits(monkeypatch, action, commits: int) -> None:
+    """Run ``action()`` and kill it right after its ``commits``-th commit."""
+    real_commit, counter = RunDir.commit, {"commits": 0}
 
     def commit(self, state, files):
         g = real_commit(self, state, files)
-        if g == generation:
+        counter["commits"] += 1
+        if counter["commits"] == commits:
             raise Fault()
         return g
 
     monkeypatch.setattr(RunDir, "commit", commit)
     with pytest.raises(Fault):
-        train(config, out)
+        action()
     monkeypatch.undo()
+
+
+def check_every_write_of_a_save(monkeypatch, tmp_path, make_action, outcome_of, after_commits: int,
+                                kinds=("kill", "enospc")) -> tuple[int, int]:
+    """Inject a failure at every write of the save after commit ``after_commits``; each faulty run, resumed,
+    must end exactly as the run killed right after the last commit the fault left (resumed)."""
+    references = {}
+    for n in (after_commits, after_commits + 1):
+        killed_after_commits(monkeypatch, make_action(tmp_path / f"ref{n}"), n)
+        make_action(tmp_path / f"ref{n}")()
+        references[n] = outcome_of(tmp_path / f"ref{n}")
+    injected = survived = 0
+    for kind in kinds:
+        for write in range(1, 60):
+            out = tmp_path / f"{kind}{write}"
+            left = run_with_fault(monkeypatch, make_action(out), after_commits, write, kind)
+            if left == -1:  # the save has fewer writes than this
+                break
+            injected += 1
+            assert left in references, f"{kind} at write {write} left {left} commits"
+            make_action(out)()  # resume
+            assert outcome_of(out) == references[left], f"{kind} at write {write} after commit {after_commits}"
+            assert not [f for f in out.rglob("*") if f.name.endswith(sio.TMP_SUFFIX)]
+            survived += 1
+    return injected, survived
 
 
 def test_a_failure_at_any_write_of_a_save_resumes_as_a_run_killed_at_the_previous_commit(tmp_path, monkeypatch):
     config = tiny_config()
-    references = {}
-    for g in (1, 2):  # killed right after commit g, then resumed to the end
-        killed_after_commit(monkeypatch, tmp_path / f"ref{g}", config, g)
-        train(config, tmp_path / f"ref{g}")
-        references[g] = outcome(tmp_path / f"ref{g}")
-    injected = survived = 0
-    for kind in ("kill", "enospc"):
-        for write in range(1, 40):
-            out = tmp_path / f"{kind}{write}"
-            left = run_with_fault(monkeypatch, out, config, 1, write, kind)
-            if left == -1:  # the save has fewer writes than this
-                break
-            injected += 1
-            assert left in (1, 2)
-            result = train(config, out)  # resume
-            assert result.episodes == config.episodes
-            assert outcome(out) == references[left], f"{kind} at write {write} of the second save"
-            assert not [f for f in out.rglob("*") if f.name.endswith(sio.TMP_SUFFIX)]
-            survived += 1
-    print(f"faults injected: {injected}, survived: {survived}")
+    injected, survived = check_every_write_of_a_save(
+        monkeypatch, tmp_path, lambda out: (lambda: train(config, out)), outcome, after_commits=1)
+    print(f"train: faults injected: {injected}, survived: {survived}")
     assert injected >= 10 and survived == injected
+
+
+def test_league_saves_survive_a_failure_at_any_write(tmp_path, monkeypatch):
+    from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer
+
+    config = LeagueTrainConfig(league="league:main=1,main_exploiters=1,league_exploiters=0", steps=512,
+                               min_steps=64, max_steps=128, num_envs=16, seed=2,
+                               agent_settings={"horizon": 128, "minibatch_size": 64, "epochs": 1}, tensorboard=False)
+
+    def league_outcome(run):
+        return tuple((run / name).read_text() for name in ("matches.csv", "matchmaking.csv", "menagerie/index.json"))
+
+    injected, survived = check_every_write_of_a_save(
+        monkeypatch, tmp_path, lambda out: (lambda: LeagueTrainer(config, out).train()), league_outcome, after_commits=2)
+    print(f"league: faults injected: {injected}, survived: {survived}")
+    assert injected >= 10 and survived == injected
+
+
+def test_compare_survives_a_failure_at_any_write_of_a_runs_save(tmp_path, monkeypatch):
+    from selfplay.evaluation.compare import CompareConfig, compare
+
+    config = CompareConfig(schemes=["naive", "delta-uniform:delta=0"], episodes=64, checkpoints=2, matches=2,
+                           num_envs=16, ppo={"horizon": 64, "minibatch_size": 32, "epochs": 1}, embedding=False,
+                           jobs=1, bootstrap_resamples=200)
+
+    def compare_outcome(out):
+        runs = sorted((out / "runs").rglob("matches.csv"))
+        summary = (out / "evaluation" / "summary.csv").read_text().splitlines()
+        seconds = summary[0].split(",").index("seconds")
+        return ([r.read_text() for r in runs],
+                [",".join(v for i, v in enumerate(line.split(",")) if i != seconds) for line in summary])
+
+    # the first run commits 3 times (2 updates and its end): the fault lands in the second run's first save
+    injected, survived = check_every_write_of_a_save(
+        monkeypatch, tmp_path, lambda out: (lambda: compare(config, out)), compare_outcome, after_commits=3,
+        kinds=("kill",))
+    print(f"compare: faults injected: {injected}, survived: {survived}")
+    assert injected >= 5 and survived == injected
 
 
 def test_one_writer_per_run_directory(tmp_path):
