@@ -13,23 +13,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib import colormaps
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .plots import _finish, _new_figure
+
 __all__ = ["plot_interval_estimates", "plot_improvement_matrix", "plot_curves_with_bands"]
-
-
-def _new_figure(figsize) -> Figure:
-    fig = Figure(figsize=figsize, dpi=110)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _finish(fig: Figure, path: str | os.PathLike | None) -> Figure:
-    if path is not None:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        fig.savefig(path, dpi=fig.dpi, bbox_inches="tight")
-    return fig
 
 
 def _triple(value, where: str) -> tuple[float, float, float]:

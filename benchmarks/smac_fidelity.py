@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from selfplay.envs.smac import MAP_NAMES, SMACBattle, get_map
-from selfplay.envs.smac.heuristic_batched import HeuristicPolicy, heuristic_win_rate
+from selfplay.envs.smac import MAP_NAMES, get_map
+from selfplay.envs.smac.heuristic_batched import heuristic_win_rate
 
 MAPS_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "smac_maps"
 REAL_3S5Z = {"stalker": [(0, 0), (0, -1.18848), (1.18848, 0)],
@@ -72,17 +72,7 @@ def real_3s5z_error() -> float:
 
 def tweaked_win_rate(name: str, games: int, tweak, seed: int = 0) -> float:
     """The heuristic's win rate with ``tweak(engine)`` applied before the first reset."""
-    b = SMACBattle(name, games, two_player=False, seed=seed)
-    tweak(b.engine)
-    b.reset()
-    pol = HeuristicPolicy(b, 0)
-    won = played = 0
-    while played < games:
-        _, _, done, info = b.step([pol.act()], check_masks=False)
-        won += int((info["battle_won"][0] & done).sum())
-        played += int(done.sum())
-        pol.reset(done)
-    return won / played
+    return heuristic_win_rate(name, games, num_envs=games, seed=seed, tweak=tweak)
 
 
 def scan_range_sight(engine) -> None:

@@ -68,11 +68,14 @@ class HeuristicPolicy:
 
 
 def heuristic_win_rate(map_name: str, games: int = 256, num_envs: int = 256, seed: int = 0,
-                       device: str = "cpu") -> float:
-    """Fraction of ``games`` won by SMAC's heuristic AI against the scripted enemy (single-player)."""
+                       device: str = "cpu", tweak=None) -> float:
+    """Fraction of ``games`` won by SMAC's heuristic AI against the scripted enemy (single-player);
+    ``tweak(engine)``, if given, changes the engine before the first reset (the fidelity ablations)."""
     if games < 1 or num_envs < 1:
         raise ValueError(f"games and num_envs must be positive, got games={games}, num_envs={num_envs}")
     b = SMACBattle(map_name, num_envs, two_player=False, seed=seed, device=device)
+    if tweak is not None:
+        tweak(b.engine)
     b.reset()
     pol = HeuristicPolicy(b, 0)
     won = played = 0
