@@ -240,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return COMMANDS[args.command](args)
-    except (ValueError, OSError) as err:  # bad input, a damaged or locked run directory, a full disk
+    except (ValueError, OSError, ImportError) as err:  # bad input, a damaged or locked run directory, a full
+        # disk, an optional part that is not installed (the real game, Ray, OpenSpiel)
         print(f"selfplay {args.command}: error: {err}", file=sys.stderr)
         return 2
 

@@ -54,6 +54,7 @@ TRAIN = ["train", "--episodes", "32", "--num-envs", "8", "--checkpoints", "2"]
     (lambda t: ["omega", "league", "--size", "5"], "not one learner's scheme"),
     (lambda t: ["omega", "naive", "--size", "0"], "size must be"),
     (lambda t: TRAIN + ["--horizon", "64", "--minibatch-size", "1000", "--out", str(t / "r")], "minibatch"),
+    (lambda t: TRAIN + ["--env", "smac:3m@sc2", "--out", str(t / "r")], "needs StarCraft II"),
 ])
 def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, a_file, args, expected):
     before = fresh(tmp_path)
