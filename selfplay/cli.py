@@ -165,9 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = _subparser(sub, "train", "train one learner under one self-play scheme")
     _add_run_options(p)
     p.add_argument("--scheme", default="delta-uniform:delta=0", help="scheme spec, e.g. delta-limit-uniform:delta=0.5")
-    p.add_argument("--episodes", type=int, default=10_000, help="episodes to train (the budget)")
+    p.add_argument("--episodes", type=int, default=None, help="episodes to train (the budget; default 10000, --quick 600)")
     p.add_argument("--num-envs", type=int, default=64, help="games played at once")
-    p.add_argument("--checkpoints", type=int, default=100, help="evaluation checkpoints over the run")
+    p.add_argument("--checkpoints", type=int, default=None, help="evaluation checkpoints over the run (default 100, --quick 8)")
+    p.add_argument("--quick", action="store_true", help=QUICK_HELP + " (PPO horizon 256 on matrix games)")
     p.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     p.add_argument("--out", required=True, help=OUT_HELP)
     p.add_argument("--progress", action="store_true", help="show a progress bar (display only: not part of the run)")
@@ -177,8 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _subparser(sub, "evaluate", "winrate matrix, maxent Nash and figures of a run's checkpoints")
     p.add_argument("run_dir", help="a run directory written by `selfplay train` (or one of a comparison's runs)")
-    p.add_argument("--matches", type=int, default=25, help="matches per pair (both seats)")
+    p.add_argument("--matches", type=int, default=None, help="matches per pair (both seats; default 25, --quick 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of the evaluation games")
+    p.add_argument("--quick", action="store_true", help="a smoke-test evaluation: 5 matches per pair")
     _add_ray_options(p, "the evaluation as a Ray task")
 
     p = _subparser(sub, "compare", "train every scheme (and seed), evaluate, and write a report with figures")
@@ -255,8 +257,12 @@ def cmd_train(args: argparse.Namespace) -> int:
 
         torch.set_num_threads(1)
         settings = _alphastar_settings(args, args.out)
-    config = TrainConfig(env=args.env, agent=args.agent, scheme=args.scheme, episodes=args.episodes,
-                         num_envs=args.num_envs, seed=args.seed, checkpoints=args.checkpoints,
+    elif args.quick and args.env in ("rirrps", "biased-rps", "rpsls"):
+        settings.setdefault("horizon", 256)
+    config = TrainConfig(env=args.env, agent=args.agent, scheme=args.scheme,
+                         episodes=_given(args.episodes, 600 if args.quick else 10_000),
+                         num_envs=args.num_envs, seed=args.seed,
+                         checkpoints=_given(args.checkpoints, 8 if args.quick else 100),
                          agent_settings=settings, progress=args.progress)
     ray = _ray_settings(args)
     if ray is not None:
@@ -279,14 +285,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from selfplay.evaluation.compare import evaluate_run_dir
 
     torch.set_num_threads(1)
+    matches = _given(args.matches, 5 if args.quick else 25)
     ray = _ray_settings(args)
     if ray is not None:
         from selfplay.evaluation.compare import _evaluate_one
         from selfplay.training.distributed.executor import RayExecutor
 
-        (summary,) = RayExecutor(ray).map(_evaluate_one, [(args.run_dir, args.matches, args.seed)])
+        (summary,) = RayExecutor(ray).map(_evaluate_one, [(args.run_dir, matches, args.seed)])
     else:
-        summary = evaluate_run_dir(args.run_dir, matches=args.matches, seed=args.seed)
+        summary = evaluate_run_dir(args.run_dir, matches=matches, seed=args.seed)
     for key, value in summary.items():
         print(f"{key}: {value}")
     return 0

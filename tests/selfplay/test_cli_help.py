@@ -32,7 +32,8 @@ def test_the_budget_and_seed_options_share_names_across_commands():
         opts = {o for a in commands[name]._actions for o in a.option_strings}
         assert {"--env", "--agent", "--rnn-cell", "--num-envs", "--out", "--horizon"} <= opts, name
     assert "--agents" in {o for a in commands["compare"]._actions for o in a.option_strings}
-    assert "--quick" in {o for a in commands["compare"]._actions for o in a.option_strings}
+    for name in ("train", "evaluate", "compare", "league", "sl"):
+        assert "--quick" in {o for a in commands[name]._actions for o in a.option_strings}, name
 
 
 def test_rnn_cell_is_a_named_option_of_ppo_rnn(tmp_path, capsys):
@@ -45,3 +46,11 @@ def test_rnn_cell_is_a_named_option_of_ppo_rnn(tmp_path, capsys):
     assert main(args + ["--agent", "ppo-rnn", "--rnn-cell", "lstm", "--out", str(tmp_path / "c")]) == 0
     config = yaml.safe_load((tmp_path / "c" / "config.yaml").read_text())
     assert config["resolved_agent_settings"]["body"] == "lstm"
+
+
+def test_train_and_evaluate_quick(tmp_path):
+    out = tmp_path / "run"
+    assert main(["train", "--quick", "--num-envs", "32", "--out", str(out)]) == 0
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert (config["episodes"], config["checkpoints"], config["agent_settings"]) == (600, 8, {"horizon": 256})
+    assert main(["evaluate", "--quick", str(out)]) == 0
