@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: install
-	$(BIN)/selfplay compare --out $(OUT)
+	$(BIN)/selfplay compare --seeds 0,1,2 --out $(OUT)
 
 test: install
 	$(BIN)/ruff check .
