@@ -212,19 +212,25 @@ def improvement_interval(x, y, lower_is_better: bool = False, config: BootstrapC
     return Interval(point, float(low), float(high), n)
 
 
+def _finite_matrix(x, name: str, layout: str) -> np.ndarray:
+    """``x`` as a non-empty 2-D float array of finite numbers, or a ``ValueError`` naming ``name``."""
+    try:
+        M = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{name} must be a 2-D array of numbers ({err})") from None
+    if M.ndim != 2 or M.size == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D array ({layout}), got shape {M.shape}")
+    if not np.all(np.isfinite(M)):
+        raise ValueError(f"{name} must hold finite numbers only ({layout})")
+    return M
+
+
 def cross_seed_interval(values, config: BootstrapConfig | None = None) -> Interval:
     """Mean of a cross-seed table ``values[i, j]`` (e.g. v(X's seed-i population, Y's seed-j
     population)) with a bootstrap interval that resamples X's seeds (rows) and Y's seeds (columns)
     independently: entries sharing a row or a column are not independent, so the cells are not
     resampled one by one."""
-    try:
-        V = np.asarray(values, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"values must be a 2-D array of numbers ({err})") from None
-    if V.ndim != 2 or V.size == 0:
-        raise ValueError(f"values must be a non-empty 2-D array (rows: X's seeds, columns: Y's seeds), got shape {V.shape}")
-    if not np.all(np.isfinite(V)):
-        raise ValueError("values must hold finite numbers only")
+    V = _finite_matrix(values, "values", "rows: X's seeds, columns: Y's seeds")
     config = _config(config)
     point = float(V.mean())
     n = V.shape
@@ -247,14 +253,7 @@ def curve_intervals(curves, statistic: str | Callable = "mean",
     """Per-point estimate and interval of curves over training: ``curves[seed, point]`` → (estimate,
     low, high), each of length ``points``. The seeds are resampled once for all points (a resample
     is a set of whole curves). One seed: NaN bounds; points where all seeds agree: zero width."""
-    try:
-        C = np.asarray(curves, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"curves must be a 2-D array of numbers ({err})") from None
-    if C.ndim != 2 or C.size == 0:
-        raise ValueError(f"curves must be a non-empty 2-D array (seeds × points), got shape {C.shape}")
-    if not np.all(np.isfinite(C)):
-        raise ValueError("curves must hold finite numbers only (cut the curves to a common length first)")
+    C = _finite_matrix(curves, "curves", "seeds × points; cut the curves to a common length first")
     config = _config(config)
     f = _statistic(statistic)
     point = np.asarray(f(C, axis=0), dtype=float)

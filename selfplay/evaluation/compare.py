@@ -31,10 +31,6 @@ from selfplay.evaluation.runs import load_checkpoint_policies, pool_map, slug
 from selfplay.utils.threads import torch_threads
 from selfplay.core.schemes import make_scheme
 
-# exact exploitability (OpenSpiel games): first/final/best checkpoint, final checkpoints' Nash mixture
-EXPLOITABILITY_SUMMARY = ("exploitability_first", "exploitability_final", "exploitability_min",
-                          "nash_mixture_exploitability_final")
-
 DEFAULT_SCHEMES = [
     "naive",
     "delta-uniform:delta=0",

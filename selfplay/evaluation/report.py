@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from selfplay.evaluation.runs import fmt, markdown_table, rpp_pair  # noqa: F401
+from selfplay.evaluation.runs import markdown_table
 from selfplay.utils.io import atomic_write_json, atomic_write_text
 
 SUMMARY_COLUMNS = ["scheme", "agent", "seed", "lower_triangle_winrate", "nash_support", "episodes", "seconds",

@@ -171,14 +171,13 @@ class SelfPlayTrainer(Trainer):
         return True
 
     def _psro_evaluator(self, entry, opponents, matches):
-        """PSRO's meta-game entries: ``entry``'s win rate (draws ½) against each opponent, both seats."""
-        from selfplay.training.matches import play_matches
+        """PSRO's meta-game entries: ``entry``'s win rate (draws ½) against each opponent, both seats
+        (``MatchEvaluator``, seeded from the run's RNG so that a resumed run draws on)."""
+        from selfplay.training.adapters import MatchEvaluator
 
-        policies = [entry.policy] + [o.policy for o in opponents]
-        pairs = np.array([[0, j + 1] for j in range(len(opponents))])
-        scores = play_matches(self.env_name, policies, pairs, matches, seed=int(self.rng.integers(2**31)),
-                              stack_policies=self.kit.stack_policies, device=self.config.device)
-        return scores.mean(axis=1)
+        evaluate = MatchEvaluator(self.env_name, seed=int(self.rng.integers(2**31)),
+                                  stack_policies=self.kit.stack_policies, device=self.config.device)
+        return evaluate(entry, opponents, matches)
 
 
 def train(config: TrainConfig, out: str | Path) -> RunResult:

@@ -145,10 +145,6 @@ class RunDir:
     def has_commit(self) -> bool:
         return self.manifest.exists()
 
-    def load_commit_generation(self) -> int:
-        """The generation of the last commit (0: none)."""
-        return int(read_json(self.manifest)["generation"]) if self.manifest.exists() else 0
-
     def commit(self, state: dict, files: Sequence[Path]) -> int:
         """Commit ``state`` (picklable) as the next generation; ``files`` are the policy files it refers
         to, already written. Returns the generation. The manifest's replacement is the commit."""
@@ -214,25 +210,4 @@ class RunDir:
 
     def _damaged(self, what: str) -> RunDirError:
         return RunDirError(f"run directory {str(self.root)!r} is damaged: {what}. Restore the directory from a "
-                           "backup to resume, or start afresh with another --out (or --restart to discard it)")
-
-    def discard_run(self) -> None:
-        """Forget the run in this directory (``--restart``): its commit, state files and exports go."""
-        import shutil
-
-        for name in (MANIFEST, "config.yaml", "matches.csv", "metrics.csv", "trajectories.npz", "matchmaking.csv"):
-            (self.root / name).unlink(missing_ok=True)
-        for f in self.root.glob("state-*.pt"):
-            f.unlink()
-        for d in ("menagerie", "checkpoints", "evaluation", "figures", "tb"):
-            shutil.rmtree(self.root / d, ignore_errors=True)
-
-    def is_fresh(self) -> bool:
-        """No committed run and no file a run would write (so starting one loses nothing)."""
-        return not self.has_commit()
-
-
-def save_torch(path: Path, obj: Any) -> None:
-    import torch
-
-    atomic_write(path, lambda tmp: torch.save(obj, tmp))
+                           "backup to resume, or start afresh with another --out")
