@@ -40,6 +40,13 @@ else the closest; else the unit that last fired at it (if within sight 9: units 
 from beyond their scan range); else it keeps chasing its living target while within sight; else it
 returns to the trigger's order.  Units under an attack-unit order do not auto-acquire.
 
+Arithmetic: float32 throughout, with two rules that make every result the same float32 on any
+machine and in every implementation of these rules (the torch engine here, on CPU or GPU, and the
+compiled single-game kernels of ``kernels.py``): a distance is ``sqrt(dx^2 + dy^2)`` computed in
+float64 and rounded once to float32 (``distance``: torch's float32 ``sqrt``/``hypot`` are not
+correctly rounded on every CPU), and a sum over units is accumulated in float64 (exact for these
+float32 terms, so the order of summation does not matter) and rounded once.
+
 Approximations (documented, not SC2): no projectile travel time or weapon damage point; paths are
 found on the 1 x 1 pathing grid; all target priorities are equal (20 for every unit of these maps).
 A unit ordered to attack a target it cannot hit (a marauder on a Medivac) keeps its previous order
@@ -80,6 +87,20 @@ STOP, MOVE, ATTACK, HEAL, AMOVE = 0, 1, 2, 3, 4
 
 # Move actions 2..5: north (+y), south, east (+x), west (spec §2).
 MOVE_DIRECTIONS = ((0.0, 1.0), (0.0, -1.0), (1.0, 0.0), (-1.0, 0.0))
+
+
+def distance(dx: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+    """``sqrt(dx^2 + dy^2)`` of float32 ``dx``, ``dy``, computed in float64 and rounded once to float32:
+    the correctly rounded float32 distance (the squares are exact in float64), the same on every
+    device and in the compiled kernels (module docstring, "Arithmetic")."""
+    x, y = dx.double(), dy.double()
+    return torch.sqrt(x * x + y * y).float()
+
+
+def sum_exact(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Sum of float32 ``x`` over ``dim`` accumulated in float64, rounded once to float32 (module
+    docstring, "Arithmetic")."""
+    return x.double().sum(dim).float()
 
 
 class BattleEngine:
@@ -307,7 +328,7 @@ class BattleEngine:
         idx = self.target
         x, y = self.pos[..., 0], self.pos[..., 1]
         vx, vy = x.gather(1, idx) - x, y.gather(1, idx) - y
-        dist = torch.hypot(vx, vy)
+        dist = distance(vx, vy)
         return (vx, vy), dist, dist - self._target_info()["reach"]
 
     def _target_info(self) -> dict:
@@ -335,7 +356,9 @@ class BattleEngine:
             own, other = self.side_slices[side], self.side_slices[1 - side]
             a_own = alive[:, own]
             r_own, r_other = self.radius[own], self.radius[other]
-            edge = torch.cdist(self.pos[:, own], self.pos[:, other]) - (r_own[:, None] + r_other[None, :])
+            p_own, p_other = self.pos[:, own], self.pos[:, other]
+            edge = distance(p_other[:, None, :, 0] - p_own[:, :, None, 0], p_other[:, None, :, 1] - p_own[:, :, None, 1]) \
+                - (r_own[:, None] + r_other[None, :])
             hittable = self.can_target[own, other][None] & alive[:, None, other] & self.armed[own][None, :, None]
             threat = (self.can_target[other, own] & self.armed[other][:, None]).T  # (n_own, n_other): j can hit i
             in_scan = hittable & (edge <= self.scan_range[own][None, :, None])
@@ -371,14 +394,14 @@ class BattleEngine:
             goal = self.trigger_goal[:, own]
             heals = self.heals[own]
             if bool(heals.any()):
-                d_own = torch.cdist(self.pos[:, own], self.pos[:, own])
+                d_own = distance(p_own[:, None, :, 0] - p_own[:, :, None, 0], p_own[:, None, :, 1] - p_own[:, :, None, 1])
                 frac = self.hp[:, own] / self.hp_max[own]
                 hurt = alive[:, own] & self.is_bio[own][None, :] & (self.hp[:, own] < self.hp_max[own])
                 not_self = ~torch.eye(d_own.shape[1], dtype=torch.bool, device=self.device)
                 hcand = not_self[None] & hurt[:, None, :] & (d_own <= SIGHT_RANGE)
                 hbest_f, hbest = torch.where(hcand, frac[:, None, :].expand_as(d_own), torch.inf).min(dim=2)
                 army = (a_own & ~heals[None, :]).float()
-                centroid = (self.pos[:, own] * army[..., None]).sum(1) / army.sum(1, keepdim=True).clamp(min=1)
+                centroid = sum_exact(p_own * army[..., None], 1) / army.sum(1, keepdim=True).clamp(min=1)
                 order = torch.where(heals[None, :], torch.where(torch.isfinite(hbest_f), HEAL, MOVE), order)
                 target = torch.where(heals[None, :], hbest + own.start, target)
                 goal = torch.where(heals[None, :, None], centroid[:, None, :].expand_as(goal), goal)
@@ -415,7 +438,7 @@ class BattleEngine:
             hit_idx = torch.where(fire, idx, U)
             shooter = self.unit_index.expand(E, U)
             board = torch.full((E, U + 1), -1, dtype=torch.long, device=self.device)
-            board.scatter_(1, hit_idx, shooter)
+            board.scatter_reduce_(1, hit_idx, shooter, reduce="amax")  # the highest-indexed shooter
             self.last_attacker = torch.where(board[:, :U] >= 0, board[:, :U], self.last_attacker)
 
         # 5. healing
@@ -427,7 +450,7 @@ class BattleEngine:
             rate = torch.full_like(missing, MEDIVAC_HEAL_PER_S / LOOPS_PER_SECOND)
             amount = torch.where(heal_now, torch.minimum(torch.minimum(missing, self.energy * MEDIVAC_HP_PER_ENERGY),
                                                          rate), 0.0)
-            healed = torch.zeros_like(self.hp).scatter_add_(1, idx, amount)
+            healed = torch.zeros_like(self.hp, dtype=torch.float64).scatter_add_(1, idx, amount.double()).float()
             self.energy = self.energy - amount / MEDIVAC_HP_PER_ENERGY
         else:
             healed = 0.0
@@ -436,7 +459,7 @@ class BattleEngine:
         chase = (attacking | healing) & ~in_range
         chase_len = (tgt_edge - self.weapon_range + 1e-3).clamp(min=0)
         gx, gy = self.goal[..., 0] - self.pos[..., 0], self.goal[..., 1] - self.pos[..., 1]
-        goal_d = torch.hypot(gx, gy)
+        goal_d = distance(gx, gy)
         moving = (self.order == MOVE) & alive
         amoving = (self.order == AMOVE) & alive & (goal_d > 0.5)
         speed = self.speed.expand_as(goal_d)
@@ -458,7 +481,7 @@ class BattleEngine:
                 if self.cliff_paths is not self.paths:
                     v = torch.where(self.cliff_walker[None, :, None], self.cliff_paths.directions(self.pos, dest), v)
                 vx, vy = torch.where(routed, v[..., 0], vx), torch.where(routed, v[..., 1], vy)
-        norm = torch.hypot(vx, vy).clamp(min=1e-6)
+        norm = distance(vx, vy).clamp(min=1e-6)
         dx, dy = vx / norm * length, vy / norm * length
         self.order = torch.where(moving & (goal_d <= speed), STOP, self.order)
         self._move(dx, dy, alive)
@@ -495,9 +518,11 @@ class BattleEngine:
         raw = info["raw"]  # (E, U) per-hit damage on the target
         single = fire & ~self.splashes  # splash units hit through their splash mask, target included
         hits = torch.where(single, self.hits, 0).float()
-        R = torch.zeros_like(self.hp).scatter_add_(1, idx, raw * hits)
-        N = torch.zeros_like(self.hp).scatter_add_(1, idx, hits)
-        bare = torch.zeros_like(self.hp).scatter_add_(1, idx, (raw - armor_t).clamp(min=0.5) * hits)
+        # sums over the hits landing on each unit: float64 accumulators (exact), rounded at the end
+        zero = torch.zeros_like(self.hp, dtype=torch.float64)
+        R = zero.scatter_add(1, idx, (raw * hits).double())
+        N = zero.scatter_add(1, idx, hits.double())
+        bare = zero.scatter_add(1, idx, ((raw - armor_t).clamp(min=0.5) * hits).double())
         if self.any_splash and bool((fire & self.splashes).any()):
             sp = self.splash_units
             f = fire[:, sp]  # (E, S)
@@ -508,17 +533,18 @@ class BattleEngine:
             tv = torch.stack([tgt_vec[0][:, sp], tgt_vec[1][:, sp]], -1)
             u = tv / tgt_dist[:, sp].clamp(min=1e-6)[..., None]  # attack direction
             d_t = rel - tv[:, :, None, :]  # p_j - p_target
-            along = (d_t * u[:, :, None, :]).sum(-1)
+            along = d_t[..., 0] * u[:, :, None, 0] + d_t[..., 1] * u[:, :, None, 1]
             across = d_t[..., 0] * -u[:, :, None, 1] + d_t[..., 1] * u[:, :, None, 0]
             on_line = (along.abs() <= COLOSSUS_LINE_HALF_WIDTH + r) & (across.abs() <= COLOSSUS_LINE_HALF_LENGTH + r)
-            blast = rel.norm(dim=-1) <= self.splash_radius[sp][None, :, None] + r
+            blast = distance(rel[..., 0], rel[..., 1]) <= self.splash_radius[sp][None, :, None] + r
             area = torch.where(self.is_line[sp][None, :, None], on_line, blast)
             hit = f[..., None] & (target_onehot | (ground_enemy & area))
             n = torch.where(hit, self.hits[sp][None, :, None].float(), 0.0)  # (E, S, U)
             h = self.raw_damage[sp][None]  # (1, S, U)
-            R = R + (n * h).sum(1)
-            N = N + n.sum(1)
-            bare = bare + (n * (h - self.armor[None, None, :]).clamp(min=0.5)).sum(1)
+            R = R + (n * h).double().sum(1)
+            N = N + n.double().sum(1)
+            bare = bare + (n * (h - self.armor[None, None, :]).clamp(min=0.5)).double().sum(1)
+        R, N, bare = R.float(), N.float(), bare.float()
         if not self.has_shields:
             return bare, torch.zeros_like(self.hp)
         absorbed = torch.minimum(self.shield, R)
@@ -549,13 +575,16 @@ class BattleEngine:
     def _separate(self) -> None:
         """Push overlapping ground units (not colossi, not air) apart by half their overlap each, once
         per step, where the pushed position stays walkable:
-        ``push_i = 1/2 sum_j overlap_ij (p_i - p_j) / |p_i - p_j|`` (a batched matrix product)."""
+        ``push_i = sum_j w_ij (p_i - p_j)``, ``w_ij = overlap_ij / |p_i - p_j| / 2`` (each term in float32,
+        summed exactly: module docstring, "Arithmetic")."""
         if not self.has_colliders:
             return
         c = self.collider_units
         alive = self.alive[:, c]
         p = self.pos[:, c]
-        dist = torch.cdist(p, p)
+        dx = p[:, :, None, 0] - p[:, None, :, 0]  # p_i - p_j
+        dy = p[:, :, None, 1] - p[:, None, :, 1]
+        dist = distance(dx, dy)
         r = self.radius[c]
         pair = alive[:, :, None] & alive[:, None, :]
         overlap = torch.where(pair, (r[:, None] + r[None, :] - dist).clamp(min=0), 0.0)
@@ -563,7 +592,7 @@ class BattleEngine:
         if not bool((overlap > 0).any()):
             return
         w = overlap / dist.clamp(min=1e-6) * 0.5
-        push = p * w.sum(2, keepdim=True) - torch.bmm(w, p)
+        push = torch.stack([sum_exact(w * dx, 2), sum_exact(w * dy, 2)], -1)
         pushed = p + push
         ok = self._ground_walkable(pushed) & alive
         self.pos[:, c] = torch.where(ok[..., None], pushed, p)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .engine import BattleEngine
+from .engine import BattleEngine, distance
 from .maps import MapSpec
 from .units import MOVE_AMOUNT, SHOOT_RANGE, SIGHT_RANGE
 
@@ -150,11 +150,11 @@ class SideView:
         half = MOVE_AMOUNT / 2
         for k, (dx, dy) in enumerate(((0, half), (0, -half), (half, 0), (-half, 0))):
             avail[..., 2 + k] = self._grid_lookup(self.pathing, pa[..., 0] + dx, pa[..., 1] + dy, 0.0) > 0
-        dist_e = torch.cdist(pa, pe)
+        dist_e = distance(pe[:, None, :, 0] - pa[:, :, None, 0], pe[:, None, :, 1] - pa[:, :, None, 1])
         avail[..., N_ACTIONS_NO_ATTACK:] = alive_e[:, None, :] & (dist_e <= SHOOT_RANGE)
         if bool(self.is_medivac.any()):
             k = min(n, m)
-            dist_a = torch.cdist(pa, pa)[..., :k]
+            dist_a = distance(pa[:, None, :k, 0] - pa[:, :, None, 0], pa[:, None, :k, 1] - pa[:, :, None, 1])
             healable = alive_a[:, None, :k] & ~self.is_medivac[None, None, :k] & (dist_a <= SHOOT_RANGE)
             med = self.is_medivac[None, :, None]
             heal_cols = torch.zeros(E, n, m, dtype=torch.bool, device=eng.device)
@@ -207,7 +207,7 @@ class SideView:
         en = out[..., o:o + m * nf].view(E, n, m, nf)
         dx = ex[:, None, :] - ax[:, :, None]
         dy = ey[:, None, :] - ay[:, :, None]
-        dist = torch.hypot(dx, dy)
+        dist = distance(dx, dy)
         vis = (alive_a[:, :, None] & alive_e[:, None, :] & (dist < SIGHT_RANGE)).float()
         scaled = vis / SIGHT_RANGE
         en[..., 0] = avail[..., N_ACTIONS_NO_ATTACK:] * vis
@@ -231,7 +231,7 @@ class SideView:
         oth = self.others
         dx = ax[:, oth] - ax[:, :, None]
         dy = ay[:, oth] - ay[:, :, None]
-        dist = torch.hypot(dx, dy)
+        dist = distance(dx, dy)
         vis = (alive_a[:, :, None] & alive_a[:, oth] & (dist < SIGHT_RANGE)).float()
         scaled = vis / SIGHT_RANGE
         al[..., 0] = vis
@@ -326,7 +326,7 @@ class SideView:
         la = last_action.float()
         o = self.others
         rel = pa[:, o] - pa[:, :, None, :]
-        d = rel.norm(dim=-1)
+        d = distance(rel[..., 0], rel[..., 1])
         cols = [(d < SIGHT_RANGE).float()[..., None], (d / SIGHT_RANGE)[..., None], rel / SIGHT_RANGE,
                 cd[:, o][..., None], hp_a[:, o][..., None]]
         if self.shield_ally:
@@ -337,7 +337,7 @@ class SideView:
         cols.append(la[:, o])
         allies = torch.cat(cols, -1) * alive_a[:, o][..., None]
         rel_e = pe[:, None] - pa[:, :, None]
-        de = rel_e.norm(dim=-1)
+        de = distance(rel_e[..., 0], rel_e[..., 1])
         cols = [avail[..., N_ACTIONS_NO_ATTACK:].float()[..., None], (de / SIGHT_RANGE)[..., None], rel_e / SIGHT_RANGE,
                 (de < SIGHT_RANGE).float()[..., None], hp_e[:, None, :, None].expand(E, n, m, 1)]
         if self.shield_enemy:

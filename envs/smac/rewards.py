@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .engine import BattleEngine
+from .engine import BattleEngine, sum_exact
 
 
 @dataclass(frozen=True)
@@ -78,9 +78,9 @@ class RewardTracker:
         rewards = []
         for side in (0, 1):
             own, other = eng.side_slices[side], eng.side_slices[1 - side]
-            delta_enemy = loss[:, other].sum(1)
+            delta_enemy = sum_exact(loss[:, other], 1)
             delta_deaths = c.reward_death_value * died[:, other].sum(1).float()
-            delta_ally = c.reward_negative_scale * loss[:, own].sum(1)
+            delta_ally = c.reward_negative_scale * sum_exact(loss[:, own], 1)
             if c.reward_only_positive:
                 r = (delta_enemy + delta_deaths).abs()
             else:
