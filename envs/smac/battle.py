@@ -20,6 +20,11 @@ seat 1 the enemies (player 2).  With ``two_player=False`` seat 1 is the map's sc
     get_state() -> [state0, state1]             float (num_envs, state_size_seat)
     get_special_state() -> [s0, s1]             float (num_envs, n_agents_seat, special_state_size_seat)
 
+The simulator runs on one of two engines with the same rules, bit for bit (``engine``): ``"numba"``,
+compiled kernels stepping one game after another (``fast_engine``; fast for one game and for large
+batches on the CPU), or ``"torch"``, batched tensors (``engine.BattleEngine``; for a GPU).  ``"auto"``
+(the default) takes numba on the CPU when numba is installed, else torch.
+
 ``backend="sc2"`` plays the real StarCraft II game instead of the simulator (``sc2_engine``; one game
 per env; ``games`` may pass ready ``GameConnection`` objects). ``close()`` ends such games.
 
@@ -32,9 +37,11 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+import numpy as np
 import torch
 
 from .engine import STEP_MUL, BattleEngine
+from .fast_engine import NumbaEngine, numba_available
 from .features import FeatureConfig, SideView
 from .maps import get_map
 from .rewards import RewardConfig, RewardTracker
@@ -42,6 +49,7 @@ from .unit_table import UnitTable
 
 MOVE_EAST, MOVE_WEST = 4, 5
 BACKENDS = ("sim", "sc2")
+ENGINES = ("auto", "numba", "torch")
 
 
 def split_flags(flags: dict) -> tuple[FeatureConfig, RewardConfig]:
@@ -61,9 +69,15 @@ class SMACBattle:
 
     def __init__(self, map_name: str, num_envs: int = 1, two_player: bool = True, mirror: bool = False,
                  device: str | torch.device = "cpu", seed: int | None = None, auto_reset: bool = True,
-                 backend: str = "sim", games: list | None = None, **flags):
+                 backend: str = "sim", games: list | None = None, engine: str = "auto", **flags):
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        if engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+        if engine == "numba" and torch.device(device).type != "cpu":
+            raise ValueError(f"engine='numba' runs on the CPU only, got device={device!r}")
+        if engine == "numba" and not numba_available():
+            raise ValueError("engine='numba' needs the numba package (pip install numba), or use engine='torch'")
         if games is not None and backend != "sc2":
             raise ValueError("games (GameConnection objects) are only for backend='sc2'")
         spec = get_map(map_name)
@@ -84,8 +98,11 @@ class SMACBattle:
             self.engine = SC2Engine(spec, games, scripted_sides=scripted, device=device)
         else:
             # A mirrored seat gets the mirror image of seat 0's spawn layout (maps.py): fair self-play.
-            self.engine = BattleEngine(spec, num_envs, device=device, seed=seed, scripted_sides=scripted,
-                                       mirror_spawns=self.two_player and self.mirror)
+            use_numba = engine == "numba" or (engine == "auto" and torch.device(device).type == "cpu"
+                                              and numba_available())
+            self.engine = (NumbaEngine if use_numba else BattleEngine)(
+                spec, num_envs, device=device, seed=seed, scripted_sides=scripted,
+                mirror_spawns=self.two_player and self.mirror)
         self.backend = backend
         self.device = self.engine.device
         self.num_envs = num_envs
@@ -107,6 +124,17 @@ class SMACBattle:
         self.episode_steps = torch.zeros(E, dtype=torch.long, device=self.device)
         self.episode_return = [torch.zeros(E, device=self.device) for _ in range(2)]
         self._avail: list[torch.Tensor] | None = None
+        self._np_avail: list[np.ndarray] | None = None
+        self._xy = None
+        self.fast = isinstance(self.engine, NumbaEngine)
+        if self.fast:  # the compiled features and rewards, on numpy views of the same tensors
+            from .fast_features import FastRewards, FastSideView
+
+            self.fast_views = [FastSideView(v) for v in self.views]
+            self.fast_rewards = FastRewards(self.tracker)
+            self._np_last_action = [t.numpy() for t in self.last_action]
+            self._np_episode_steps = self.episode_steps.numpy()
+            self._np_episode_return = [t.numpy() for t in self.episode_return]
 
     # ------------------------------------------------------------------ api
     def reset(self) -> list[torch.Tensor]:
@@ -117,13 +145,16 @@ class SMACBattle:
 
     def action_masks(self) -> list[torch.Tensor]:
         if self._avail is None:
-            self._avail = [v.avail_actions() for v in self.views]
+            if self.fast:
+                self._avail = [torch.from_numpy(m) for m in self._fast_masks()]
+            else:
+                self._avail = [v.avail_actions() for v in self.views]
         return [m.clone() for m in self._avail[: self.n_seats]]
 
     def state_changed(self) -> None:
         """Call after editing ``engine`` tensors directly (scenario set-up, tests): drops cached
         masks and re-bases the reward bookkeeping on the current hp and deaths."""
-        self._avail = None
+        self._invalidate()
         self.tracker.reset(torch.ones(self.num_envs, dtype=torch.bool, device=self.device))
 
     def close(self) -> None:
@@ -136,6 +167,8 @@ class SMACBattle:
         return self._observations()
 
     def get_state(self) -> list[torch.Tensor]:
+        if self.fast:
+            return [torch.from_numpy(x) for x in self.fast_states()]
         t = self._timestep()
         return [v.state(self.last_action[s], t) for s, v in enumerate(self.views[: self.n_seats])]
 
@@ -160,15 +193,20 @@ class SMACBattle:
     def step(self, actions: list, check_masks: bool = True) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor, dict]:
         """One step of every game.  ``check_masks=False``: actions need not be in the masks (SMAC's
         heuristic AI attacks targets beyond the shoot range, ``heuristic.py``); 0 then means no order."""
+        if self.fast:
+            obs, rewards, done, info = self.fast_step(actions, check_masks)
+            wrap = torch.from_numpy
+            info = {k: [wrap(x) for x in v] if isinstance(v, list) else wrap(v) for k, v in info.items()}
+            return [wrap(o) for o in obs], [wrap(r) for r in rewards], wrap(done), info
         acts = self._check_actions(actions, check_masks)
         for side, a in enumerate(acts):
             world = a
             if side == 1 and self.mirror:
                 world = torch.where(a == MOVE_EAST, MOVE_WEST, torch.where(a == MOVE_WEST, MOVE_EAST, a))
             self.engine.command(side, world)
-            self.last_action[side] = torch.nn.functional.one_hot(a, self.views[side].n_actions).float()
+            self.last_action[side].copy_(torch.nn.functional.one_hot(a, self.views[side].n_actions).float())
         self.engine.advance(STEP_MUL)
-        self._avail = None
+        self._invalidate()
         self.episode_steps += 1
         battle, lost = self.tracker.step()
         ended = lost.any(1)
@@ -178,7 +216,7 @@ class SMACBattle:
         draw = (lost[:, 0] & lost[:, 1]) | timeout
         rewards = [self.tracker.finish(s, battle[s], won[s], won[1 - s]) for s in (0, 1)]
         for s in (0, 1):
-            self.episode_return[s] = self.episode_return[s] + rewards[s]
+            self.episode_return[s] += rewards[s]
         alive = self.engine.alive
         dead = [(~alive[:, sl]).sum(1) for sl in self.engine.side_slices]
         info = {
@@ -200,6 +238,8 @@ class SMACBattle:
         return self.episode_steps.float() / self.episode_limit
 
     def _observations(self) -> list[torch.Tensor]:
+        if self.fast:
+            return [torch.from_numpy(o) for o in self.fast_observations()]
         masks = self.action_masks()
         t = self._timestep()
         return [v.observations(masks[s], self.last_action[s], t) for s, v in enumerate(self.views[: self.n_seats])]
@@ -207,11 +247,108 @@ class SMACBattle:
     def _reset_games(self, mask: torch.Tensor) -> None:
         self.engine.reset(mask)
         self.tracker.reset(mask)
+        for s in (0, 1):  # in place: the fast path keeps numpy views of these tensors
+            self.last_action[s].masked_fill_(mask[:, None, None], 0.0)
+            self.episode_return[s].masked_fill_(mask, 0.0)
+        self.episode_steps.masked_fill_(mask, 0)
+        self._invalidate()
+
+    # ------------------------------------------------------ the compiled lane
+    # ``fast_*``: the same steps as the torch code above, on numpy arrays and the compiled kernels
+    # (``fast_engine``, ``fast_features``); only when ``self.fast``.  ``SMACEnv`` calls them directly.
+    def _fast_timestep(self) -> np.ndarray:
+        return self._np_episode_steps.astype(np.float32) / np.float32(self.episode_limit)
+
+    def _fast_masks(self) -> list[np.ndarray]:
+        if self._np_avail is None:
+            self._np_avail = [fv.avail_actions(*xy) for fv, xy in zip(self.fast_views[: self.n_seats], self._fast_xy())]
+        return self._np_avail
+
+    def _fast_xy(self):
+        """Each seat's (x, y) unit positions, computed once per state."""
+        if self._xy is None:
+            xy0 = self.fast_views[0].positions()
+            xy1 = self.fast_views[1].positions() if self.mirror else xy0
+            self._xy = [xy0, xy1]
+        return self._xy
+
+    def fast_observations(self) -> list[np.ndarray]:
+        """``get_obs`` as numpy arrays (the compiled lane)."""
+        masks, t = self._fast_masks(), self._fast_timestep()
+        return [fv.observations(*xy, masks[s], self._np_last_action[s], t)
+                for s, (fv, xy) in enumerate(zip(self.fast_views[: self.n_seats], self._fast_xy()))]
+
+    def fast_states(self) -> list[np.ndarray]:
+        """``get_state`` as numpy arrays (the compiled lane)."""
+        t = self._fast_timestep()
+        return [fv.state(*xy, self._np_last_action[s], t)
+                for s, (fv, xy) in enumerate(zip(self.fast_views[: self.n_seats], self._fast_xy()))]
+
+    def fast_masks(self) -> list[np.ndarray]:
+        """``action_masks`` as numpy arrays (the compiled lane; do not edit them)."""
+        return self._fast_masks()[: self.n_seats]
+
+    def fast_step(self, actions, check_masks: bool = True):
+        """``step`` on numpy arrays: ``(obs, rewards, done, info)`` with every tensor a numpy array."""
+        acts = self._fast_check_actions(actions, check_masks)
+        eng = self.engine
+        for side, a in enumerate(acts):
+            world = a
+            if side == 1 and self.mirror:
+                world = np.where(a == MOVE_EAST, MOVE_WEST, np.where(a == MOVE_WEST, MOVE_EAST, a))
+            eng.command(side, world)
+            last = self._np_last_action[side]
+            last.fill(0.0)
+            np.put_along_axis(last, a[..., None], np.float32(1.0), axis=2)
+        eng.advance(STEP_MUL)
+        self._invalidate()
+        self._np_episode_steps += 1
+        battle, lost = self.fast_rewards.step()
+        ended = lost.any(1)
+        timeout = ~ended & (self._np_episode_steps >= self.episode_limit)
+        done = ended | timeout
+        won = [lost[:, 1] & ~lost[:, 0], lost[:, 0] & ~lost[:, 1]]
+        draw = (lost[:, 0] & lost[:, 1]) | timeout
+        rewards = [self.fast_rewards.finish(s, battle[s], won[s], won[1 - s]) for s in (0, 1)]
         for s in (0, 1):
-            self.last_action[s] = torch.where(mask[:, None, None], 0.0, self.last_action[s])
-            self.episode_return[s] = torch.where(mask, 0.0, self.episode_return[s])
-        self.episode_steps = torch.where(mask, 0, self.episode_steps)
-        self._avail = None
+            self._np_episode_return[s] += rewards[s]
+        dead_units = ~(eng.arrays("hp") > 0)
+        dead = [dead_units[:, sl].sum(1) for sl in eng.side_slices]
+        info = {
+            "winner": np.where(won[0], 0, np.where(won[1], 1, -1)),
+            "draw": draw,
+            "timeout": timeout,
+            "battle_won": won[: self.n_seats],
+            "episode_reward": [r.copy() for r in self._np_episode_return[: self.n_seats]],
+            "episode_steps": self._np_episode_steps.copy(),
+            "dead_allies": [dead[s] for s in range(self.n_seats)],
+            "dead_enemies": [dead[1 - s] for s in range(self.n_seats)],
+        }
+        if self.auto_reset and done.any():
+            self._reset_games(torch.from_numpy(done))
+        return self.fast_observations(), rewards[: self.n_seats], done, info
+
+    def _invalidate(self) -> None:
+        """Forget what was computed from the previous state (masks, positions)."""
+        self._avail = self._np_avail = self._xy = None
+
+    def _fast_check_actions(self, actions, check_masks: bool = True) -> list[np.ndarray]:
+        """``_check_actions`` on numpy arrays (the same checks and messages)."""
+        if not isinstance(actions, (list, tuple)) or len(actions) != self.n_seats:
+            return [a.numpy() for a in self._check_actions(actions, check_masks)]  # raises its message
+        masks = self._fast_masks()
+        out = []
+        for s, a in enumerate(actions):
+            a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
+            shape = (self.num_envs, self.n_agents[s])
+            if a.shape != shape or a.dtype.kind not in "iu":
+                return [x.numpy() for x in self._check_actions(actions, check_masks)]  # raises its message
+            a = a.astype(np.int64)
+            if ((a < 0) | (a >= self.n_actions[s])).any() or (
+                    check_masks and not np.take_along_axis(masks[s], a[..., None], 2).all()):
+                return [x.numpy() for x in self._check_actions(actions, check_masks)]  # raises its message
+            out.append(a)
+        return out
 
     def _check_actions(self, actions, check_masks: bool = True) -> list[torch.Tensor]:
         if not isinstance(actions, (list, tuple)) or len(actions) != self.n_seats:

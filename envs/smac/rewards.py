@@ -43,7 +43,8 @@ class RewardConfig:
 
 
 class RewardTracker:
-    """Remembers each unit's previous hp + shield and which deaths were already rewarded."""
+    """Remembers each unit's previous hp + shield and which deaths were already rewarded (two tensors,
+    updated in place: ``fast_features.FastRewards`` works on numpy views of them)."""
 
     def __init__(self, engine: BattleEngine, config: RewardConfig = RewardConfig()):
         self.engine, self.config = engine, config
@@ -55,8 +56,8 @@ class RewardTracker:
     def reset(self, mask: torch.Tensor) -> None:
         """Forget the games where ``mask`` is true (call after the engine reset them)."""
         m = mask[:, None]
-        self.prev = torch.where(m, self.engine.hp + self.engine.shield, self.prev)
-        self.counted_dead = torch.where(m, ~self.engine.alive, self.counted_dead)
+        self.prev.copy_(torch.where(m, self.engine.hp + self.engine.shield, self.prev))
+        self.counted_dead.copy_(torch.where(m, ~self.engine.alive, self.counted_dead))
 
     def max_reward(self, side: int) -> float:
         eng, c = self.engine, self.config
@@ -87,8 +88,8 @@ class RewardTracker:
                 delta_deaths = delta_deaths - c.reward_death_value * c.reward_negative_scale * died[:, own].sum(1).float()
                 r = delta_enemy + delta_deaths - delta_ally
             rewards.append(torch.zeros_like(r) if c.reward_sparse else r)
-        self.counted_dead = self.counted_dead | died
-        self.prev = now
+        self.counted_dead |= died
+        self.prev.copy_(now)
         standing = eng.alive & self.counts_for_survival[None, :]
         lost = torch.stack([~standing[:, sl].any(1) for sl in eng.side_slices], 1)
         return rewards, lost
