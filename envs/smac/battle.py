@@ -23,7 +23,7 @@ seat 1 the enemies (player 2).  With ``two_player=False`` seat 1 is the map's sc
 The simulator runs on one of two engines with the same rules, bit for bit (``engine``): ``"numba"``,
 compiled kernels stepping one game after another (``fast_engine``; fast for one game and for large
 batches on the CPU), or ``"torch"``, batched tensors (``engine.BattleEngine``; for a GPU).  ``"auto"``
-(the default) takes numba on the CPU when numba is installed, else torch.
+(the default) takes numba on the CPU, torch elsewhere.
 
 ``backend="sc2"`` plays the real StarCraft II game instead of the simulator (``sc2_engine``; one game
 per env; ``games`` may pass ready ``GameConnection`` objects). ``close()`` ends such games.
@@ -40,8 +40,9 @@ from dataclasses import fields
 import numpy as np
 import torch
 
+from . import feature_kernels as FK
 from .engine import STEP_MUL, BattleEngine
-from .fast_engine import NumbaEngine, numba_available
+from .fast_engine import NumbaEngine
 from .features import FeatureConfig, SideView
 from .maps import get_map
 from .rewards import RewardConfig, RewardTracker
@@ -76,8 +77,6 @@ class SMACBattle:
             raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
         if engine == "numba" and torch.device(device).type != "cpu":
             raise ValueError(f"engine='numba' runs on the CPU only, got device={device!r}")
-        if engine == "numba" and not numba_available():
-            raise ValueError("engine='numba' needs the numba package (pip install numba), or use engine='torch'")
         if games is not None and backend != "sc2":
             raise ValueError("games (GameConnection objects) are only for backend='sc2'")
         spec = get_map(map_name)
@@ -98,8 +97,7 @@ class SMACBattle:
             self.engine = SC2Engine(spec, games, scripted_sides=scripted, device=device)
         else:
             # A mirrored seat gets the mirror image of seat 0's spawn layout (maps.py): fair self-play.
-            use_numba = engine == "numba" or (engine == "auto" and torch.device(device).type == "cpu"
-                                              and numba_available())
+            use_numba = engine == "numba" or (engine == "auto" and torch.device(device).type == "cpu")
             self.engine = (NumbaEngine if use_numba else BattleEngine)(
                 spec, num_envs, device=device, seed=seed, scripted_sides=scripted,
                 mirror_spawns=self.two_player and self.mirror)
@@ -125,11 +123,12 @@ class SMACBattle:
         self.episode_return = [torch.zeros(E, device=self.device) for _ in range(2)]
         self._avail: list[torch.Tensor] | None = None
         self._np_avail: list[np.ndarray] | None = None
-        self._xy = None
+        self._xy = self._np_timestep = None
         self.fast = isinstance(self.engine, NumbaEngine)
         if self.fast:  # the compiled features and rewards, on numpy views of the same tensors
             from .fast_features import FastRewards, FastSideView
 
+            self._no_masks = np.zeros((1, 1, 1), np.bool_)
             self.fast_views = [FastSideView(v) for v in self.views]
             self.fast_rewards = FastRewards(self.tracker)
             self._np_last_action = [t.numpy() for t in self.last_action]
@@ -257,7 +256,9 @@ class SMACBattle:
     # ``fast_*``: the same steps as the torch code above, on numpy arrays and the compiled kernels
     # (``fast_engine``, ``fast_features``); only when ``self.fast``.  ``SMACEnv`` calls them directly.
     def _fast_timestep(self) -> np.ndarray:
-        return self._np_episode_steps.astype(np.float32) / np.float32(self.episode_limit)
+        if self._np_timestep is None:
+            self._np_timestep = self._np_episode_steps.astype(np.float32) / np.float32(self.episode_limit)
+        return self._np_timestep
 
     def _fast_masks(self) -> list[np.ndarray]:
         if self._np_avail is None:
@@ -297,28 +298,25 @@ class SMACBattle:
             if side == 1 and self.mirror:
                 world = np.where(a == MOVE_EAST, MOVE_WEST, np.where(a == MOVE_WEST, MOVE_EAST, a))
             eng.command(side, world)
-            last = self._np_last_action[side]
-            last.fill(0.0)
-            np.put_along_axis(last, a[..., None], np.float32(1.0), axis=2)
+            FK.one_hot(self._np_last_action[side], a)
         eng.advance(STEP_MUL)
         self._invalidate()
         self._np_episode_steps += 1
         battle, lost = self.fast_rewards.step()
-        ended = lost.any(1)
-        timeout = ~ended & (self._np_episode_steps >= self.episode_limit)
-        done = ended | timeout
-        won = [lost[:, 1] & ~lost[:, 0], lost[:, 0] & ~lost[:, 1]]
-        draw = (lost[:, 0] & lost[:, 1]) | timeout
+        E = self.num_envs
+        won, dead = np.empty((2, E), np.bool_), np.empty((2, E), np.int64)
+        draw, timeout, done = np.empty(E, np.bool_), np.empty(E, np.bool_), np.empty(E, np.bool_)
+        winner = np.empty(E, np.int64)
+        FK.outcome(lost, self._np_episode_steps, self.episode_limit, eng.arrays("hp"), eng.n_side[0], won, draw,
+                   timeout, done, winner, dead)
         rewards = [self.fast_rewards.finish(s, battle[s], won[s], won[1 - s]) for s in (0, 1)]
         for s in (0, 1):
             self._np_episode_return[s] += rewards[s]
-        dead_units = ~(eng.arrays("hp") > 0)
-        dead = [dead_units[:, sl].sum(1) for sl in eng.side_slices]
         info = {
-            "winner": np.where(won[0], 0, np.where(won[1], 1, -1)),
+            "winner": winner,
             "draw": draw,
             "timeout": timeout,
-            "battle_won": won[: self.n_seats],
+            "battle_won": [won[s] for s in range(self.n_seats)],
             "episode_reward": [r.copy() for r in self._np_episode_return[: self.n_seats]],
             "episode_steps": self._np_episode_steps.copy(),
             "dead_allies": [dead[s] for s in range(self.n_seats)],
@@ -330,25 +328,25 @@ class SMACBattle:
 
     def _invalidate(self) -> None:
         """Forget what was computed from the previous state (masks, positions)."""
-        self._avail = self._np_avail = self._xy = None
+        self._avail = self._np_avail = self._xy = self._np_timestep = None
 
     def _fast_check_actions(self, actions, check_masks: bool = True) -> list[np.ndarray]:
-        """``_check_actions`` on numpy arrays (the same checks and messages)."""
-        if not isinstance(actions, (list, tuple)) or len(actions) != self.n_seats:
-            return [a.numpy() for a in self._check_actions(actions, check_masks)]  # raises its message
-        masks = self._fast_masks()
-        out = []
-        for s, a in enumerate(actions):
-            a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
-            shape = (self.num_envs, self.n_agents[s])
-            if a.shape != shape or a.dtype.kind not in "iu":
-                return [x.numpy() for x in self._check_actions(actions, check_masks)]  # raises its message
-            a = a.astype(np.int64)
-            if ((a < 0) | (a >= self.n_actions[s])).any() or (
-                    check_masks and not np.take_along_axis(masks[s], a[..., None], 2).all()):
-                return [x.numpy() for x in self._check_actions(actions, check_masks)]  # raises its message
-            out.append(a)
-        return out
+        """``_check_actions`` on numpy arrays (the same checks; an illegal action gets its message)."""
+        if isinstance(actions, (list, tuple)) and len(actions) == self.n_seats:
+            masks = self._fast_masks() if check_masks else None
+            out = []
+            for s, a in enumerate(actions):
+                a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
+                if a.shape != (self.num_envs, self.n_agents[s]) or a.dtype.kind not in "iu":
+                    break
+                a = a.astype(np.int64, copy=False)
+                if FK.first_illegal(masks[s] if check_masks else self._no_masks, a, self.n_actions[s],
+                                    check_masks)[0] >= 0:
+                    break
+                out.append(a)
+            else:
+                return out
+        return [x.numpy() for x in self._check_actions(actions, check_masks)]  # raises with its message
 
     def _check_actions(self, actions, check_masks: bool = True) -> list[torch.Tensor]:
         if not isinstance(actions, (list, tuple)) or len(actions) != self.n_seats:

@@ -14,8 +14,9 @@ Code written for SMAC runs unchanged::
     env.close()
 
 The constructor takes SMAC's arguments, in SMAC's order and with SMAC's defaults, plus ``device``,
-``backend`` ("sim" or "sc2", the real game: ``sc2_engine``) and ``games`` (ready real-game
-connections). What each SMAC method and attribute is here:
+``backend`` ("sim" or "sc2", the real game: ``sc2_engine``), ``games`` (ready real-game
+connections), ``engine`` (the simulator's implementation, ``battle.SMACBattle``: "auto" = the
+compiled kernels on the CPU) and ``torch_threads`` (torch threads while the torch engine computes). What each SMAC method and attribute is here:
 
 - the same as SMAC (same values on the same unit state): ``step``, ``reset``, ``get_obs``,
   ``get_obs_agent``, ``get_state``, ``get_state_dict``, ``get_avail_actions``,
@@ -107,6 +108,8 @@ def _one_torch_thread(method):
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
+        if self._battle.fast and method.__name__ != "reset":  # the compiled lane runs no torch operation
+            return method(self, *args, **kwargs)
         with torch_threads(self.torch_threads):
             return method(self, *args, **kwargs)
 
@@ -127,7 +130,7 @@ class SMACEnv(MultiAgentEnv):
                  replay_prefix: str = "",
                  window_size_x: int = 1920, window_size_y: int = 1200, heuristic_ai: bool = False,
                  heuristic_rest: bool = False, debug: bool = False, device: str = "cpu", backend: str = "sim",
-                 games: list | None = None, torch_threads: int | None = 1):
+                 games: list | None = None, torch_threads: int | None = 1, engine: str = "auto"):
         self.torch_threads = torch_threads  # torch threads while the env computes (None: the caller's)
         if step_mul != 8:
             raise ValueError(f"step_mul must be 8 (the simulator's fixed step), got {step_mul!r}")
@@ -176,7 +179,7 @@ class SMACEnv(MultiAgentEnv):
                              game_version=game_version)]
         extra = {"games": games} if games is not None else {}
         self._battle = _Battle(map_name, 1, two_player=False, device=device, seed=seed, auto_reset=False,
-                               backend=backend, **extra, **flags)
+                               backend=backend, engine=engine, **extra, **flags)
         b = self._battle
         spec = b.spec
         view = b.views[0]
@@ -366,17 +369,22 @@ class SMACEnv(MultiAgentEnv):
         if self.debug:
             log.debug("Actions %s", taken)
         self._previous = EngineSnapshot.of(self._battle.engine, 0)
-        self._battle.unchecked = self.heuristic_ai
-        try:
-            obs, rewards, done, info = self._battle.step([torch.tensor([taken], dtype=torch.long)])
-        finally:
-            self._battle.unchecked = False
+        if self._battle.fast:  # the compiled lane: numpy all the way (SMACBattle.fast_step)
+            obs, rewards, done, info = self._battle.fast_step([np.array([taken], dtype=np.int64)],
+                                                              check_masks=not self.heuristic_ai)
+        else:
+            self._battle.unchecked = self.heuristic_ai
+            try:
+                obs, rewards, done, info = self._battle.step([torch.tensor([taken], dtype=torch.long)])
+            finally:
+                self._battle.unchecked = False
+            obs = [o.cpu().numpy() for o in obs]
         self._views_cache = self._obs_cache = None
         if self.heuristic_ai:  # SMAC's last_action is the given actions (observations follow it)
             self._battle.last_action[0][0] = torch.nn.functional.one_hot(
                 torch.tensor(given), self.n_actions).float().to(self._battle.device)
         else:  # the battle computed the new observations already
-            self._obs_cache = obs[0][0].cpu().numpy().astype(np.float32)
+            self._obs_cache = obs[0][0]
         self._episode_steps += 1
         self._total_steps += 1
         terminated = bool(done[0])
@@ -436,7 +444,8 @@ class SMACEnv(MultiAgentEnv):
     @_one_torch_thread
     def get_obs(self):
         if self._obs_cache is None:
-            self._obs_cache = self._battle.get_obs()[0][0].cpu().numpy().astype(np.float32)
+            b = self._battle
+            self._obs_cache = b.fast_observations()[0][0] if b.fast else b.get_obs()[0][0].cpu().numpy()
         return [self._obs_cache[i].copy() for i in range(self.n_agents)]
 
     @_one_torch_thread
@@ -450,7 +459,8 @@ class SMACEnv(MultiAgentEnv):
     def get_state(self):
         if self.obs_instead_of_state:
             return np.concatenate(self.get_obs(), axis=0).astype(np.float32)
-        return self._battle.get_state()[0][0].cpu().numpy().astype(np.float32)
+        b = self._battle
+        return b.fast_states()[0][0] if b.fast else b.get_state()[0][0].cpu().numpy()
 
     def get_state_dict(self) -> dict:
         """SMAC's state as a dict: ``allies`` (n_agents, ally attributes), ``enemies`` (n_enemies, enemy
@@ -475,11 +485,16 @@ class SMACEnv(MultiAgentEnv):
     @_one_torch_thread
     def get_avail_agent_actions(self, agent_id: int):
         self._check_agent(agent_id)
-        return self._battle.action_masks()[0][0, agent_id].int().tolist()
+        return self._masks()[agent_id].tolist()
 
     @_one_torch_thread
     def get_avail_actions(self):
-        return self._battle.action_masks()[0][0].int().tolist()
+        return self._masks().tolist()
+
+    def _masks(self) -> np.ndarray:
+        """int (n_agents, n_actions): the current action masks."""
+        b = self._battle
+        return (b.fast_masks()[0][0] if b.fast else b.action_masks()[0][0].cpu().numpy()).astype(np.int64)
 
     def get_obs_move_feats_size(self) -> int:
         return self._view.move_feats_size

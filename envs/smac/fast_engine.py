@@ -28,15 +28,6 @@ STATE_FIELDS = ("pos", "hp", "shield", "energy", "cooldown", "since_damage", "or
                 "trigger_goal", "cur_speed", "last_attacker")
 
 
-def numba_available() -> bool:
-    """Can the compiled kernels run here (numba importable)?"""
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 class _StateArray:
     """A state field kept in one numpy buffer: reading it gives a torch view of the buffer, assigning
     to it copies into the buffer (a new shape allocates a new buffer)."""
@@ -145,7 +136,7 @@ class NumbaEngine(BattleEngine):
     def advance(self, loops: int = STEP_MUL) -> None:
         """``BattleEngine.advance`` (same rules, same jitter draws), compiled."""
         jitter = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (loops, self.num_envs, self.num_units),
-                               device=self.device, generator=self.generator).float().numpy()
+                               device=self.device, generator=self.generator).numpy()
         t = self.tables
         run = K.advance_parallel if self.num_envs >= PARALLEL_GAMES else K.advance
         run(jitter, self._np_pos, self._np_hp, self._np_shield, self._np_energy, self._np_cooldown,

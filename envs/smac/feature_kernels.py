@@ -305,4 +305,51 @@ def finish(out, battle, won, lost, win, defeat, divisor, sparse, scale):
         out[e] = r
 
 
+@njit(cache=True)
+def first_illegal(masks, actions, n_actions, check_masks):
+    """The first (game, agent) whose action is out of 0..n_actions-1 (or, with ``check_masks``, not in
+    its mask), as (e, i); (-1, -1) when every action is legal."""
+    for e in range(actions.shape[0]):
+        for i in range(actions.shape[1]):
+            a = actions[e, i]
+            if a < 0 or a >= n_actions or (check_masks and not masks[e, i, a]):
+                return e, i
+    return -1, -1
+
+
+@njit(cache=True)
+def one_hot(out, actions):
+    """``out`` (E, n, A) = one-hot of ``actions`` (E, n)."""
+    out[:] = ZERO
+    for e in range(actions.shape[0]):
+        for i in range(actions.shape[1]):
+            out[e, i, actions[e, i]] = ONE
+
+
+@njit(cache=True)
+def outcome(lost, steps, limit, hp, n0, won, draw, timeout, done, winner, dead):
+    """battle.SMACBattle.step's outcome of each game from ``lost`` (E, 2) and the episode steps:
+    ``won`` (2, E), ``draw``, ``timeout``, ``done`` (E,), ``winner`` (E,: 0, 1 or -1) and ``dead``
+    (2, E) the dead units per side."""
+    E, U = hp.shape
+    for e in range(E):
+        ended = lost[e, 0] or lost[e, 1]
+        timeout[e] = not ended and steps[e] >= limit
+        done[e] = ended or timeout[e]
+        won[0, e] = lost[e, 1] and not lost[e, 0]
+        won[1, e] = lost[e, 0] and not lost[e, 1]
+        draw[e] = (lost[e, 0] and lost[e, 1]) or timeout[e]
+        winner[e] = 0 if won[0, e] else (1 if won[1, e] else -1)
+        d0 = 0
+        d1 = 0
+        for u in range(U):
+            if not hp[e, u] > ZERO:
+                if u < n0:
+                    d0 += 1
+                else:
+                    d1 += 1
+        dead[0, e] = d0
+        dead[1, e] = d1
+
+
 _ = HALF  # re-exported constant kept for readers of the kernels

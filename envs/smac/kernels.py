@@ -289,7 +289,7 @@ def _loop(e, jitter, pos, hp, shield, energy, cooldown, since_damage, order, tar
         in_range[u] = tedge[u] <= uf[RANGE, u]
         cd = cooldown[e, u] - ONE
         fire[u] = attacking[u] and in_range[u] and cd <= ZERO and ub[ARMED, u]
-        cooldown[e, u] = cd + uf[CD_LOOPS, u] + jitter[u] if fire[u] else max(cd, ZERO)
+        cooldown[e, u] = cd + uf[CD_LOOPS, u] + F(jitter[u]) if fire[u] else max(cd, ZERO)
 
     # 4. damage (engine._damage): sums over the hits landing on each unit, in float64
     R64 = np.zeros(U, np.float64)
@@ -507,7 +507,7 @@ def _advance_game(e, jitter, pos, hp, shield, energy, cooldown, since_damage, or
 def advance(jitter, pos, hp, shield, energy, cooldown, since_damage, order, target, goal, trigger_goal, cur_speed,
             last_attacker, uf, ub, ui, raw_damage, can_target, walkable, cliff_walkable, hop, cliff_hop, nbr, flags):
     """``jitter.shape[0]`` game loops of every game, then the separation of overlapping units
-    (engine.BattleEngine.advance); ``jitter`` (loops, E, U) float32 cooldown jitters."""
+    (engine.BattleEngine.advance); ``jitter`` (loops, E, U) int64 cooldown jitters."""
     for e in range(pos.shape[0]):
         _advance_game(e, jitter, pos, hp, shield, energy, cooldown, since_damage, order, target, goal, trigger_goal,
                       cur_speed, last_attacker, uf, ub, ui, raw_damage, can_target, walkable, cliff_walkable, hop,

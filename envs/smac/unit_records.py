@@ -61,7 +61,8 @@ def unit_type_ids(spec: MapSpec) -> tuple[list[int], list[int]]:
 
 @dataclass(frozen=True)
 class EngineSnapshot:
-    """One game's unit state (pos, hp, shield, energy, cooldown rows) copied from an engine."""
+    """One game's unit state (pos, hp, shield, energy, cooldown rows: lists, or numpy arrays) copied
+    from an engine."""
 
     pos: list
     hp: list
@@ -71,6 +72,9 @@ class EngineSnapshot:
 
     @classmethod
     def of(cls, engine, game: int) -> "EngineSnapshot":
+        arrays = getattr(engine, "arrays", None)  # NumbaEngine: copies of its numpy buffers (cheaper)
+        if arrays is not None:
+            return cls(*(arrays(name)[game].copy() for name in ("pos", "hp", "shield", "energy", "cooldown")))
         return cls(engine.pos[game].tolist(), engine.hp[game].tolist(), engine.shield[game].tolist(),
                    engine.energy[game].tolist(), engine.cooldown[game].tolist())
 
