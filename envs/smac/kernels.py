@@ -247,16 +247,17 @@ def _scripted_orders(e, side, alive, tgt_edge, pos, hp, order, target, goal, tri
 # ---------------------------------------------------------------------------------- one loop
 @njit(cache=True)
 def _loop(e, jitter, pos, hp, shield, energy, cooldown, since_damage, order, target, goal, trigger_goal, cur_speed,
-          last_attacker, uf, ub, ui, raw_damage, can_target, walkable, cliff_walkable, hop, cliff_hop, nbr, flags):
-    """engine.BattleEngine._loop for game ``e`` (its steps 1-8, in the same order)."""
+          last_attacker, uf, ub, ui, raw_damage, can_target, walkable, cliff_walkable, hop, cliff_hop, nbr, flags,
+          sf, sb, sd):
+    """engine.BattleEngine._loop for game ``e`` (its steps 1-8, in the same order); ``sf``, ``sb``, ``sd``
+    are scratch rows (float32, bool, float64) over the units, allocated once per call of ``advance``."""
     U = pos.shape[1]
-    alive = np.empty(U, np.bool_)
+    alive, attacking, healing, in_range, fire = sb[0], sb[1], sb[2], sb[3], sb[4]
+    tvx, tvy, tdist, tedge, hp_loss, shield_loss, dxs, dys = sf[0], sf[1], sf[2], sf[3], sf[4], sf[5], sf[6], sf[7]
+    R64, N64, B64, healed64 = sd[0], sd[1], sd[2], sd[3]
+    sd[:] = 0.0
     for u in range(U):
         alive[u] = hp[e, u] > ZERO
-    tvx = np.empty(U, np.float32)
-    tvy = np.empty(U, np.float32)
-    tdist = np.empty(U, np.float32)
-    tedge = np.empty(U, np.float32)
     scripted = flags[FL_SCRIPTED0] or flags[FL_SCRIPTED1]
     if scripted:
         for u in range(U):
@@ -276,10 +277,6 @@ def _loop(e, jitter, pos, hp, shield, energy, cooldown, since_damage, order, tar
         tedge[u] = tdist[u] - (uf[RADIUS, u] + uf[RADIUS, t])
 
     # 2. orders on dead targets end; 3. cooldowns and firing
-    attacking = np.empty(U, np.bool_)
-    healing = np.empty(U, np.bool_)
-    in_range = np.empty(U, np.bool_)
-    fire = np.empty(U, np.bool_)
     for u in range(U):
         o = order[e, u]
         if (o == O_ATTACK or o == O_HEAL) and not alive[target[e, u]]:
@@ -292,9 +289,6 @@ def _loop(e, jitter, pos, hp, shield, energy, cooldown, since_damage, order, tar
         cooldown[e, u] = cd + uf[CD_LOOPS, u] + F(jitter[u]) if fire[u] else max(cd, ZERO)
 
     # 4. damage (engine._damage): sums over the hits landing on each unit, in float64
-    R64 = np.zeros(U, np.float64)
-    N64 = np.zeros(U, np.float64)
-    B64 = np.zeros(U, np.float64)
     for u in range(U):
         if fire[u] and not ub[SPLASHES, u]:
             t = target[e, u]
@@ -330,8 +324,6 @@ def _loop(e, jitter, pos, hp, shield, energy, cooldown, since_damage, order, tar
                 R64[j] += n * h
                 N64[j] += n
                 B64[j] += n * max(h - uf[ARMOR, j], HALF)
-    hp_loss = np.empty(U, np.float32)
-    shield_loss = np.empty(U, np.float32)
     for j in range(U):
         R = F(R64[j])
         N = F(N64[j])
@@ -349,7 +341,6 @@ def _loop(e, jitter, pos, hp, shield, energy, cooldown, since_damage, order, tar
                 last_attacker[e, target[e, u]] = u
 
     # 5. healing (reads hp before this loop's damage)
-    healed64 = np.zeros(U, np.float64)
     for u in range(U):
         if healing[u]:
             t = target[e, u]
@@ -362,8 +353,6 @@ def _loop(e, jitter, pos, hp, shield, energy, cooldown, since_damage, order, tar
             energy[e, u] = energy[e, u] - amount / HP_PER_ENERGY
 
     # 6. movement
-    dxs = np.empty(U, np.float32)
-    dys = np.empty(U, np.float32)
     for u in range(U):
         chase = (attacking[u] or healing[u]) and not in_range[u]
         chase_len = max(tedge[u] - uf[RANGE, u] + EPS3, ZERO)
@@ -495,10 +484,14 @@ def _separate(e, pos, hp, uf, ub, walkable):
 def _advance_game(e, jitter, pos, hp, shield, energy, cooldown, since_damage, order, target, goal, trigger_goal,
                   cur_speed, last_attacker, uf, ub, ui, raw_damage, can_target, walkable, cliff_walkable, hop,
                   cliff_hop, nbr, flags):
+    U = pos.shape[1]
+    sf = np.empty((8, U), np.float32)
+    sb = np.empty((5, U), np.bool_)
+    sd = np.empty((4, U), np.float64)
     for k in range(jitter.shape[0]):
         _loop(e, jitter[k, e], pos, hp, shield, energy, cooldown, since_damage, order, target, goal, trigger_goal,
               cur_speed, last_attacker, uf, ub, ui, raw_damage, can_target, walkable, cliff_walkable, hop, cliff_hop,
-              nbr, flags)
+              nbr, flags, sf, sb, sd)
     if flags[FL_COLLIDERS]:
         _separate(e, pos, hp, uf, ub, walkable)
 
