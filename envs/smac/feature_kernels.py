@@ -10,7 +10,7 @@ frame (mirrored when the seat is), ``ally0``/``enemy0`` the first unit of the se
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from .kernels import HALF, ONE, SIGHT, ZERO, _distance
 from .units import MOVE_AMOUNT, SHOOT_RANGE
@@ -46,46 +46,55 @@ def _health(hp, hp_max, shield, shield_max):
 
 
 @njit(cache=True)
-def avail_actions(out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing):
-    """features.SideView.avail_actions into ``out`` bool (E, n, 6 + m)."""
-    E = px.shape[0]
+def _avail_game(e, out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing):
     k_heal = min(n, m)
-    any_medivac = False
     for i in range(n):
-        any_medivac = any_medivac or is_medivac[i]
-    for e in range(E):
-        for i in range(n):
-            a = ally0 + i
-            row = out[e, i]
-            row[:] = False
-            if not hp[e, a] > ZERO:
-                row[0] = True
-                continue
-            row[1] = True
-            x = px[e, a]
-            y = py[e, a]
-            row[2] = _lookup(pathing, x + ZERO, y + MOVE_HALF, ZERO) > ZERO
-            row[3] = _lookup(pathing, x + ZERO, y + -MOVE_HALF, ZERO) > ZERO
-            row[4] = _lookup(pathing, x + MOVE_HALF, y + ZERO, ZERO) > ZERO
-            row[5] = _lookup(pathing, x + -MOVE_HALF, y + ZERO, ZERO) > ZERO
-            if any_medivac and is_medivac[i]:
-                for j in range(k_heal):
-                    b = ally0 + j
-                    d = _distance(px[e, b] - x, py[e, b] - y)
-                    row[N_NO_ATTACK + j] = hp[e, b] > ZERO and not is_medivac[j] and d <= SHOOT
-            else:
-                for j in range(m):
-                    b = enemy0 + j
-                    d = _distance(px[e, b] - x, py[e, b] - y)
-                    row[N_NO_ATTACK + j] = hp[e, b] > ZERO and d <= SHOOT
+        a = ally0 + i
+        row = out[e, i]
+        row[:] = False
+        if not hp[e, a] > ZERO:
+            row[0] = True
+            continue
+        row[1] = True
+        x = px[e, a]
+        y = py[e, a]
+        row[2] = _lookup(pathing, x + ZERO, y + MOVE_HALF, ZERO) > ZERO
+        row[3] = _lookup(pathing, x + ZERO, y + -MOVE_HALF, ZERO) > ZERO
+        row[4] = _lookup(pathing, x + MOVE_HALF, y + ZERO, ZERO) > ZERO
+        row[5] = _lookup(pathing, x + -MOVE_HALF, y + ZERO, ZERO) > ZERO
+        if is_medivac[i]:
+            for j in range(k_heal):
+                b = ally0 + j
+                if hp[e, b] > ZERO and not is_medivac[j]:
+                    row[N_NO_ATTACK + j] = _distance(px[e, b] - x, py[e, b] - y) <= SHOOT
+        else:
+            for j in range(m):
+                b = enemy0 + j
+                if hp[e, b] > ZERO:
+                    row[N_NO_ATTACK + j] = _distance(px[e, b] - x, py[e, b] - y) <= SHOOT
 
 
 @njit(cache=True)
-def observations(out, avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, ally0, n, enemy0, m,
-                 ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config):
-    """features.SideView.observations into ``out`` float32 (E, n, obs_size), zeroed here."""
-    E = px.shape[0]
+def avail_actions(out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing):
+    """features.SideView.avail_actions into ``out`` bool (E, n, 6 + m)."""
+    for e in range(px.shape[0]):
+        _avail_game(e, out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing)
+
+
+@njit(cache=True, parallel=True)
+def avail_actions_parallel(out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing):
+    """``avail_actions`` with the games spread over numba's threads."""
+    for e in prange(px.shape[0]):
+        _avail_game(e, out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing)
+
+
+@njit(cache=True)
+def _obs_game(e, out, avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, ally0, n, enemy0, m,
+              ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config):
+    """One game of ``observations``.  A pair out of sight has every feature 0 (the torch code multiplies
+    them by 0), so it is left as the zeroed row."""
     A = avail.shape[2]
+    U = hp.shape[1]
     all_health = config[OBS_ALL_HEALTH]
     move = 4 + 8 * config[OBS_PATHING] + 9 * config[OBS_HEIGHT]
     nf_en = 4 + bits + (1 + shield_enemy) * all_health
@@ -93,98 +102,122 @@ def observations(out, avail, last_action, timestep, px, py, hp, shield, hp_max, 
     # SMAC's surrounding points, in units of the move amount (features.SideView.observations)
     offs_x = (0, 0, 2, -2, 1, -1, 1, -1, 0)
     offs_y = (2, -2, 0, 0, 1, -1, -1, 1, 0)
-    for e in range(E):
-        for i in range(n):
-            a = ally0 + i
-            row = out[e, i]
-            row[:] = ZERO
-            alive_i = hp[e, a] > ZERO
-            alive_f = ONE if alive_i else ZERO
-            for k in range(4):
-                row[k] = ONE if avail[e, i, 2 + k] else ZERO
-            o = 4
-            if config[OBS_PATHING] or config[OBS_HEIGHT]:
-                tx = F(int(px[e, a]))
-                ty = F(int(py[e, a]))
-                if config[OBS_PATHING]:
-                    for k in range(8):
-                        dx = F(offs_x[k] * MOVE_HALF * 2)
-                        dy = F(offs_y[k] * MOVE_HALF * 2)
-                        row[o + k] = _lookup(pathing, tx + dx, ty + dy, ONE) * alive_f
-                    o += 8
-                if config[OBS_HEIGHT]:
-                    for k in range(9):
-                        dx = F(offs_x[k] * MOVE_HALF * 2)
-                        dy = F(offs_y[k] * MOVE_HALF * 2)
-                        row[o + k] = _lookup(height, tx + dx, ty + dy, ONE) * alive_f
-                    o += 9
-            o = move
-            for j in range(m):
-                b = enemy0 + j
-                dx = px[e, b] - px[e, a]
-                dy = py[e, b] - py[e, a]
-                dist = _distance(dx, dy)
-                vis = ONE if (alive_i and hp[e, b] > ZERO and dist < SIGHT) else ZERO
-                scaled = vis / SIGHT
-                c = o + j * nf_en
-                row[c] = (ONE if avail[e, i, N_NO_ATTACK + j] else ZERO) * vis
-                row[c + 1] = dist * scaled
-                row[c + 2] = dx * scaled
-                row[c + 3] = dy * scaled
-                k = 4
-                if all_health:
-                    h, s = _health(hp[e, b], hp_max[b], shield[e, b], shield_max[b])
-                    row[c + k] = h * vis
+    hr = np.empty(U, np.float32)
+    sr = np.empty(U, np.float32)
+    for u in range(U):
+        hr[u], sr[u] = _health(hp[e, u], hp_max[u], shield[e, u], shield_max[u])
+    for i in range(n):
+        a = ally0 + i
+        row = out[e, i]
+        row[:] = ZERO
+        alive_i = hp[e, a] > ZERO
+        alive_f = ONE if alive_i else ZERO
+        for k in range(4):
+            row[k] = ONE if avail[e, i, 2 + k] else ZERO
+        o = 4
+        if config[OBS_PATHING] or config[OBS_HEIGHT]:
+            tx = F(int(px[e, a]))
+            ty = F(int(py[e, a]))
+            if config[OBS_PATHING]:
+                for k in range(8):
+                    dx = F(offs_x[k] * MOVE_HALF * 2)
+                    dy = F(offs_y[k] * MOVE_HALF * 2)
+                    row[o + k] = _lookup(pathing, tx + dx, ty + dy, ONE) * alive_f
+                o += 8
+            if config[OBS_HEIGHT]:
+                for k in range(9):
+                    dx = F(offs_x[k] * MOVE_HALF * 2)
+                    dy = F(offs_y[k] * MOVE_HALF * 2)
+                    row[o + k] = _lookup(height, tx + dx, ty + dy, ONE) * alive_f
+                o += 9
+        o = move
+        for j in range(m):
+            b = enemy0 + j
+            if not (alive_i and hp[e, b] > ZERO):
+                continue
+            dx = px[e, b] - px[e, a]
+            dy = py[e, b] - py[e, a]
+            dist = _distance(dx, dy)
+            if not dist < SIGHT:
+                continue
+            scaled = ONE / SIGHT
+            c = o + j * nf_en
+            row[c] = ONE if avail[e, i, N_NO_ATTACK + j] else ZERO
+            row[c + 1] = dist * scaled
+            row[c + 2] = dx * scaled
+            row[c + 3] = dy * scaled
+            k = 4
+            if all_health:
+                row[c + k] = hr[b] * ONE
+                k += 1
+                if shield_enemy:
+                    row[c + k] = sr[b] * ONE
                     k += 1
-                    if shield_enemy:
-                        row[c + k] = s * vis
-                        k += 1
-                if bits:
-                    row[c + k + enemy_type[j]] = ONE * vis
-            o += m * nf_en
-            jj = 0
-            for j in range(n):
-                if j == i:
-                    continue
-                b = ally0 + j
-                dx = px[e, b] - px[e, a]
-                dy = py[e, b] - py[e, a]
-                dist = _distance(dx, dy)
-                vis = ONE if (alive_i and hp[e, b] > ZERO and dist < SIGHT) else ZERO
-                scaled = vis / SIGHT
-                c = o + jj * nf_al
-                row[c] = vis
-                row[c + 1] = dist * scaled
-                row[c + 2] = dx * scaled
-                row[c + 3] = dy * scaled
-                k = 4
-                if all_health:
-                    h, s = _health(hp[e, b], hp_max[b], shield[e, b], shield_max[b])
-                    row[c + k] = h * vis
-                    k += 1
-                    if shield_ally:
-                        row[c + k] = s * vis
-                        k += 1
-                if bits:
-                    row[c + k + ally_type[j]] = ONE * vis
-                    k += bits
-                if config[OBS_LAST_ACTION]:
-                    for q in range(A):
-                        row[c + k + q] = last_action[e, j, q] * vis
-                jj += 1
-            o += (n - 1) * nf_al
-            if config[OBS_OWN_HEALTH]:
-                h, s = _health(hp[e, a], hp_max[a], shield[e, a], shield_max[a])
-                row[o] = h * alive_f
-                o += 1
-                if shield_ally:
-                    row[o] = s * alive_f
-                    o += 1
             if bits:
-                row[o + ally_type[i]] = ONE * alive_f
-                o += bits
-            if config[OBS_TIMESTEP]:
-                row[o] = timestep[e]
+                row[c + k + enemy_type[j]] = ONE
+        o += m * nf_en
+        jj = -1
+        for j in range(n):
+            if j == i:
+                continue
+            jj += 1
+            b = ally0 + j
+            if not (alive_i and hp[e, b] > ZERO):
+                continue
+            dx = px[e, b] - px[e, a]
+            dy = py[e, b] - py[e, a]
+            dist = _distance(dx, dy)
+            if not dist < SIGHT:
+                continue
+            scaled = ONE / SIGHT
+            c = o + jj * nf_al
+            row[c] = ONE
+            row[c + 1] = dist * scaled
+            row[c + 2] = dx * scaled
+            row[c + 3] = dy * scaled
+            k = 4
+            if all_health:
+                row[c + k] = hr[b] * ONE
+                k += 1
+                if shield_ally:
+                    row[c + k] = sr[b] * ONE
+                    k += 1
+            if bits:
+                row[c + k + ally_type[j]] = ONE
+                k += bits
+            if config[OBS_LAST_ACTION]:
+                for q in range(A):
+                    row[c + k + q] = last_action[e, j, q] * ONE
+        o += (n - 1) * nf_al
+        if config[OBS_OWN_HEALTH]:
+            row[o] = hr[a] * alive_f
+            o += 1
+            if shield_ally:
+                row[o] = sr[a] * alive_f
+                o += 1
+        if bits:
+            row[o + ally_type[i]] = ONE * alive_f
+            o += bits
+        if config[OBS_TIMESTEP]:
+            row[o] = timestep[e]
+
+
+@njit(cache=True)
+def observations(out, avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, ally0, n, enemy0, m,
+                 ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config):
+    """features.SideView.observations into ``out`` float32 (E, n, obs_size)."""
+    for e in range(px.shape[0]):
+        _obs_game(e, out, avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, ally0, n, enemy0, m,
+                  ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config)
+
+
+@njit(cache=True, parallel=True)
+def observations_parallel(out, avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, ally0, n, enemy0,
+                          m, ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config):
+    """``observations`` with the games spread over numba's threads."""
+    for e in prange(px.shape[0]):
+        _obs_game(e, out, avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, ally0, n, enemy0, m,
+                  ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config)
 
 
 @njit(cache=True)
