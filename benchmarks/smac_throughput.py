@@ -52,6 +52,8 @@ import time
 
 MAPS = ("3m", "3s5z", "27m_vs_30m")
 BATCHES = (1, 16, 256, 2048)
+STEPS = {1: 200, 16: 100, 256: 20, 2048: 6}  # steps per timing, by the batch size at or above num_envs
+QUICK_STEPS = {1: 10, 16: 10, 256: 4, 2048: 2}
 XLA_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 NAN = float("nan")
 
@@ -64,6 +66,12 @@ EPYMARL_SC2_ARGS = dict(
     reward_sparse=False, reward_win=200, replay_dir="", replay_prefix="", state_last_action=False,
     state_timestep_number=False, step_mul=8, heuristic_ai=False, heuristic_rest=False, debug=False)
 SHIM = "from selfplay.envs.smac import StarCraft2Env, MultiAgentEnv\n"  # the README's shim, whole
+
+
+def steps_for(num_envs: int, quick: bool) -> int:
+    """Steps per timing: the entry of the first batch size in the table at or above ``num_envs``."""
+    table = QUICK_STEPS if quick else STEPS
+    return table[min((b for b in table if b >= num_envs), default=max(table))]
 
 
 def pin_to_one_cpu() -> int:
@@ -276,10 +284,10 @@ def batched(args) -> None:
     print(f"batched, both sides random; torch threads {torch.get_num_threads()}; steps/s (best of 3)")
     print(f"{'map':<12} {'num_envs':>8} {'ours':>10} {'smax step':>10} {'smax scan':>10} {'ratio':>7}"
           f" {'scan ratio':>10} {'ours/cpu-s':>11} {'scan/cpu-s':>11} {'cpu ratio':>9}")
-    last = (0.0, NAN)
-    for map_name in MAPS:
-        for num_envs in BATCHES:
-            steps = (4 if num_envs > 16 else 10) if args.quick else max(10, min(200, 20480 // num_envs))
+    last = (NAN, NAN)
+    for map_name in args.maps:
+        for num_envs in args.batches:
+            steps = steps_for(num_envs, args.quick)
             ours_sps, ours_cpu = ours_battle(map_name, num_envs, steps, args.device)
             step_sps = smax[0](map_name, num_envs, steps)[0] if smax else NAN
             scan_sps, scan_cpu = smax[1](map_name, num_envs, steps) if smax else (NAN, NAN)
@@ -303,7 +311,7 @@ def single(args, cpu: int | None) -> None:
           f" {'ratio':>7} {'scan ratio':>10}")
     n_ours, n_step, n_scan = (20, 50, 100) if args.quick else (300, 1000, 2000)
     rows = {}
-    for map_name in MAPS:
+    for map_name in args.maps:
         env_sps = ours_smacenv(map_name, n_ours)[0]
         epy_sps = ours_epymarl(map_name, n_ours)[0]
         bat_sps = ours_battle(map_name, 1, n_ours)[0]
@@ -312,7 +320,7 @@ def single(args, cpu: int | None) -> None:
         rows[map_name] = (env_sps, step_sps)
         print(f"{map_name:<12} {env_sps:>9.0f} {epy_sps:>9.0f} {bat_sps:>9.0f} {step_sps:>10.0f} {scan_sps:>10.0f}"
               f" {env_sps / step_sps:>7.2f} {env_sps / scan_sps:>10.2f}", flush=True)
-    ours, theirs = rows["3m"]
+    ours, theirs = rows.get("3m", (NAN, NAN))
     print(f"steps_per_s={ours:.0f} smax_steps_per_s={theirs:.0f} ratio={ours / theirs:.3f}")
 
 
@@ -324,7 +332,12 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="batched mode: torch device of our engine")
     parser.add_argument("--threads", type=int, default=1,
                         help="batched mode: torch CPU threads (default 1: on a shared CPU more threads spin)")
+    parser.add_argument("--maps", nargs="+", default=list(MAPS), help=f"maps to measure (default: {' '.join(MAPS)})")
+    parser.add_argument("--batches", nargs="+", type=int, default=list(BATCHES),
+                        help="batched mode: num_envs values (default: 1 16 256 2048)")
     args = parser.parse_args()
+    if any(n < 1 for n in args.batches):
+        raise ValueError(f"--batches must be positive integers, got {args.batches}")
     if args.single:
         cpu = None if args.no_pin else pin_to_one_cpu()  # before torch and jax are imported
         single(args, cpu)
