@@ -10,7 +10,7 @@ per step, masks read each step.  SMAX, two figures: ``step`` = the vmapped ``env
 ``get_avail_actions`` jitted once as *one* call, called from Python once per step with observations,
 world state, rewards, dones and masks fetched to the host each step (the way a Python runner steps
 it; for 1 game unvmapped); ``scan`` = the whole rollout compiled as one ``lax.scan`` (actions drawn
-in-graph).  ``ratio`` is ours / SMAX-step, ``scan ratio`` ours / SMAX-scan; the CPU-second columns
+in-graph).  SMAX's ``step`` resets finished games itself, in both figures.  ``ratio`` is ours / SMAX-step, ``scan ratio`` ours / SMAX-scan; the CPU-second columns
 count this process's CPU time (SMAX's scan uses every core it may).  The last line is
 ``steps_per_s=<ours> smax_steps_per_s=<smax scan> ratio=<ours/smax>`` for 3s5z at 2048 games.
 torch runs one thread here (``--threads``).
@@ -38,8 +38,11 @@ script says so and prints our numbers.  Install (checked 2026-11-30: jaxmarl 0.2
 torch 2.13.0+cpu is kept; gymnax caps gymnasium below 1.4, so pip takes gymnasium 1.3.0):
 
     .venv/bin/pip install -e ".[dev,bench]"
-    python benchmarks/smac_throughput.py [--quick] [--device cpu] [--threads 1]
-    python benchmarks/smac_throughput.py --single [--quick] [--no-pin]
+    python benchmarks/smac_throughput.py [--quick] [--device cpu] [--threads 1] [--maps 3m ...] [--batches 1 16 ...]
+    python benchmarks/smac_throughput.py --single [--quick] [--no-pin] [--maps 3m ...]
+
+``--quick`` times 2-10 steps; the run is then dominated by SMAX's compilations (two per map and
+batch size), several minutes on 2 shared cores.
 """
 
 from __future__ import annotations
