@@ -7,6 +7,11 @@ It is a ``BattleEngine`` (same constructor, tables, ``reset`` and attributes); o
 jitter is drawn from the engine's torch generator exactly as the torch engine draws it, so that the
 same seed gives the same games on both.
 
+The kernels run on the calling thread, one game after another: no thread pool of their own that
+would compete with torch's (a learner in the same process) or be a process-wide setting; measured
+on 2 shared cores, numba's parallel loops made large batches 2.6x slower (their threads spin and
+take the cores from torch), so there are none.
+
 ``SMACBattle`` picks this engine for the simulator on the CPU (``engine="auto"``); ``engine="torch"``
 keeps the batched torch engine (a GPU, or a check of one implementation against the other).
 """
@@ -19,10 +24,6 @@ import torch
 from . import kernels as K
 from .engine import STEP_MUL, BattleEngine
 from .units import COOLDOWN_JITTER_HIGH, COOLDOWN_JITTER_LOW
-
-# games per call from which the kernels spread the games over numba's threads (below it the
-# threads' start-up costs more than they save)
-PARALLEL_GAMES = 64
 
 STATE_FIELDS = ("pos", "hp", "shield", "energy", "cooldown", "since_damage", "order", "target", "goal",
                 "trigger_goal", "cur_speed", "last_attacker")
@@ -138,8 +139,7 @@ class NumbaEngine(BattleEngine):
         jitter = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (loops, self.num_envs, self.num_units),
                                device=self.device, generator=self.generator).numpy()
         t = self.tables
-        run = K.advance_parallel if self.num_envs >= PARALLEL_GAMES else K.advance
-        run(jitter, self._np_pos, self._np_hp, self._np_shield, self._np_energy, self._np_cooldown,
+        K.advance(jitter, self._np_pos, self._np_hp, self._np_shield, self._np_energy, self._np_cooldown,
             self._np_since_damage, self._np_order, self._np_target, self._np_goal, self._np_trigger_goal,
             self._np_cur_speed, self._np_last_attacker, t["uf"], t["ub"], t["ui"], t["raw_damage"], t["can_target"],
             t["walkable"], t["cliff_walkable"], t["hop"], t["cliff_hop"], t["nbr"], t["flags"])

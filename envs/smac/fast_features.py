@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import feature_kernels as FK
-from .fast_engine import PARALLEL_GAMES
 from .features import FeatureConfig, SideView
 from .rewards import RewardConfig, RewardTracker
 
@@ -53,16 +52,14 @@ class FastSideView:
 
     def avail_actions(self, px, py) -> np.ndarray:
         out = np.empty((px.shape[0], self.n, self.n_actions), np.bool_)
-        run = FK.avail_actions_parallel if px.shape[0] >= PARALLEL_GAMES else FK.avail_actions
-        run(out, px, py, self.engine.arrays("hp"), self.ally0, self.n, self.enemy0, self.m,
+        FK.avail_actions(out, px, py, self.engine.arrays("hp"), self.ally0, self.n, self.enemy0, self.m,
                          self.is_medivac, self.pathing)
         return out
 
     def observations(self, px, py, avail, last_action, timestep) -> np.ndarray:
         eng = self.engine
         out = np.empty((px.shape[0], self.n, self.obs_size), np.float32)
-        run = FK.observations_parallel if px.shape[0] >= PARALLEL_GAMES else FK.observations
-        run(out, avail, last_action, timestep, px, py, eng.arrays("hp"), eng.arrays("shield"),
+        FK.observations(out, avail, last_action, timestep, px, py, eng.arrays("hp"), eng.arrays("shield"),
                         self.hp_max, self.shield_max, self.ally0, self.n, self.enemy0, self.m, self.ally_type,
                         self.enemy_type, self.view.bits, self.view.shield_ally, self.view.shield_enemy, self.pathing,
                         self.height, self.config)

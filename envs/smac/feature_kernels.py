@@ -10,7 +10,7 @@ frame (mirrored when the seat is), ``ally0``/``enemy0`` the first unit of the se
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .kernels import HALF, ONE, SIGHT, ZERO, _distance
 from .units import MOVE_AMOUNT, SHOOT_RANGE
@@ -78,13 +78,6 @@ def _avail_game(e, out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing):
 def avail_actions(out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing):
     """features.SideView.avail_actions into ``out`` bool (E, n, 6 + m)."""
     for e in range(px.shape[0]):
-        _avail_game(e, out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing)
-
-
-@njit(cache=True, parallel=True)
-def avail_actions_parallel(out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing):
-    """``avail_actions`` with the games spread over numba's threads."""
-    for e in prange(px.shape[0]):
         _avail_game(e, out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing)
 
 
@@ -207,15 +200,6 @@ def observations(out, avail, last_action, timestep, px, py, hp, shield, hp_max, 
                  ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config):
     """features.SideView.observations into ``out`` float32 (E, n, obs_size)."""
     for e in range(px.shape[0]):
-        _obs_game(e, out, avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, ally0, n, enemy0, m,
-                  ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config)
-
-
-@njit(cache=True, parallel=True)
-def observations_parallel(out, avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, ally0, n, enemy0,
-                          m, ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config):
-    """``observations`` with the games spread over numba's threads."""
-    for e in prange(px.shape[0]):
         _obs_game(e, out, avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, ally0, n, enemy0, m,
                   ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .units import (
     COLOSSUS_LINE_HALF_LENGTH,
@@ -502,17 +502,6 @@ def advance(jitter, pos, hp, shield, energy, cooldown, since_damage, order, targ
     """``jitter.shape[0]`` game loops of every game, then the separation of overlapping units
     (engine.BattleEngine.advance); ``jitter`` (loops, E, U) int64 cooldown jitters."""
     for e in range(pos.shape[0]):
-        _advance_game(e, jitter, pos, hp, shield, energy, cooldown, since_damage, order, target, goal, trigger_goal,
-                      cur_speed, last_attacker, uf, ub, ui, raw_damage, can_target, walkable, cliff_walkable, hop,
-                      cliff_hop, nbr, flags)
-
-
-@njit(cache=True, parallel=True)
-def advance_parallel(jitter, pos, hp, shield, energy, cooldown, since_damage, order, target, goal, trigger_goal,
-                     cur_speed, last_attacker, uf, ub, ui, raw_damage, can_target, walkable, cliff_walkable, hop,
-                     cliff_hop, nbr, flags):
-    """``advance`` with the games spread over numba's threads (games are independent: same results)."""
-    for e in prange(pos.shape[0]):
         _advance_game(e, jitter, pos, hp, shield, energy, cooldown, since_damage, order, target, goal, trigger_goal,
                       cur_speed, last_attacker, uf, ub, ui, raw_damage, can_target, walkable, cliff_walkable, hop,
                       cliff_hop, nbr, flags)
