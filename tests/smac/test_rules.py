@@ -1,4 +1,5 @@
-"""Rules of the engine on hand-computed fights (spec-smac.md §1, §8)."""
+"""Rules of the engine on hand-computed fights (spec-smac.md §1, §8), on both implementations of the
+rules: the torch engine and the compiled kernels (``NumbaEngine``)."""
 
 import math
 
@@ -6,15 +7,21 @@ import pytest
 import torch
 
 from selfplay.envs.smac.engine import ATTACK, HEAL, MOVE, STOP, BattleEngine
+from selfplay.envs.smac.fast_engine import NumbaEngine
 from selfplay.envs.smac.maps import MapSpec, get_map
 from selfplay.envs.smac.units import UNIT_STATS
 
 
-def duel(ally, enemy, n_envs=1, terrain="open", seed=0):
-    """An engine with the given unit lists (side 0, side 1) and no scripted side."""
+@pytest.fixture(params=[BattleEngine, NumbaEngine], ids=["torch", "numba"])
+def engine(request):
+    return request.param
+
+
+def duel(engine, ally, enemy, n_envs=1, terrain="open", seed=0):
+    """An ``engine`` (class) with the given unit lists (side 0, side 1) and no scripted side."""
     spec = MapSpec("test", tuple((u, 1, (10.0, 16.0)) for u in ally), tuple((u, 1, (20.0, 16.0)) for u in enemy),
                    100, "T", "T", "marines", terrain)
-    return BattleEngine(spec, n_envs, seed=seed, scripted_sides=())
+    return engine(spec, n_envs, seed=seed, scripted_sides=())
 
 
 def place(eng, positions):
@@ -40,10 +47,10 @@ def test_unit_table_matches_spec():
                                                   "hydralisk", "zergling", "baneling")] == [15, 25, 35, 22, 24, 10, 11, 1]
 
 
-def test_marine_vs_marine_shots_and_loops_to_kill():
+def test_marine_vs_marine_shots_and_loops_to_kill(engine):
     """45 hp / 6 per shot -> 8 shots; 7 cooldowns of 0.861*16 = 13.776 loops + jitter in {-1..2}."""
     E = 512
-    eng = duel(["marine"], ["marine"], E)
+    eng = duel(engine, ["marine"], ["marine"], E)
     place(eng, [[10.0, 16.0], [15.0, 16.0]])  # edge distance 4.25 <= range 5
     order(eng, 0, ATTACK, 1)
     hp_trace, death_loop, first_loop = [], torch.full((E,), -1), torch.full((E,), -1)
@@ -64,8 +71,8 @@ def test_marine_vs_marine_shots_and_loops_to_kill():
     assert bool((eng.hp[:, 0] == 45).all())  # the target was idle: it never shot back
 
 
-def test_stalker_vs_zealot_shields_first_armor_per_hit():
-    eng = duel(["stalker"], ["zealot"])
+def test_stalker_vs_zealot_shields_first_armor_per_hit(engine):
+    eng = duel(engine, ["stalker"], ["zealot"])
     place(eng, [[10.0, 16.0], [15.0, 16.0]])
     order(eng, 0, ATTACK, 1)
     seen = []
@@ -80,8 +87,8 @@ def test_stalker_vs_zealot_shields_first_armor_per_hit():
     assert seen[:6] == [(37, 100), (24, 100), (11, 100), (0, 99), (0, 87), (0, 75)]
 
 
-def test_zealot_double_hit_walks_into_melee_range():
-    eng = duel(["zealot"], ["stalker"])
+def test_zealot_double_hit_walks_into_melee_range(engine):
+    eng = duel(engine, ["zealot"], ["stalker"])
     place(eng, [[10.0, 16.0], [14.0, 16.0]])
     order(eng, 0, ATTACK, 1)
     seen = []
@@ -98,8 +105,8 @@ def test_zealot_double_hit_walks_into_melee_range():
     assert gap <= 0.5 + 0.625 + 0.1 + 1e-4  # it closed in to melee range 0.1 (edge) before hitting
 
 
-def test_marauder_bonus_vs_armored():
-    eng = duel(["marauder", "marauder", "marauder"], ["stalker", "marine", "zealot"])
+def test_marauder_bonus_vs_armored(engine):
+    eng = duel(engine, ["marauder", "marauder", "marauder"], ["stalker", "marine", "zealot"])
     place(eng, [[10, 10], [10, 16], [10, 22], [14, 10], [14, 16], [14, 22]])
     for i in range(3):
         order(eng, i, ATTACK, 3 + i)
@@ -110,8 +117,8 @@ def test_marauder_bonus_vs_armored():
     assert eng.shield[0, 5].item() == 40 and eng.hp[0, 5].item() == 100
 
 
-def test_medivac_heal_rate_and_energy():
-    eng = duel(["medivac", "marine"], ["marine"])
+def test_medivac_heal_rate_and_energy(engine):
+    eng = duel(engine, ["medivac", "marine"], ["marine"])
     place(eng, [[10.0, 16.0], [11.0, 16.0], [28.0, 16.0]])
     eng.hp[:, 1] = 20.0
     order(eng, 0, HEAL, 1)
@@ -127,8 +134,8 @@ def test_medivac_heal_rate_and_energy():
     assert eng.energy[0, 0].item() < 0.6
 
 
-def test_baneling_splash():
-    eng = duel(["baneling", "zergling"], ["zergling", "zergling", "zergling", "marine"])
+def test_baneling_splash(engine):
+    eng = duel(engine, ["baneling", "zergling"], ["zergling", "zergling", "zergling", "marine"])
     place(eng, [[10.0, 16.0], [10.5, 16.0], [10.6, 16.0], [11.5, 17.0], [12.2, 16.5], [10.6, 19.5]])
     order(eng, 0, ATTACK, 2)
     eng.advance(3)
@@ -139,8 +146,8 @@ def test_baneling_splash():
     assert eng.hp[0, 1].item() > 34  # no friendly fire on the allied zergling
 
 
-def test_colossus_line_splash():
-    eng = duel(["colossus"], ["zergling", "zergling", "zergling", "zergling"])
+def test_colossus_line_splash(engine):
+    eng = duel(engine, ["colossus"], ["zergling", "zergling", "zergling", "zergling"])
     # target at (15,16); two zerglings on the perpendicular line through it, one behind it on the attack axis
     place(eng, [[10.0, 16.0], [15.0, 16.0], [15.0, 17.0], [15.0, 15.0], [16.5, 16.0]])
     order(eng, 0, ATTACK, 1)
@@ -151,8 +158,8 @@ def test_colossus_line_splash():
     assert eng.hp[0, 4].item() == 35.0
 
 
-def test_attack_beyond_range_walks_into_range_first():
-    eng = duel(["marine"], ["marine"])
+def test_attack_beyond_range_walks_into_range_first(engine):
+    eng = duel(engine, ["marine"], ["marine"])
     place(eng, [[6.0, 16.0], [16.0, 16.0]])
     order(eng, 0, ATTACK, 1)
     first = None
@@ -167,8 +174,8 @@ def test_attack_beyond_range_walks_into_range_first():
     assert 5.6 <= gap <= 5.75 + 1e-3
 
 
-def test_movement_blocked_by_terrain():
-    eng = duel(["marine"], ["marine"], terrain="line")  # walkable strip y in [8, 24)
+def test_movement_blocked_by_terrain(engine):
+    eng = duel(engine, ["marine"], ["marine"], terrain="line")  # walkable strip y in [8, 24)
     place(eng, [[16.0, 9.0], [28.0, 16.0]])
     order(eng, 0, MOVE, goal=(16.0, 2.0))
     eng.advance(80)
@@ -179,8 +186,8 @@ def test_movement_blocked_by_terrain():
     assert eng.pos[0, 0, 0].item() > 16.5 and eng.pos[0, 0, 1].item() >= 8.0
 
 
-def test_shield_regeneration_after_ten_seconds():
-    eng = duel(["stalker"], ["stalker"])
+def test_shield_regeneration_after_ten_seconds(engine):
+    eng = duel(engine, ["stalker"], ["stalker"])
     place(eng, [[10.0, 16.0], [28.0, 16.0]])
     eng.shield[:, 0] = 10.0
     eng.advance(159)
@@ -189,16 +196,16 @@ def test_shield_regeneration_after_ten_seconds():
     assert eng.shield[0, 0].item() == pytest.approx(12.0, abs=0.2)
 
 
-def test_zerg_regeneration():
-    eng = duel(["zergling"], ["zergling"])
+def test_zerg_regeneration(engine):
+    eng = duel(engine, ["zergling"], ["zergling"])
     place(eng, [[10.0, 16.0], [28.0, 16.0]])
     eng.hp[:, 0] = 10.0
     eng.advance(160)
     assert eng.hp[0, 0].item() == pytest.approx(10 + 10 * 0.2734, abs=1e-3)
 
 
-def test_stop_order_means_idle_and_dead_target_ends_attack():
-    eng = duel(["marine", "marine"], ["marine"])
+def test_stop_order_means_idle_and_dead_target_ends_attack(engine):
+    eng = duel(engine, ["marine", "marine"], ["marine"])
     place(eng, [[10.0, 16.0], [10.0, 17.0], [14.0, 16.0]])
     order(eng, 0, ATTACK, 2)
     order(eng, 1, STOP)
@@ -207,8 +214,8 @@ def test_stop_order_means_idle_and_dead_target_ends_attack():
     assert eng.hp[0, 2].item() == 0 and eng.order[0, 0].item() == STOP
 
 
-def test_scripted_ai_attacks_towards_allies():
-    eng = BattleEngine(get_map("3m"), 2, seed=0, scripted_sides=(1,))
+def test_scripted_ai_attacks_towards_allies(engine):
+    eng = engine(get_map("3m"), 2, seed=0, scripted_sides=(1,))
     start = eng.pos[:, 3:, 0].clone()
     eng.advance(8 * 6)
     assert bool((eng.pos[:, 3:, 0] < start - 3).all())  # walked west towards the allies
