@@ -291,7 +291,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         from selfplay.evaluation.compare import _evaluate_one
         from selfplay.training.distributed.executor import RayExecutor
 
-        (summary,) = RayExecutor(ray).map(_evaluate_one, [(args.run_dir, matches, args.seed)])
+        (summary,) = RayExecutor(ray).map(_evaluate_one, [(args.run_dir, matches, args.seed, RayExecutor(ray))])
     else:
         summary = evaluate_run_dir(args.run_dir, matches=matches, seed=args.seed)
     for key, value in summary.items():

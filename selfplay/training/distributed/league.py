@@ -553,10 +553,13 @@ def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayL
 
 def train_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None) -> dict:
     """``selfplay league --ray``: train on Ray, then evaluate the committed league here (as ``train_league``)."""
+    from selfplay.training.distributed.executor import RayExecutor
+
+    settings = settings or RayLeagueSettings()
     run_league_on_ray(config, out, settings)
     trainer = LeagueTrainer(config, out)
     trainer.load()
-    return evaluate_league(trainer)
+    return evaluate_league(trainer, blocks=RayExecutor(settings.ray))
 
 
 def check_league_records(out: str | Path) -> dict:
