@@ -129,11 +129,11 @@ def test_alphastar_league_on_ray_streams_chunks_survives_killed_worker_learner_a
         seen["workers"] |= set(actors["workers"])
         seen["progress"] = progress
         stage, updates = seen["stage"], progress["updates"]
-        if stage == 0 and updates >= 2 and 0 in actors["workers"]:
+        if stage == 0 and updates >= 1 and 0 in actors["workers"]:
             ray.kill(actors["workers"][0])
         elif stage == 1 and 2 in actors["workers"] and updates >= seen["at"] + 1:
             ray.kill(actors["learners"]["main_0"], no_restart=False)
-        elif stage == 2 and updates >= seen["at"] + 2:
+        elif stage == 2 and updates >= seen["at"] + 1 and not progress["done"]:
             raise DriverKilled
         else:
             return
@@ -144,9 +144,10 @@ def test_alphastar_league_on_ray_streams_chunks_survives_killed_worker_learner_a
         run_league_on_ray(config, out, settings, on_poll=faults)
     assert seen["stage"] == 2 and {0, 1, 2} <= seen["workers"]  # worker 0 was killed and replaced by worker 2
     assert seen["progress"]["max_lag_at_lease"] <= 1
+    assert LeagueTrainer(config, out).load()  # as any resume: rewrites exports a kill cut after the last commit
     counts = check_league_records(out)
     assert counts["games"] - counts["self_play_games"] == counts["payoff_games"] > 0
-    before = pd.read_csv(out / "matches.csv")
+    before, updates_before = pd.read_csv(out / "matches.csv"), counts["updates"]
 
     result = run_league_on_ray(config, out, settings)
     progress = result.progress
@@ -154,7 +155,8 @@ def test_alphastar_league_on_ray_streams_chunks_survives_killed_worker_learner_a
     assert progress["max_lag_at_lease"] <= 1
     pd.testing.assert_frame_equal(pd.read_csv(out / "matches.csv").iloc[:len(before)], before)
     counts = check_league_records(out)
-    assert counts["games"] - counts["self_play_games"] == counts["payoff_games"] > len(before) - counts["self_play_games"]
+    assert counts["games"] - counts["self_play_games"] == counts["payoff_games"] > 0
+    assert counts["updates"] > updates_before  # the re-run resumed and went on
     trainer = LeagueTrainer(config, out)
     assert trainer.load() and all(p.steps >= 320 for p in trainer.players)
     metrics = pd.read_csv(out / "metrics.csv")

@@ -20,18 +20,40 @@ Three kinds of actor, and the driver that watches them:
   update, and return the new state; the coordinator publishes the new frozen weights to the object
   store (``ray.put``, owned by the coordinator so they outlive any worker) for the workers to pick up.
 
-**Staleness (PPO).** A player is leased to one worker at a time, and not again until its update is
+**The AlphaStar agent (chunk agents).** Its learner's state does not hold what it recorded: the
+worker plays until a batch of chunks is ready, takes it out of its recorder (``take_batch``: at most
+one chunk per lane, oldest first, each with the behaviour policy's log-probabilities and the weight
+version of its oldest decision), puts it in the object store and hands the reference to the
+coordinator (``handoff``), then takes its next lease — the player is free again at once. The
+coordinator runs a player's updates one at a time in hand-off order: it calls the player's learner
+with the player's state *as last committed* and the batch's reference (``LeagueLearner.learn``: the
+learner fetches the chunks straight from the worker's node and runs ``update_on``), and the reply
+comes back to the coordinator itself (``update_done``), which applies it like ``finish`` and starts
+the next. Partial chunks of games that go on into the worker's next lease of the same player stay
+in its recorder.
+
+**Staleness.** PPO: a player is leased to one worker at a time, and not again until its update is
 in: every rollout is collected entirely with the weights the update starts from — on-policy, zero
 lag, as in the single-process loop. Parallelism comes from the players (a league has 4 by default)
-and from the learners updating while the workers play other players. Opponents that are *active*
-players are the snapshot of their last finished update (at most one update behind a concurrent one).
+and from the learners updating while the workers play other players. AlphaStar: a player is leased
+again while at most ``max_lag`` (default 1) of its updates are unfinished, so the weights a lease
+plays with are at most ``max_lag`` updates older than the weights its batch updates; decisions
+carried over from the worker's previous lease of that player (partial chunks, and chunks beyond one
+per lane left in its recorder) are older still. V-trace (with the behaviour log-probabilities each chunk carries) corrects for it, and every
+update records the measured lag (``policy_lag`` in ``metrics.csv``: weight versions between the
+batch's oldest decision and the weights it updates; an exploiter's reset counts as a version).
+Opponents that are *active* players are the snapshot of their last finished update.
 
 **Faults.** A finished game is counted when its outcome reaches the coordinator (``matches.csv`` and
 the payoff table are updated together, in one actor method); games still running when a worker dies
 are never counted. A worker that dies is replaced by the driver; its lease is released and the
-player goes, with its last learned state, to another worker (its rollout so far is lost). A learner
-holds nothing between updates (the rollout brings the state), so Ray restarts one that died and
-retries the update. A coordinator that dies takes the other actors down with it, and the driver
+player goes, with its last learned state, to another worker (its rollout so far is lost); chunk
+batches it had handed off are learned, or, if they died with it (the worker owns them in the object
+store), their update is dropped (``dropped_updates``; the steps are not counted, the games stay
+counted). A learner holds nothing between updates (the rollout, or the committed state with the
+chunks, comes with each call; the AlphaStar learner keeps only the frozen SL network's per-lane
+LSTM states, a cache), so Ray restarts one that died and retries the update from the last commit.
+A coordinator that dies takes the other actors down with it, and the driver
 restarts them all from the last commit (games reported since are not counted). A run whose driver
 was killed resumes from the last commit (``selfplay league --ray`` again). Scheduling
 order is not reproducible across runs (as the asynchronous AlphaStar learner): the Ray league is
