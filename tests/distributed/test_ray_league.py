@@ -106,7 +106,7 @@ def test_league_on_ray_plays_smac_3m_with_the_multi_unit_ppo_agent(ray_instance,
     assert counts["games"] - counts["self_play_games"] == counts["payoff_games"] > 0
 
 
-@pytest.mark.slow  # actor start-ups: about 40 s at a load of 7 on 2 cores
+@pytest.mark.slow  # actor start-ups (5 at the start, 1 replacement, 1 restart, 5 at the resume): ~50 s at a load of 7
 def test_alphastar_league_on_ray_streams_chunks_survives_killed_worker_learner_and_driver(ray_instance, tmp_path):
     """SMAC 3m, the AlphaStar agent (tiny network), 2 rollout workers: a worker is killed (its handed-off
     chunks may die with it: that update is dropped, its games stay counted), a learner is killed (Ray
@@ -117,7 +117,7 @@ def test_alphastar_league_on_ray_streams_chunks_survives_killed_worker_learner_a
 
     sl = make_sl_checkpoint(tmp_path / "sl.pt")
     config = small(env="smac:3m", agent="alphastar", league="league:main=1,main_exploiters=1,league_exploiters=0,decay=1.0",
-                   steps=320, min_steps=60, max_steps=120, num_envs=4,
+                   steps=256, min_steps=60, max_steps=120, num_envs=4,
                    agent_settings={"sl_checkpoint": sl, "chunk_length": 4, "batch_chunks": 4})
     out = tmp_path / "run"
     seen: dict = {"stage": 0, "workers": set(), "at": 0, "progress": None}
@@ -158,7 +158,7 @@ def test_alphastar_league_on_ray_streams_chunks_survives_killed_worker_learner_a
     assert counts["games"] - counts["self_play_games"] == counts["payoff_games"] > 0
     assert counts["updates"] > updates_before  # the re-run resumed and went on
     trainer = LeagueTrainer(config, out)
-    assert trainer.load() and all(p.steps >= 320 for p in trainer.players)
+    assert trainer.load() and all(p.steps >= 256 for p in trainer.players)
     metrics = pd.read_csv(out / "metrics.csv")
     assert (metrics["policy_lag"] >= 0).all() and (metrics["chunks"] >= 1).all()
     assert counts["menagerie"] >= 3 and trainer.learners["main_0"].samples > 0

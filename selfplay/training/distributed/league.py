@@ -39,9 +39,10 @@ and from the learners updating while the workers play other players. AlphaStar: 
 again while at most ``max_lag`` (default 1) of its updates are unfinished, so the weights a lease
 plays with are at most ``max_lag`` updates older than the weights its batch updates; decisions
 carried over from the worker's previous lease of that player (partial chunks, and chunks beyond one
-per lane left in its recorder) are older still. V-trace (with the behaviour log-probabilities each chunk carries) corrects for it, and every
-update records the measured lag (``policy_lag`` in ``metrics.csv``: weight versions between the
-batch's oldest decision and the weights it updates; an exploiter's reset counts as a version).
+per lane left in its recorder) are older still. V-trace, with the behaviour log-probabilities each
+chunk carries, corrects for it, and every update records the measured lag (``policy_lag`` in
+``metrics.csv``: weight versions between the batch's oldest decision and the weights it updates;
+an exploiter's reset counts as a version).
 Opponents that are *active* players are the snapshot of their last finished update.
 
 **Faults.** A finished game is counted when its outcome reaches the coordinator (``matches.csv`` and
@@ -53,8 +54,8 @@ store), their update is dropped (``dropped_updates``; the steps are not counted,
 counted). A learner holds nothing between updates (the rollout, or the committed state with the
 chunks, comes with each call; the AlphaStar learner keeps only the frozen SL network's per-lane
 LSTM states, a cache), so Ray restarts one that died and retries the update from the last commit.
-A coordinator that dies takes the other actors down with it, and the driver
-restarts them all from the last commit (games reported since are not counted). A run whose driver
+A coordinator that dies takes the other actors down with it, and the driver restarts them all from
+the last commit (games reported since are not counted, chunk batches queued are dropped). A run whose driver
 was killed resumes from the last commit (``selfplay league --ray`` again). Scheduling
 order is not reproducible across runs (as the asynchronous AlphaStar learner): the Ray league is
 not bit-for-bit the single-process one; the single-process path stays the default and is unchanged.
