@@ -1,6 +1,7 @@
 """The league on Ray against the single-process league loop, at the same work (issue 19).
 
-Runs the same league (``--steps`` learner steps for each of 4 players on RirRPS) three ways — the
+Runs the same league (``--steps`` learner steps for each of 4 players on RirRPS with ``ppo-mlp``, or
+with ``--agent alphastar`` on SMAC 3m, the quick network from scratch) three ways — the
 single-process loop (``LeagueTrainer.train``), and ``run_league_on_ray`` with 1 and with 2 rollout
 workers on a local Ray instance — and prints, as ratios to the single-process loop:
 
@@ -15,6 +16,7 @@ The machine's load is printed before and after: figures on a shared machine are 
 within one run.
 
     .venv/bin/python benchmarks/ray_scaling.py [--steps 20000 --num-envs 64 --horizon 1024 --json out.json]
+    .venv/bin/python benchmarks/ray_scaling.py --agent alphastar --steps 2000 --num-envs 8 [--max-lag 1]
 """
 
 from __future__ import annotations
@@ -41,31 +43,34 @@ def single_process(config, out: Path) -> dict:
     samples = [0]
     for p in trainer.players:  # time the learners' updates (this script's own wrapper)
         def timed(update=p.learner.update, learner=p.learner):
-            samples[0] += learner.buffer.num_envs * learner.buffer.rollout_length
+            if hasattr(learner, "buffer"):  # PPO: the rollout; AlphaStar: the decisions the update consumed
+                samples[0] += learner.buffer.num_envs * learner.buffer.rollout_length
+            before = getattr(learner, "samples", 0)
             began = time.perf_counter()
             try:
                 return update()
             finally:
                 update_s[0] += time.perf_counter() - began
+                samples[0] += getattr(learner, "samples", 0) - before
         p.learner.update = timed
     began = time.perf_counter()
     trainer.train()
     seconds = time.perf_counter() - began
     steps = sum(p.steps for p in trainer.players)
     return {"steps": steps, "seconds": seconds, "startup_s": 0.0, "steps_per_s": steps / seconds,
-            "samples_per_update_s": samples[0] / update_s[0], "updates": sum(p.updates for p in trainer.players)}
+            "samples_per_update_s": samples[0] / update_s[0] if update_s[0] else float("nan"), "updates": sum(p.updates for p in trainer.players)}
 
 
-def on_ray(config, out: Path, workers: int) -> dict:
+def on_ray(config, out: Path, workers: int, max_lag: int = 1) -> dict:
     from selfplay.training.distributed.league import RayLeagueSettings, run_league_on_ray
 
-    result = run_league_on_ray(config, out, RayLeagueSettings(workers=workers))
+    result = run_league_on_ray(config, out, RayLeagueSettings(workers=workers, max_lag=max_lag))
     pr, ws, ls = result.progress, list(result.workers.values()), list(result.learners.values())
     total = lambda key: sum(w[key] for w in ws)
     return {
         "steps": pr["steps"], "seconds": pr["play_seconds"], "startup_s": result.seconds - pr["play_seconds"],
         "steps_per_s": pr["steps"] / pr["play_seconds"], "updates": pr["updates"],
-        "samples_per_update_s": sum(x["samples"] for x in ls) / sum(x["update_s"] for x in ls),
+        "samples_per_update_s": sum(x["samples"] for x in ls) / max(1e-9, sum(x["update_s"] for x in ls)),
         "report_roundtrip_ms": 1e3 * total("report_s") / max(1, total("reports")),
         "report_service_ms": 1e3 * pr["report_s"] / max(1, pr["reports"]),
         "lease_roundtrip_ms": 1e3 * total("lease_s") / max(1, total("leases")),
@@ -75,6 +80,7 @@ def on_ray(config, out: Path, workers: int) -> dict:
         "handoff_ms": 1e3 * pr["handoff_to_finish_s"] / max(1, pr["finished"]),
         "finish_service_ms": 1e3 * pr["finish_s"] / max(1, pr["finished"]),
         "reports": pr["reports"], "leases": pr["leases"], "finished": pr["finished"],
+        "max_lag_at_lease": pr["max_lag_at_lease"], "dropped_updates": pr["dropped_updates"],
     }
 
 
@@ -82,7 +88,7 @@ def raw_costs(config) -> dict:
     """A no-op actor call and object-store put/get of a learner state and of a frozen policy."""
     import ray
 
-    from selfplay.training.registry import agent_kit, make_env
+    from selfplay.training.registry import agent_kit, env_for_agent, make_env
 
     @ray.remote(num_cpus=0)
     class Echo:
@@ -97,7 +103,8 @@ def raw_costs(config) -> dict:
         ray.get(echo.ping.remote())
     noop_ms = 1e3 * (time.perf_counter() - began) / n
     kit = agent_kit(config.agent, config.env)
-    learner = kit.make_learner(make_env(config.env, config.num_envs, seed=0), 1, **config.agent_settings)
+    learner = kit.make_learner(make_env(env_for_agent(config.env, config.agent), config.num_envs, seed=0), 1,
+                               **config.agent_settings)
     state, snapshot = learner.state_dict(), learner.snapshot()
 
     def roundtrip(obj) -> float:
@@ -120,7 +127,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20_000, help="learner steps per player")
     parser.add_argument("--num-envs", type=int, default=64)
-    parser.add_argument("--horizon", type=int, default=1024)
+    parser.add_argument("--horizon", type=int, default=1024, help="ppo-mlp's rollout length")
+    parser.add_argument("--agent", choices=("ppo-mlp", "alphastar"), default="ppo-mlp",
+                        help="ppo-mlp on RirRPS, or the AlphaStar agent on SMAC 3m (quick network, no SL checkpoint)")
+    parser.add_argument("--max-lag", type=int, default=1, help="alphastar on Ray: unfinished updates a lease may start with")
     parser.add_argument("--json", default=None, help="also write the figures here")
     args = parser.parse_args()
 
@@ -130,17 +140,21 @@ def main() -> None:
     from selfplay.training.league_loop import LeagueTrainConfig
 
     torch.set_num_threads(1)
+    game = ({"env": "smac:3m", "agent": "alphastar", "agent_settings": {}} if args.agent == "alphastar"
+            else {"agent_settings": {"horizon": args.horizon}})
     config = LeagueTrainConfig(steps=args.steps, min_steps=args.steps // 8, max_steps=args.steps // 4,
-                               num_envs=args.num_envs, agent_settings={"horizon": args.horizon}, tensorboard=False)
-    print(f"league {config.league} on {config.env}: {args.steps} steps per player, {args.num_envs} games, "
-          f"horizon {args.horizon}; {load()}")
+                               num_envs=args.num_envs, tensorboard=False, **game)
+    print(f"league {config.league} on {config.env} with {config.agent}: {args.steps} steps per player, "
+          f"{args.num_envs} games" + (f", horizon {args.horizon}" if args.agent != "alphastar" else
+                                      f", max lag {args.max_lag}") + f"; {load()}")
     rows = {}
     with tempfile.TemporaryDirectory() as tmp:
         rows["single process"] = single_process(config, Path(tmp) / "local")
         print(f"  single process done; {load()}", flush=True)
         ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
         for workers in (1, 2):
-            rows[f"ray, {workers} worker{'s' * (workers > 1)}"] = on_ray(config, Path(tmp) / f"ray{workers}", workers)
+            rows[f"ray, {workers} worker{'s' * (workers > 1)}"] = on_ray(config, Path(tmp) / f"ray{workers}", workers,
+                                                                         args.max_lag)
             print(f"  {workers} worker(s) done; {load()}", flush=True)
         costs = raw_costs(config)
         ray.shutdown()
@@ -157,7 +171,9 @@ def main() -> None:
                   f"({r['reports']}), lease {r['lease_roundtrip_ms']:.2f} / {r['lease_service_ms']:.2f} ({r['leases']}), "
                   f"weight fetch {r['fetch_ms']:.2f} ({r['fetches']}), finish {r['finish_service_ms']:.1f} "
                   f"of which commit {r['commit_ms']:.1f} ({r['finished']}); rollout handed to the learner -> "
-                  f"its finish starts at the coordinator {r['handoff_ms']:.0f}")
+                  f"its finish starts at the coordinator {r['handoff_ms']:.0f}"
+                  + (f"; most unfinished updates at a lease {r['max_lag_at_lease']}, dropped updates "
+                     f"{r['dropped_updates']}" if args.agent == "alphastar" else ""))
     print(f"  no-op actor call {costs['noop_call_ms']:.2f}; put + call with a learner state "
           f"({costs['state_bytes'] / 1e3:.0f} kB) {costs['state_put_call_ms']:.2f}, with a frozen policy "
           f"({costs['snapshot_bytes'] / 1e3:.0f} kB) {costs['snapshot_put_call_ms']:.2f}; "

@@ -221,6 +221,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_alphastar_options(p)
     _add_ray_options(p, "the league as Ray actors (coordinator, rollout workers, a learner per player)")
     p.add_argument("--workers", type=int, default=2, help="with --ray: rollout-worker actors")
+    p.add_argument("--max-lag", type=int, default=1,
+                   help="with --ray and --agent alphastar: a player plays on while up to this many of its updates are "
+                        "unfinished (V-trace corrects the lag; PPO is always on-policy)")
 
     p = _subparser(sub, "sl", "AlphaStar agent: record scripted demonstrations on SMAC and train it by supervised learning")
     p.add_argument("--env", default="smac:3m", help="smac:MAP")
@@ -291,7 +294,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         from selfplay.evaluation.compare import _evaluate_one
         from selfplay.training.distributed.executor import RayExecutor
 
-        (summary,) = RayExecutor(ray).map(_evaluate_one, [(args.run_dir, matches, args.seed)])
+        (summary,) = RayExecutor(ray).map(_evaluate_one, [(args.run_dir, matches, args.seed, RayExecutor(ray))])
     else:
         summary = evaluate_run_dir(args.run_dir, matches=matches, seed=args.seed)
     for key, value in summary.items():
@@ -352,7 +355,8 @@ def cmd_league(args: argparse.Namespace) -> int:
     if ray is not None:
         from selfplay.training.distributed.league import RayLeagueSettings, train_league_on_ray
 
-        summary = train_league_on_ray(config, args.out, RayLeagueSettings(ray=ray, workers=args.workers, progress=True))
+        summary = train_league_on_ray(config, args.out, RayLeagueSettings(ray=ray, workers=args.workers, max_lag=args.max_lag,
+                                                                       progress=True))
     else:
         summary = train_league(config, args.out)
     print(f"league done: {summary}; report: {args.out}/report.md")

@@ -24,7 +24,10 @@ weights; ``update`` only consumes chunks. By default both run in turn on one ``n
 the actors keep playing with the last weights it published (IMPALA's policy lag, corrected by
 V-trace): ``update`` hands a batch to the thread and returns the previous update's metrics, and the
 actor picks up the new weights at its next ``act`` (``weight_version`` counts those). A process or
-distributed split moves the same two things: chunks to the learner, weights back.
+distributed split moves the same two things: chunks to the learner, weights back — ``take_batch`` on
+the acting side, ``update_on(batch)`` on the learning side (the Ray league, training/distributed/
+league.py). Every chunk carries ``version``, the oldest weight version its decisions were made with,
+so a learner elsewhere can measure the policy lag V-trace corrects.
 
 Through ``AlphaStarLearner`` the whole loop is the suite's ``Learner`` contract (selfplay/policy.py):
 ``act`` (records the decisions), ``record(reward, done)``, ``ready`` (a batch of chunks is waiting),
@@ -109,6 +112,7 @@ class Chunk:
     dones: torch.Tensor  # [T+1] the episode ended before the next decision
     starts: torch.Tensor  # [T+1] the decision began an episode
     state: tuple[torch.Tensor, torch.Tensor]  # LSTM state the first decision acted from, [layers, H] each
+    version: int = 0  # the oldest weight version among the first T decisions (the behaviour policy's age)
 
 
 class ChunkRecorder:
@@ -125,14 +129,16 @@ class ChunkRecorder:
         self.starts = torch.zeros(lanes, T1, dtype=torch.bool)
         self.h = torch.zeros(lanes, T1, *state_shape)
         self.c = torch.zeros(lanes, T1, *state_shape)
+        self.versions = torch.zeros(lanes, T1, dtype=torch.long)
         self.count = torch.zeros(lanes, dtype=torch.long)
         self.seq = torch.zeros(lanes, dtype=torch.long)
         self.chunks: deque[Chunk] = deque()
         self.decisions = 0
 
     def add(self, rows: torch.Tensor, obs: torch.Tensor, actions: torch.Tensor, log_probs: dict,
-            state: tuple[torch.Tensor, torch.Tensor], starts: torch.Tensor) -> None:
-        """Append one decision for each lane of ``rows`` (obs/actions/... are already those rows')."""
+            state: tuple[torch.Tensor, torch.Tensor], starts: torch.Tensor, version: int = 0) -> None:
+        """Append one decision for each lane of ``rows`` (obs/actions/... are already those rows'),
+        made with weights of ``version``."""
         if rows.numel() == 0:
             return
         pos = self.count[rows]
@@ -143,6 +149,7 @@ class ChunkRecorder:
         self.dones[rows, pos] = False
         self.starts[rows, pos] = starts
         self.h[rows, pos], self.c[rows, pos] = state
+        self.versions[rows, pos] = int(version)
         self.count[rows] += 1
         self.decisions += int(rows.numel())
         full = rows[self.count[rows] == self.T + 1]
@@ -151,10 +158,12 @@ class ChunkRecorder:
                 lane=lane, seq=int(self.seq[lane]), obs=self.obs[lane].clone(), actions=self.actions[lane].clone(),
                 behaviour_log_probs=self.logp[lane].clone(), rewards=self.rewards[lane].clone(),
                 dones=self.dones[lane].clone(), starts=self.starts[lane].clone(),
-                state=(self.h[lane, 0].clone(), self.c[lane, 0].clone())))
+                state=(self.h[lane, 0].clone(), self.c[lane, 0].clone()),
+                version=int(self.versions[lane, :self.T].min())))
         if full.numel():
             T = self.T
-            for buf in (self.obs, self.actions, self.logp, self.rewards, self.dones, self.starts, self.h, self.c):
+            for buf in (self.obs, self.actions, self.logp, self.rewards, self.dones, self.starts, self.h, self.c,
+                        self.versions):
                 buf[full, 0] = buf[full, T]
             self.count[full] = 1
             self.seq[full] += 1
@@ -231,7 +240,8 @@ class AlphaStarLearner:
         rows = step["rows"]
         obs = torch.as_tensor(obs, dtype=torch.float32)
         self.recorder.add(rows, obs[rows], step["action"][rows],
-                          {k: v[rows] for k, v in step["info"]["log_probs"].items()}, step["input_state"], step["start"])
+                          {k: v[rows] for k, v in step["info"]["log_probs"].items()}, step["input_state"], step["start"],
+                          version=self.weight_version)
         self._acted = True
         return step["action"], step["state"], step["info"]
 
@@ -309,6 +319,24 @@ class AlphaStarLearner:
             cs.append(state[1])
         return layers_first((torch.stack(hs), torch.stack(cs))), fallbacks
 
+    def take_batch(self) -> list[Chunk]:
+        """The chunks the next ``update`` would learn from (oldest first, at most one per lane), taken out
+        of the recorder: the acting side of a split hands them to a learner elsewhere (``update_on``)."""
+        return self._take_batch() if self.recorder is not None else []
+
+    def update_on(self, batch: list[Chunk]) -> dict:
+        """One learner step, here and now, on chunks recorded elsewhere (possibly by older weights: the
+        behaviour log-probabilities they carry let V-trace correct the lag); its metrics."""
+        if not batch:
+            raise ValueError("batch must hold at least one Chunk")
+        self.wait()
+        metrics = self._learn(batch)
+        if self.actor_net is not self.net:
+            self.actor_net.load_state_dict(self.net.state_dict())
+        self.weight_version += 1
+        self._snapshot = None
+        return metrics
+
     def update(self) -> dict:
         """One learner step on the oldest chunks; its metrics (asynchronous: start it in the background
         and return the metrics of the previous background step, ``{}`` for the first)."""
@@ -316,10 +344,7 @@ class AlphaStarLearner:
         if not batch:
             raise RuntimeError("update() needs chunks; call it when ready()")
         if not self.config.asynchronous:
-            metrics = self._learn(batch)
-            self.weight_version += 1
-            self._snapshot = None
-            return metrics
+            return self.update_on(batch)
         self.wait()
         previous = self._last_metrics
         self._worker = threading.Thread(target=self._learn_in_background, args=(batch,), daemon=True)

@@ -124,16 +124,19 @@ def _train_one(args: tuple[TrainConfig, str]) -> dict:
     return {"seconds": result.seconds, "updates": result.updates, "menagerie_size": result.menagerie_size}
 
 
-def _evaluate_one(args: tuple[str, int, int]) -> dict:
-    run_dir, matches, seed = args
+def _evaluate_one(args: tuple) -> dict:
+    """``(run_dir, matches, seed)`` or ``(run_dir, matches, seed, blocks)`` (``blocks``: as ``evaluate_run_dir``)."""
+    run_dir, matches, seed, *rest = args
     with torch_threads(1):
-        return evaluate_run_dir(run_dir, matches, seed=seed)
+        return evaluate_run_dir(run_dir, matches, seed=seed, blocks=rest[0] if rest else None)
 
 
 def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figures: bool = True,
-                     scripted_games: int = 100) -> dict:
-    """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/."""
-    from selfplay.training.matches import evaluate_population
+                     scripted_games: int = 100, max_games: int | None = None, blocks: Any = None) -> dict:
+    """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/.
+    ``max_games`` (games per block, ``None``: ``matches.MAX_GAMES``) and ``blocks`` (a ``RayExecutor``
+    that plays the matrix's further blocks as tasks): as ``training.matches.play_matches``."""
+    from selfplay.training.matches import MAX_GAMES, evaluate_population
 
     run = RunDir(run_dir)
     cfg = run.read_config()
@@ -150,7 +153,8 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     if len(policies) < 2:
         raise ValueError(f"run {run_dir} has {len(policies)} checkpoint(s); a winrate matrix needs at least 2")
     env = env_for_agent(cfg["env"], cfg["agent"])
-    ev = evaluate_population(env, policies, matches, seed=seed, stack_policies=kit.stack_policies, ids=ids)
+    ev = evaluate_population(env, policies, matches, seed=seed, stack_policies=kit.stack_policies, ids=ids,
+                             max_games=max_games or MAX_GAMES, blocks=blocks)
     run.evaluation.mkdir(parents=True, exist_ok=True)
     np.savez(run.evaluation / "winrate.npz", W=ev.W, counts=ev.counts, nash=ev.nash, ids=np.array(ids))
     summary = {
@@ -250,7 +254,8 @@ def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
     # 2. per-run evaluation (also in parallel processes)
     from selfplay.evaluation.report import write_comparison
 
-    summaries = run_map(_evaluate_one, [(str(r.path), config.matches, r.seed) for r in runs], jobs)
+    blocks = executor if hasattr(executor, "submit") else None  # a matrix's further blocks as tasks too
+    summaries = run_map(_evaluate_one, [(str(r.path), config.matches, r.seed, blocks) for r in runs], jobs)
     timings = {"training": train_seconds, "winrate_matrices": time.perf_counter() - started - train_seconds}
     rows = []
     evaluations = {}

@@ -241,8 +241,9 @@ def checkpoint_win_rates(trainer: LeagueTrainer, policies: list[Any]) -> dict[st
     return rates
 
 
-def evaluate_league(trainer: LeagueTrainer) -> dict:
-    """Winrate matrix and maxent Nash of the league's historicals; figures and ``report.md``."""
+def evaluate_league(trainer: LeagueTrainer, blocks: Any = None) -> dict:
+    """Winrate matrix and maxent Nash of the league's historicals; figures and ``report.md``
+    (``blocks``: a ``RayExecutor`` that plays the matrix's further blocks as tasks, ``play_matches``)."""
     from selfplay.analysis import plots
     from selfplay.training.matches import evaluate_population
     from selfplay.utils.io import atomic_write_text
@@ -262,7 +263,7 @@ def evaluate_league(trainer: LeagueTrainer) -> dict:
     summary = {"historicals": len(entries)}
     if len(entries) >= 2:
         ev = evaluate_population(trainer.env_name, [e.policy for e in entries], cfg.matches, seed=cfg.seed,
-                                 stack_policies=trainer.kit.stack_policies, ids=[e.id for e in entries])
+                                 stack_policies=trainer.kit.stack_policies, ids=[e.id for e in entries], blocks=blocks)
         run.evaluation.mkdir(parents=True, exist_ok=True)
         np.savez(run.evaluation / "winrate.npz", W=ev.W, counts=ev.counts, nash=ev.nash, ids=np.array(ev.ids))
         labels = [f"{e.tags['parent']}@{e.step}" for e in entries]

@@ -3,6 +3,14 @@
 ``play_matches`` plays every pair of a list in both seats (half the matches each) — all the games of
 many pairs in one batched environment, each seat's actions computed for all games in one population
 forward pass (``stack_policies``) or, without one, one pass per distinct policy.
+
+**Blocks.** The games are played in blocks of at most ``max_games`` (16 384 by default). Block *k*
+plays in an environment seeded with ``seed + k``; block 0 samples actions with the stack's (or the
+policies') generators as they are, blocks *k* ≥ 1 with fresh ones: the stack's generator seeded with
+``derive_seed(seed, k)``, or, without a stack, copies of the policies whose generators are seeded with
+``derive_seed(seed, k, i)`` (policy *i*). So a block's games depend only on its own games and seeds,
+not on the blocks before it, and ``blocks`` (issue 19: a ``RayExecutor``) can run blocks 1, 2, … as
+separate tasks while the caller plays block 0, with the results of the local loop exactly.
 ``evaluate_run`` turns a run's evaluation checkpoints into a winrate matrix and its summaries;
 ``cross_population`` does the same between two runs.
 """
@@ -12,11 +20,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+import copy
+
 import numpy as np
 import torch
 
 from selfplay.training.batching import assign_state, group_by_policy, index_state
 from selfplay.training.registry import make_env
+from selfplay.utils.seeding import derive_seed
+
+MAX_GAMES = 16384  # games per block (module docstring): the default keeps every existing run's results
 
 
 def play_matches(
@@ -26,16 +39,22 @@ def play_matches(
     matches_per_pair: int,
     seed: int = 0,
     stack_policies: Callable[[list], Any] | None = None,
-    max_games: int = 16384,
+    max_games: int = MAX_GAMES,
     device: str = "cpu",
     home_seat: int | None = None,
+    blocks: Any = None,
 ) -> np.ndarray:
     """Scores of ``policies[home]`` against ``policies[away]`` for every row ``(home, away)`` of
     ``pairs``: an array ``(len(pairs), matches_per_pair)`` of 1 / ½ / 0. The first ⌈M/2⌉ matches of a
-    pair seat home in seat 0, the rest in seat 1 — or all in ``home_seat`` when given (asymmetric games)."""
+    pair seat home in seat 0, the rest in seat 1 — or all in ``home_seat`` when given (asymmetric games).
+    ``max_games``: games per block; ``blocks``: an object with ``submit(function, common, tasks)``
+    returning a callable that gathers the results in order (``RayExecutor``), which then plays blocks
+    1, 2, … while this process plays block 0 (module docstring); ``None``: every block here, in turn."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     if matches_per_pair < 1:
         raise ValueError(f"matches_per_pair must be ≥ 1, got {matches_per_pair!r}")
+    if not (isinstance(max_games, (int, np.integer)) and max_games >= 1):
+        raise ValueError(f"max_games must be an integer ≥ 1, got {max_games!r}")
     if len(pairs) and (pairs.min() < 0 or pairs.max() >= len(policies)):
         raise ValueError(f"pairs must index into the {len(policies)} policies")
     home = np.repeat(pairs[:, 0], matches_per_pair)
@@ -48,20 +67,45 @@ def play_matches(
         home_seat = np.full(len(pairs) * matches_per_pair, home_seat, dtype=np.int64)
     seat0 = np.where(home_seat == 0, home, away)
     seat1 = np.where(home_seat == 0, away, home)
-    stack = None
-    if stack_policies is not None and len(policies) > 1:
-        try:
-            stack = stack_policies(list(policies))
-        except ValueError:  # policies of different kinds (e.g. MLP and LSTM): one pass per policy instead
-            stack = None
-    winners = np.empty(len(home), dtype=np.int64)
-    draws = np.empty(len(home), dtype=bool)
-    for chunk, start in enumerate(range(0, len(home), max_games)):
-        sl = slice(start, start + max_games)
-        w, d = _play_games(env_name, policies, stack, seat0[sl], seat1[sl], seed + chunk, device)
-        winners[sl], draws[sl] = w, d
+    starts = list(range(0, len(home), max_games))
+    tasks = [(k, seat0[s:s + max_games], seat1[s:s + max_games], seed) for k, s in enumerate(starts)]
+    common = (env_name, list(policies), stack_policies, device)
+    gather = None
+    if blocks is not None and len(tasks) > 1:
+        gather = blocks.submit(play_block, common, tasks[1:])  # blocks 1, 2, … elsewhere, block 0 here
+    results = [_play_games(env_name, policies, _stack(stack_policies, policies), seat0[:max_games],
+                           seat1[:max_games], seed, device)] if tasks else []
+    results += gather() if gather is not None else [play_block(common, task) for task in tasks[1:]]
+    winners = np.concatenate([w for w, _ in results]) if results else np.empty(0, dtype=np.int64)
+    draws = np.concatenate([d for _, d in results]) if results else np.empty(0, dtype=bool)
     scores = np.where(draws, 0.5, (winners == home_seat).astype(float))
     return scores.reshape(len(pairs), matches_per_pair)
+
+
+def _stack(stack_policies: Callable[[list], Any] | None, policies: Sequence[Any]) -> Any:
+    """The population policy of ``policies``, or ``None`` (one pass per distinct policy)."""
+    if stack_policies is None or len(policies) < 2:
+        return None
+    try:
+        return stack_policies(list(policies))
+    except ValueError:  # policies of different kinds (e.g. MLP and LSTM): one pass per policy instead
+        return None
+
+
+def play_block(common: tuple, task: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """Block ``k`` ≥ 1 of ``play_matches`` (module docstring, "Blocks"): its own environment seed and
+    freshly seeded generators, so it plays the same games in any process. Returns (winners, draws)."""
+    env_name, policies, stack_policies, device = common
+    k, seat0, seat1, seed = task
+    stack = _stack(stack_policies, policies)
+    if stack is not None and hasattr(stack, "generator"):
+        stack.generator.manual_seed(derive_seed(seed, k))
+    elif stack is None:
+        policies = copy.deepcopy(list(policies))  # the caller's policies keep their generators' state
+        for i, policy in enumerate(policies):
+            if isinstance(getattr(policy, "generator", None), torch.Generator):
+                policy.generator.manual_seed(derive_seed(seed, k, i))
+    return _play_games(env_name, policies, stack, seat0, seat1, seed + k, device)
 
 
 def _scatter_rows(out: torch.Tensor | None, n: int, idx: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
@@ -175,24 +219,29 @@ def winrate_from_pair_scores(n: int, pairs: np.ndarray, scores: np.ndarray) -> t
 
 
 def evaluate_population(env_name: str, policies: Sequence[Any], matches_per_pair: int, seed: int = 0,
-                        stack_policies=None, device: str = "cpu", ids: Sequence[int] | None = None) -> PopulationEvaluation:
-    """Winrate matrix of every pair (both seats), its maxent Nash and lower-triangle win rate."""
+                        stack_policies=None, device: str = "cpu", ids: Sequence[int] | None = None,
+                        max_games: int = MAX_GAMES, blocks: Any = None) -> PopulationEvaluation:
+    """Winrate matrix of every pair (both seats), its maxent Nash and lower-triangle win rate
+    (``max_games``, ``blocks``: as ``play_matches``)."""
     from selfplay.analysis.nash import maxent_nash
     from selfplay.analysis.winrate import lower_triangle_winrate
 
     n = len(policies)
     pairs = round_robin_pairs(n)
-    scores = play_matches(env_name, policies, pairs, matches_per_pair, seed, stack_policies, device=device)
+    scores = play_matches(env_name, policies, pairs, matches_per_pair, seed, stack_policies, device=device,
+                          max_games=max_games, blocks=blocks)
     W, counts = winrate_from_pair_scores(n, pairs, scores)
     return PopulationEvaluation(list(ids) if ids is not None else list(range(n)), W, counts,
                                 maxent_nash(W - 0.5), float(lower_triangle_winrate(W)))
 
 
 def cross_population(env_name: str, P: Sequence[Any], Q: Sequence[Any], matches_per_pair: int, seed: int = 0,
-                     stack_policies=None, device: str = "cpu") -> np.ndarray:
-    """W_PQ[i, j]: win rate of P[i] against Q[j]."""
+                     stack_policies=None, device: str = "cpu", max_games: int = MAX_GAMES,
+                     blocks: Any = None) -> np.ndarray:
+    """W_PQ[i, j]: win rate of P[i] against Q[j] (``max_games``, ``blocks``: as ``play_matches``)."""
     policies = list(P) + list(Q)
     ii, jj = np.meshgrid(np.arange(len(P)), np.arange(len(Q)), indexing="ij")
     pairs = np.stack([ii.ravel(), jj.ravel() + len(P)], axis=1)
-    scores = play_matches(env_name, policies, pairs, matches_per_pair, seed, stack_policies, device=device)
+    scores = play_matches(env_name, policies, pairs, matches_per_pair, seed, stack_policies, device=device,
+                          max_games=max_games, blocks=blocks)
     return scores.mean(axis=1).reshape(len(P), len(Q))

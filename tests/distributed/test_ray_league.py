@@ -1,5 +1,6 @@
 """``selfplay league --ray`` (issue 19): the league as Ray actors finishes, survives a killed rollout
-worker and a killed driver, and its records agree exactly afterwards. One local Ray instance."""
+worker and a killed driver, and its records agree exactly afterwards — with the PPO agent (rollouts in
+the learner's state) and the AlphaStar agent (chunks streamed to the learner). One local Ray instance."""
 
 from __future__ import annotations
 
@@ -88,12 +89,11 @@ def test_check_league_records_finds_a_game_missing_from_the_payoff(tmp_path):
         check_league_records(tmp_path)
 
 
-def test_league_on_ray_refuses_what_it_cannot_run(tmp_path):
-    with pytest.raises(ValueError, match="agent must be one of"):
-        run_league_on_ray(LeagueTrainConfig(env="smac:3m", agent="alphastar"), tmp_path)
+def test_ray_league_settings_refuse_bad_values():
     with pytest.raises(ValueError, match="workers must be an integer ≥ 1"):
         RayLeagueSettings(workers=0)
-    assert not any(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="max_lag must be an integer ≥ 0"):
+        RayLeagueSettings(max_lag=-1)
 
 
 @pytest.mark.slow  # about 10 s at a low load
@@ -104,3 +104,61 @@ def test_league_on_ray_plays_smac_3m_with_the_multi_unit_ppo_agent(ray_instance,
     assert result.progress["done"] and result.progress["updates"] >= 4
     counts = check_league_records(tmp_path)
     assert counts["games"] - counts["self_play_games"] == counts["payoff_games"] > 0
+
+
+@pytest.mark.slow  # actor start-ups (5 at the start, 1 replacement, 1 restart, 5 at the resume): ~50 s at a load of 7
+def test_alphastar_league_on_ray_streams_chunks_survives_killed_worker_learner_and_driver(ray_instance, tmp_path):
+    """SMAC 3m, the AlphaStar agent (tiny network), 2 rollout workers: a worker is killed (its handed-off
+    chunks may die with it: that update is dropped, its games stay counted), a learner is killed (Ray
+    restarts it; its update reruns from the committed state), then the driver dies; the re-run resumes
+    and finishes. The records agree exactly after each; players are leased again while an update is in
+    flight (at most ``max_lag``), and the lag is measured per update."""
+    from tests.alphastar_rl.conftest import make_sl_checkpoint
+
+    sl = make_sl_checkpoint(tmp_path / "sl.pt")
+    config = small(env="smac:3m", agent="alphastar", league="league:main=1,main_exploiters=1,league_exploiters=0,decay=1.0",
+                   steps=256, min_steps=60, max_steps=120, num_envs=4,
+                   agent_settings={"sl_checkpoint": sl, "chunk_length": 4, "batch_chunks": 4})
+    out = tmp_path / "run"
+    seen: dict = {"stage": 0, "workers": set(), "at": 0, "progress": None}
+
+    class DriverKilled(Exception):
+        pass
+
+    def faults(progress, actors):
+        seen["workers"] |= set(actors["workers"])
+        seen["progress"] = progress
+        stage, updates = seen["stage"], progress["updates"]
+        if stage == 0 and updates >= 1 and 0 in actors["workers"]:
+            ray.kill(actors["workers"][0])
+        elif stage == 1 and 2 in actors["workers"] and updates >= seen["at"] + 1:
+            ray.kill(actors["learners"]["main_0"], no_restart=False)
+        elif stage == 2 and updates >= seen["at"] + 1 and not progress["done"]:
+            raise DriverKilled
+        else:
+            return
+        seen["stage"], seen["at"] = stage + 1, updates
+
+    settings = RayLeagueSettings(workers=2, poll_seconds=0.05, max_lag=1)
+    with pytest.raises(DriverKilled):
+        run_league_on_ray(config, out, settings, on_poll=faults)
+    assert seen["stage"] == 2 and {0, 1, 2} <= seen["workers"]  # worker 0 was killed and replaced by worker 2
+    assert seen["progress"]["max_lag_at_lease"] <= 1
+    assert LeagueTrainer(config, out).load()  # as any resume: rewrites exports a kill cut after the last commit
+    counts = check_league_records(out)
+    assert counts["games"] - counts["self_play_games"] == counts["payoff_games"] > 0
+    before, updates_before = pd.read_csv(out / "matches.csv"), counts["updates"]
+
+    result = run_league_on_ray(config, out, settings)
+    progress = result.progress
+    assert progress["done"] and progress["handoffs"] == progress["finished"] + progress["dropped_updates"]
+    assert progress["max_lag_at_lease"] <= 1
+    pd.testing.assert_frame_equal(pd.read_csv(out / "matches.csv").iloc[:len(before)], before)
+    counts = check_league_records(out)
+    assert counts["games"] - counts["self_play_games"] == counts["payoff_games"] > 0
+    assert counts["updates"] > updates_before  # the re-run resumed and went on
+    trainer = LeagueTrainer(config, out)
+    assert trainer.load() and all(p.steps >= 256 for p in trainer.players)
+    metrics = pd.read_csv(out / "metrics.csv")
+    assert (metrics["policy_lag"] >= 0).all() and (metrics["chunks"] >= 1).all()
+    assert counts["menagerie"] >= 3 and trainer.learners["main_0"].samples > 0

@@ -5,8 +5,10 @@ evaluation").
 the cluster this machine belongs to (``"auto"``), or a head node (``"HOST:PORT"``) — and what each
 task asks for. ``RayExecutor.map`` keeps the order of ``tasks`` (so the caller builds exactly the
 same outputs as its local map), retries a task whose worker process died up to ``max_retries``
-times, and shows one progress bar for the whole cluster. Ray is imported only here, inside
-``connect``: importing this module costs nothing.
+times, and shows one progress bar for the whole cluster. ``RayExecutor.submit`` starts tasks that
+share one large argument (put in the object store once) and returns without waiting: a winrate
+matrix's blocks (``training.matches.play_matches``) run so while the caller plays the first block.
+Ray is imported only here, inside ``connect``: importing this module costs nothing.
 """
 
 from __future__ import annotations
@@ -72,6 +74,15 @@ def _run_task(function: Callable, task: Any, torch_threads: int | None) -> Any:
     return function(task)
 
 
+def _run_shared_task(function: Callable, common: Any, task: Any, torch_threads: int | None) -> Any:
+    """``_run_task`` for ``function(common, task)`` (``common``: resolved from the object store)."""
+    if torch_threads:
+        import torch
+
+        torch.set_num_threads(torch_threads)
+    return function(common, task)
+
+
 class RayExecutor:
     """``map(function, tasks)`` as Ray tasks; same order and results as ``[function(t) for t in tasks]``."""
 
@@ -96,3 +107,15 @@ class RayExecutor:
                     done, pending = ray.wait(pending, num_returns=1)
                     bar.update(len(done))
         return ray.get(refs)
+
+    def submit(self, function: Callable, common: Any, tasks: Sequence[Any]) -> Callable[[], list]:
+        """Start ``function(common, task)`` for every task as Ray tasks, ``common`` put in the object store
+        once; returns a callable that waits for the results and returns them in the order of ``tasks``."""
+        if not tasks:
+            return lambda: []
+        ray = connect(self.settings)
+        shared = ray.put(common)
+        remote = ray.remote(_run_shared_task).options(num_cpus=self.settings.cpus_per_task,
+                                                      max_retries=self.settings.max_retries)
+        refs = [remote.remote(function, shared, task, self.settings.torch_threads) for task in tasks]
+        return lambda: ray.get(refs)

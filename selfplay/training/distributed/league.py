@@ -20,19 +20,42 @@ Three kinds of actor, and the driver that watches them:
   update, and return the new state; the coordinator publishes the new frozen weights to the object
   store (``ray.put``, owned by the coordinator so they outlive any worker) for the workers to pick up.
 
-**Staleness (PPO).** A player is leased to one worker at a time, and not again until its update is
+**The AlphaStar agent (chunk agents).** Its learner's state does not hold what it recorded: the
+worker plays until a batch of chunks is ready, takes it out of its recorder (``take_batch``: at most
+one chunk per lane, oldest first, each with the behaviour policy's log-probabilities and the weight
+version of its oldest decision), puts it in the object store and hands the reference to the
+coordinator (``handoff``), then takes its next lease — the player is free again at once. The
+coordinator runs a player's updates one at a time in hand-off order: it calls the player's learner
+with the player's state *as last committed* and the batch's reference (``LeagueLearner.learn``: the
+learner fetches the chunks straight from the worker's node and runs ``update_on``), and the reply
+comes back to the coordinator itself (``update_done``), which applies it like ``finish`` and starts
+the next. Partial chunks of games that go on into the worker's next lease of the same player stay
+in its recorder.
+
+**Staleness.** PPO: a player is leased to one worker at a time, and not again until its update is
 in: every rollout is collected entirely with the weights the update starts from — on-policy, zero
 lag, as in the single-process loop. Parallelism comes from the players (a league has 4 by default)
-and from the learners updating while the workers play other players. Opponents that are *active*
-players are the snapshot of their last finished update (at most one update behind a concurrent one).
+and from the learners updating while the workers play other players. AlphaStar: a player is leased
+again while at most ``max_lag`` (default 1) of its updates are unfinished, so the weights a lease
+plays with are at most ``max_lag`` updates older than the weights its batch updates; decisions
+carried over from the worker's previous lease of that player (partial chunks, and chunks beyond one
+per lane left in its recorder) are older still. V-trace, with the behaviour log-probabilities each
+chunk carries, corrects for it, and every update records the measured lag (``policy_lag`` in
+``metrics.csv``: weight versions between the batch's oldest decision and the weights it updates;
+an exploiter's reset counts as a version).
+Opponents that are *active* players are the snapshot of their last finished update.
 
 **Faults.** A finished game is counted when its outcome reaches the coordinator (``matches.csv`` and
 the payoff table are updated together, in one actor method); games still running when a worker dies
 are never counted. A worker that dies is replaced by the driver; its lease is released and the
-player goes, with its last learned state, to another worker (its rollout so far is lost). A learner
-holds nothing between updates (the rollout brings the state), so Ray restarts one that died and
-retries the update. A coordinator that dies takes the other actors down with it, and the driver
-restarts them all from the last commit (games reported since are not counted). A run whose driver
+player goes, with its last learned state, to another worker (its rollout so far is lost); chunk
+batches it had handed off are learned, or, if they died with it (the worker owns them in the object
+store), their update is dropped (``dropped_updates``; the steps are not counted, the games stay
+counted). A learner holds nothing between updates (the rollout, or the committed state with the
+chunks, comes with each call; the AlphaStar learner keeps only the frozen SL network's per-lane
+LSTM states, a cache), so Ray restarts one that died and retries the update from the last commit.
+A coordinator that dies takes the other actors down with it, and the driver restarts them all from
+the last commit (games reported since are not counted, chunk batches queued are dropped). A run whose driver
 was killed resumes from the last commit (``selfplay league --ray`` again). Scheduling
 order is not reproducible across runs (as the asynchronous AlphaStar learner): the Ray league is
 not bit-for-bit the single-process one; the single-process path stays the default and is unchanged.
@@ -41,6 +64,7 @@ not bit-for-bit the single-process one; the single-process path stays the defaul
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Hashable
@@ -53,8 +77,11 @@ from selfplay.training.trainer import RECENT_GAMES
 from selfplay.utils.seeding import derive_seed
 
 
-# agents whose learner's state_dict carries the rollout (PPO's buffer): the learner actor updates from it
-RAY_LEAGUE_AGENTS = ("ppo-mlp", "ppo-rnn")
+# agents whose workers stream recorded chunks to the learner (``take_batch`` / ``update_on``), V-trace
+# correcting the lag between the weights that acted and the weights that learn; the others (PPO) hand
+# their full rollout over inside the learner's state_dict
+CHUNK_AGENTS = ("alphastar",)
+SEQ_EPOCH = 2 ** 32  # a worker's chunk sequence numbers of one run of games: epoch · SEQ_EPOCH + seq
 
 
 @dataclass
@@ -67,6 +94,7 @@ class RayLeagueSettings:
     cpus_per_learner: float = 0.0  # learners work only between a worker's rollouts: by default they share the CPUs
     gpus_per_learner: float = 0.0
     worker_resources: dict | None = None  # custom resources (None: {"sc2": 1} for smac:MAP@sc2, else none)
+    max_lag: int = 1  # chunk agents: a player is leased again while ≤ max_lag of its updates are unfinished
     max_worker_restarts: int = 10
     max_coordinator_restarts: int = 3
     poll_seconds: float = 0.2
@@ -78,6 +106,8 @@ class RayLeagueSettings:
         for name in ("cpus_per_worker", "cpus_per_learner", "gpus_per_learner"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be ≥ 0, got {getattr(self, name)!r}")
+        if not (isinstance(self.max_lag, int) and self.max_lag >= 0):
+            raise ValueError(f"max_lag must be an integer ≥ 0, got {self.max_lag!r}")
         for name in ("max_worker_restarts", "max_coordinator_restarts"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be ≥ 0, got {getattr(self, name)!r}")
@@ -96,6 +126,8 @@ class _Lease:
     id: int
     player: str
     worker: int
+    handed: bool = False  # chunk agents: its chunks went to the learner, the player may be leased again
+    steps: int = 0  # steps of its games, once handed off
 
 
 @dataclass
@@ -109,10 +141,12 @@ class _Outcome:
 class LeagueCoordinator:
     """The league's state and its commits (run as a Ray actor; plain Python otherwise)."""
 
-    def __init__(self, config: LeagueTrainConfig, out: str) -> None:
+    def __init__(self, config: LeagueTrainConfig, out: str, max_lag: int = 1) -> None:
         import torch
 
         torch.set_num_threads(1)  # this actor's own process
+        self.chunks = config.agent in CHUNK_AGENTS
+        self.max_lag = max_lag if self.chunks else 0
         self.trainer = t = LeagueTrainer(config, out)
         t.run.lock()
         if not t.load():
@@ -125,9 +159,19 @@ class LeagueCoordinator:
         self.last: dict[str, tuple[int, int]] = {}  # player -> (worker, lease id) of its last completed lease
         self.lease_steps: dict[int, int] = {}  # lease id -> steps reported so far (the matches' step column)
         self.next_id = 0
+        # chunk agents: handed-off leases per player, their steps, the queue of updates to run (one at a time
+        # per player, each from the state the previous one left), the update running, and the learners
+        self.pending: dict[str, list[int]] = {p.name: [] for p in t.players}
+        self.pending_steps: dict[str, int] = {p.name: 0 for p in t.players}
+        self.queue: dict[str, deque] = {p.name: deque() for p in t.players}
+        self.updating: dict[str, int] = {}
+        self.learners: dict[str, Any] = {}
+        self._me: Any = None
+        self._update_calls: dict[str, Any] = {}  # player -> ref of its running update_done call
         self._state_refs: dict[str, tuple[int, Any]] = {}  # player -> (updates, ref of its learner state)
         self._policy_refs: dict[Any, Any] = {}  # ("h", id) or ("p", name, weight version) -> ref
-        self.counts = {"leases": 0, "finished": 0, "released": 0, "ignored_finishes": 0, "reports": 0}
+        self.counts = {"leases": 0, "finished": 0, "released": 0, "ignored_finishes": 0, "reports": 0,
+                       "handoffs": 0, "dropped_updates": 0, "max_lag_at_lease": 0}
         # where the coordinator's time goes (seconds inside each method), and when play began and ended
         self.busy = {"lease_s": 0.0, "report_s": 0.0, "finish_s": 0.0, "commit_s": 0.0, "handoff_to_finish_s": 0.0}
         self.first_lease: float | None = None
@@ -136,6 +180,10 @@ class LeagueCoordinator:
     # -- leases -------------------------------------------------------------------------------
     def players(self) -> list[str]:
         return [p.name for p in self.trainer.players]
+
+    def set_learners(self, learners: dict[str, Any]) -> None:
+        """The learner actors (chunk agents: the coordinator starts their updates)."""
+        self.learners = dict(learners)
 
     def _done(self, p) -> bool:
         return self.trainer.mode.done(p)
@@ -153,39 +201,48 @@ class LeagueCoordinator:
 
     def _lease(self, worker: int, ray: Any) -> dict:
         t = self.trainer
-        free = [p for p in t.players if not self._done(p) and p.name not in self.held]
+        # steps handed off count towards the budget; a chunk agent's player is leased again while at most
+        # max_lag of its updates are unfinished (PPO: max_lag 0, its rollouts stay on-policy)
+        free = [p for p in t.players if p.steps + self.pending_steps[p.name] < t.config.steps
+                and p.name not in self.held and len(self.pending[p.name]) <= self.max_lag]
         if not free:
-            return {"done": True} if not self.held else {"wait": True}
+            return {"done": True} if not self.held and not any(self.pending.values()) else {"wait": True}
         # the least advanced player first (players progress together, so the end of the run has no long
         # tail of one player's collect-update-collect); among equals, one whose games this worker holds
-        p = min(free, key=lambda q: (q.steps, self.last.get(q.name, (None,))[0] != worker))
+        p = min(free, key=lambda q: (q.steps + self.pending_steps[q.name], self.last.get(q.name, (None,))[0] != worker))
+        self.counts["max_lag_at_lease"] = max(self.counts["max_lag_at_lease"], len(self.pending[p.name]))
         lease = _Lease(self.next_id, p.name, worker)
         self.next_id += 1
         self.leases[lease.id], self.held[p.name] = lease, lease.id
         self.lease_steps[lease.id] = 0
         self.counts["leases"] += 1
         self.first_lease = self.first_lease or time.time()
+        last = self.last.get(p.name)
+        return {"lease": lease.id, "player": p.name, "index": t.players.index(p), "state": self._state_ref(p, ray),
+                "continues": last is not None and last[0] == worker}
+
+    def _state_ref(self, p, ray: Any) -> Any:
+        """The object-store copy of ``p``'s learner state as last committed (one per update)."""
         cached = self._state_refs.get(p.name)
         if cached is None or cached[0] != p.updates:
             cached = (p.updates, ray.put(p.learner.state_dict()))
             self._state_refs[p.name] = cached
-        last = self.last.get(p.name)
-        return {"lease": lease.id, "player": p.name, "index": t.players.index(p), "state": cached[1],
-                "continues": last is not None and last[0] == worker}
+        return cached[1]
 
     def report(self, lease_id: int, outcomes: list[tuple], steps: int, k: int) -> list | None:
         """Record finished games ``(opponent, seat, score, trajectory)`` of a lease (``steps``: the lease's
         steps so far) and draw ``k`` opponents: ``[(key, token, ref)]``. ``None``: the lease was revoked."""
         lease = self.leases.get(lease_id)
-        if lease is None:
+        if lease is None or lease.handed:
             return None
         began = time.perf_counter()
         t = self.trainer
         p = t.player(lease.player)
         self.counts["reports"] += 1
         self.lease_steps[lease_id] = steps
+        played = p.steps + self.pending_steps[p.name] + steps
         for key, seat, score, trajectory in outcomes:
-            t.matches.append((p.name, p.episodes, p.steps + steps, key, t.mode.opponent_kind(p, key), seat, score))
+            t.matches.append((p.name, p.episodes, played, key, t.mode.opponent_kind(p, key), seat, score))
             if trajectory is not None:
                 t.trajectories.append(np.asarray(trajectory)[None])
             p.episodes += 1
@@ -224,11 +281,68 @@ class LeagueCoordinator:
         if lease is None:
             self.counts["ignored_finishes"] += 1
             return False
-        began = time.perf_counter()
         if handed is not None:
             self.busy["handoff_to_finish_s"] += time.time() - handed
         del self.held[lease.player]
         self.lease_steps.pop(lease_id, None)
+        self._learned(lease, learned, steps)
+        return True
+
+    # -- chunk agents: hand-off, then updates one at a time per player --------------------------
+    def handoff(self, lease_id: int, chunks: list, steps: int, handed: float | None = None) -> bool:
+        """A chunk agent's lease is played out: ``chunks`` (``[ref]``, the batch in the object store) go to
+        the player's learner once its earlier updates are in, and the player may be leased again (at most
+        ``max_lag`` unfinished updates). False: the lease was revoked (the chunks are dropped)."""
+        lease = self.leases.get(lease_id)
+        if lease is None or lease.handed:
+            return False
+        p = lease.player
+        lease.handed, lease.steps = True, steps
+        del self.held[p]
+        self.lease_steps.pop(lease_id, None)
+        self.pending[p].append(lease_id)
+        self.pending_steps[p] += steps
+        self.last[p] = (lease.worker, lease_id)
+        self.queue[p].append((lease_id, chunks, handed))
+        self.counts["handoffs"] += 1
+        self._next_update(p)
+        return True
+
+    def _next_update(self, name: str) -> None:
+        """Start the player's next queued update from its state as last committed; the learner's reply
+        goes to ``update_done`` (this actor calling itself, so no worker waits for it)."""
+        import ray
+
+        if name in self.updating or not self.queue[name]:
+            return
+        lease_id, chunks, handed = self.queue[name].popleft()
+        self.updating[name] = lease_id
+        if self._me is None:
+            self._me = ray.get_runtime_context().current_actor
+        learned = self.learners[name].learn.remote(self._state_ref(self.trainer.player(name), ray), chunks)
+        self._update_calls[name] = self._me.update_done.remote(lease_id, learned, handed)
+
+    def update_done(self, lease_id: int, learned: tuple[dict, dict] | None, handed: float | None = None) -> bool:
+        """A chunk agent's update is in (``None``: its chunks were lost with the worker that held them, so
+        nothing is learned and the steps are not counted; the games stay counted): apply it as ``finish``
+        does, then start the player's next one."""
+        lease = self.leases.pop(lease_id)
+        name = lease.player
+        del self.updating[name]
+        self.pending[name].remove(lease_id)
+        self.pending_steps[name] -= lease.steps
+        if handed is not None:
+            self.busy["handoff_to_finish_s"] += time.time() - handed
+        if learned is None:
+            self.counts["dropped_updates"] += 1
+        else:
+            self._learned(lease, learned, lease.steps)
+        self._next_update(name)
+        return learned is not None
+
+    def _learned(self, lease: _Lease, learned: tuple[dict, dict], steps: int) -> None:
+        """An update of ``lease``'s player: its new state, the steps, the league's rules, a commit."""
+        began = time.perf_counter()
         t = self.trainer
         p = t.player(lease.player)
         state, metrics = learned
@@ -241,7 +355,8 @@ class LeagueCoordinator:
                           "menagerie_size": t.mode.menagerie_size(p),
                           "win_rate": float(np.mean(recent)) if recent else 0.5,
                           **extra, **{k: float(v) for k, v in metrics.items()}})
-        self.last[p.name] = (lease.worker, lease_id)
+        if not lease.handed:  # a chunk agent's last lease was set at its hand-off (a later one may have followed)
+            self.last[p.name] = (lease.worker, lease.id)
         self.counts["finished"] += 1
         t.seconds = time.perf_counter() - self.start
         committing = time.perf_counter()
@@ -250,11 +365,11 @@ class LeagueCoordinator:
         self.busy["commit_s"] += now - committing
         self.busy["finish_s"] += now - began
         self.last_finish = time.time()
-        return True
 
     def release_worker(self, worker: int) -> int:
-        """A worker died: its leases go back (their rollouts are lost; finished games stay counted)."""
-        gone = [lid for lid, lease in self.leases.items() if lease.worker == worker]
+        """A worker died: its leases go back (their rollouts are lost; finished games stay counted). Leases
+        it handed off stay: their updates run, or are dropped if their chunks died with the worker."""
+        gone = [lid for lid, lease in self.leases.items() if lease.worker == worker and not lease.handed]
         for lid in gone:
             lease = self.leases.pop(lid)
             del self.held[lease.player]
@@ -264,10 +379,18 @@ class LeagueCoordinator:
         return len(gone)
 
     def progress(self) -> dict:
+        """Counters for the driver; raises the error of a chunk agent's update that failed (a bug, not a
+        fault of the cluster: Ray retries updates whose learner died), which would otherwise stall it."""
+        import ray
+
+        for ref in list(self._update_calls.values()):
+            if ray.wait([ref], timeout=0)[0]:
+                ray.get(ref)
         t = self.trainer
         return {"steps": sum(p.steps for p in t.players), "episodes": sum(p.episodes for p in t.players),
                 "updates": sum(p.updates for p in t.players), "held": len(self.held), **self.counts, **self.busy,
-                "done": not self.held and all(self._done(p) for p in t.players),
+                "pending": sum(len(v) for v in self.pending.values()),
+                "done": not self.held and not any(self.pending.values()) and all(self._done(p) for p in t.players),
                 "play_seconds": (self.last_finish - self.first_lease) if self.last_finish and self.first_lease else 0.0}
 
     def close(self) -> dict:
@@ -281,7 +404,10 @@ class LeagueCoordinator:
 
 class LeagueLearner:
     """One player's learner: takes a full rollout (the learner's state with its buffer), updates, and
-    returns the new state and the update's metrics."""
+    returns the new state and the update's metrics. For a chunk agent (``learn``) it takes the player's
+    state as last committed and a batch of chunks, and keeps nothing between updates but the SL
+    network's per-lane LSTM states (a cache for the KL term's target; without it the learner falls
+    back to the actor's stored state, counted in the ``sl_state_fallbacks`` metric)."""
 
     def __init__(self, config: LeagueTrainConfig, index: int) -> None:
         import torch
@@ -292,7 +418,7 @@ class LeagueLearner:
         kit = agent_kit(config.agent, config.env)
         env = make_env(env_for_agent(config.env, config.agent), 1, seed=0)  # for the network's shapes only
         self.learner = kit.make_learner(env, config.seed + 1 + index, **config.agent_settings)
-        self.counts = {"updates": 0, "samples": 0, "update_s": 0.0}
+        self.counts = {"updates": 0, "samples": 0, "update_s": 0.0, "lost_chunks": 0}
 
     def update(self, state: dict) -> tuple[dict, dict]:
         self.learner.load_state_dict(state)
@@ -303,6 +429,29 @@ class LeagueLearner:
         self.counts["updates"] += 1
         self.counts["samples"] += samples
         return self.learner.state_dict(), {k: float(v) for k, v in metrics.items()}
+
+    def learn(self, state: dict, chunks: list) -> tuple[dict, dict] | None:
+        """A chunk agent's update: ``state`` (the player's, as last committed) plus the batch ``chunks``
+        (``[ref]``, fetched here from the worker that recorded it; ``None`` is returned if that worker died
+        and took it along). Metrics gain ``policy_lag``: how many weight versions the oldest decision of
+        the batch is behind the weights it updates (V-trace corrects for it)."""
+        import ray
+
+        try:
+            batch = ray.get(chunks[0])
+        except ray.exceptions.ObjectLostError:
+            self.counts["lost_chunks"] += 1
+            return None
+        sl_states = self.learner.sl_states
+        self.learner.load_state_dict(state)
+        self.learner.sl_states = sl_states  # the frozen SL network's states do not depend on the weights
+        lag = max(self.learner.weight_version - c.version for c in batch)
+        began = time.perf_counter()
+        metrics = self.learner.update_on(batch)
+        self.counts["update_s"] += time.perf_counter() - began
+        self.counts["updates"] += 1
+        self.counts["samples"] += sum(c.rewards.shape[0] - 1 for c in batch)
+        return self.learner.state_dict(), {**{k: float(v) for k, v in metrics.items()}, "policy_lag": float(lag)}
 
     def stats(self) -> dict:
         return dict(self.counts)
@@ -329,6 +478,8 @@ class RolloutWorker:
         self.local: dict[str, Any] = {}  # player -> a learner object that acts (its state comes with each lease)
         self.runners: dict[str, Any] = {}
         self.cache: dict[tuple, Any] = {}  # opponent token -> frozen policy
+        self.chunks = config.agent in CHUNK_AGENTS
+        self.epochs: dict[str, int] = {}  # player -> runs of games started here (chunk sequence epochs)
         self.stats = {"leases": 0, "reports": 0, "report_s": 0.0, "lease_s": 0.0, "fetches": 0, "fetch_s": 0.0,
                       "steps": 0, "play_s": 0.0, "revoked": 0}
 
@@ -367,13 +518,17 @@ class RolloutWorker:
             self.envs[name] = make_env(self.env_name, cfg.num_envs, seed=derive_seed(cfg.seed, 101, index, 1 + self.worker))
             self.local[name] = self.kit.make_learner(self.envs[name], cfg.seed + 1 + index, **cfg.agent_settings)
         learner = self.local[name]
-        learner.load_state_dict(ray.get(lease["state"]))
-        self._lease, self._pending, self._steps = lease["lease"], [], 0
         runner = self.runners.get(name) if lease["continues"] else None
+        recorder = getattr(learner, "recorder", None) if runner is not None else None
+        learner.load_state_dict(ray.get(lease["state"]))
+        if self.chunks:  # the games go on: so do their lanes' partial chunks (V-trace corrects their lag)
+            learner.recorder = recorder
+        self._lease, self._pending, self._steps = lease["lease"], [], 0
         started = time.perf_counter()
         if runner is None:
             runner = GameRunner(self.envs[name], learner, self._draw, self.rng)
             self.runners[name] = runner
+            self.epochs[name] = self.epochs.get(name, -1) + 1
             runner.start()
         while not learner.ready():
             finished = runner.step()
@@ -383,8 +538,23 @@ class RolloutWorker:
                 runner.restart([g.game for g in finished])  # the outcomes travel with the request
         self.stats["steps"] += self._steps
         self.stats["play_s"] += time.perf_counter() - started
+        if self.chunks:
+            self._handoff(learner, name)
+            return
         learned = self.learners[name].update.remote(learner.state_dict())
         self.coordinator.finish.remote(self._lease, learned, self._steps, time.time())
+
+    def _handoff(self, learner: Any, name: str) -> None:
+        """A chunk agent's batch into the object store (owned here), its reference to the coordinator,
+        which runs the update when the player's earlier ones are in. Lanes are renamed per worker and
+        their sequence numbers per run of games, so the learner carries the SL network's state per lane."""
+        import ray
+
+        batch = learner.take_batch()
+        for c in batch:
+            c.lane = self.worker * self.config.num_envs + c.lane
+            c.seq = self.epochs[name] * SEQ_EPOCH + c.seq
+        self.coordinator.handoff.remote(self._lease, [ray.put(batch)], self._steps, time.time())
 
     def _draw(self, k: int) -> list:
         import ray
@@ -443,10 +613,6 @@ def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayL
     (``{"coordinator", "learners": {name: handle}, "workers": {id: handle}}``): a progress display,
     or a test that kills one."""
     settings = settings or RayLeagueSettings()
-    if config.agent not in RAY_LEAGUE_AGENTS:
-        raise ValueError(f"agent must be one of {list(RAY_LEAGUE_AGENTS)} for league --ray, got {config.agent!r}: a rollout "
-                         "travels to the learner inside the learner's state_dict, which holds the PPO buffer but not "
-                         "the AlphaStar learner's recorded chunks (run the AlphaStar league without --ray)")
     ray = connect(settings.ray)
     started = time.perf_counter()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -477,9 +643,10 @@ def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayL
         actors.running[actors.workers[wid].run.remote()] = wid
 
     def start() -> _Actors:
-        coordinator = coordinator_cls.remote(config, str(out))
+        coordinator = coordinator_cls.remote(config, str(out), settings.max_lag)
         names = call(coordinator.players.remote())
         actors = _Actors(coordinator, {name: learner_cls.remote(config, i) for i, name in enumerate(names)})
+        call(coordinator.set_learners.remote(actors.learners))
         for _ in range(settings.workers):
             spawn(actors)
         return actors
@@ -553,10 +720,13 @@ def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayL
 
 def train_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None) -> dict:
     """``selfplay league --ray``: train on Ray, then evaluate the committed league here (as ``train_league``)."""
+    from selfplay.training.distributed.executor import RayExecutor
+
+    settings = settings or RayLeagueSettings()
     run_league_on_ray(config, out, settings)
     trainer = LeagueTrainer(config, out)
     trainer.load()
-    return evaluate_league(trainer)
+    return evaluate_league(trainer, blocks=RayExecutor(settings.ray))
 
 
 def check_league_records(out: str | Path) -> dict:
