@@ -82,6 +82,32 @@ def avail_actions(out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing):
 
 
 @njit(cache=True)
+def _seen_unit(row, c, first, dx, dy, h, s, health, shield, bits, type_id):
+    """One other unit's features at ``row[c:]`` when within sight: [first, dist/9, dx/9, dy/9, (hp,
+    (shield)), type bits], each the torch code's value times vis = 1.  Returns the number written,
+    0 when out of sight (all its features are then 0: the zeroed row)."""
+    dist = _distance(dx, dy)
+    if not dist < SIGHT:
+        return 0
+    scaled = ONE / SIGHT
+    row[c] = first
+    row[c + 1] = dist * scaled
+    row[c + 2] = dx * scaled
+    row[c + 3] = dy * scaled
+    k = 4
+    if health:
+        row[c + k] = h * ONE
+        k += 1
+        if shield:
+            row[c + k] = s * ONE
+            k += 1
+    if bits:
+        row[c + k + type_id] = ONE
+        k += bits
+    return k
+
+
+@njit(cache=True)
 def _obs_game(e, out, avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, ally0, n, enemy0, m,
               ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config):
     """One game of ``observations``.  A pair out of sight has every feature 0 (the torch code multiplies
@@ -126,28 +152,10 @@ def _obs_game(e, out, avail, last_action, timestep, px, py, hp, shield, hp_max, 
         o = move
         for j in range(m):
             b = enemy0 + j
-            if not (alive_i and hp[e, b] > ZERO):
-                continue
-            dx = px[e, b] - px[e, a]
-            dy = py[e, b] - py[e, a]
-            dist = _distance(dx, dy)
-            if not dist < SIGHT:
-                continue
-            scaled = ONE / SIGHT
-            c = o + j * nf_en
-            row[c] = ONE if avail[e, i, N_NO_ATTACK + j] else ZERO
-            row[c + 1] = dist * scaled
-            row[c + 2] = dx * scaled
-            row[c + 3] = dy * scaled
-            k = 4
-            if all_health:
-                row[c + k] = hr[b] * ONE
-                k += 1
-                if shield_enemy:
-                    row[c + k] = sr[b] * ONE
-                    k += 1
-            if bits:
-                row[c + k + enemy_type[j]] = ONE
+            if alive_i and hp[e, b] > ZERO:
+                first = ONE if avail[e, i, N_NO_ATTACK + j] else ZERO
+                _seen_unit(row, o + j * nf_en, first, px[e, b] - px[e, a], py[e, b] - py[e, a], hr[b], sr[b],
+                           all_health, shield_enemy, bits, enemy_type[j])
         o += m * nf_en
         jj = -1
         for j in range(n):
@@ -155,32 +163,13 @@ def _obs_game(e, out, avail, last_action, timestep, px, py, hp, shield, hp_max, 
                 continue
             jj += 1
             b = ally0 + j
-            if not (alive_i and hp[e, b] > ZERO):
-                continue
-            dx = px[e, b] - px[e, a]
-            dy = py[e, b] - py[e, a]
-            dist = _distance(dx, dy)
-            if not dist < SIGHT:
-                continue
-            scaled = ONE / SIGHT
-            c = o + jj * nf_al
-            row[c] = ONE
-            row[c + 1] = dist * scaled
-            row[c + 2] = dx * scaled
-            row[c + 3] = dy * scaled
-            k = 4
-            if all_health:
-                row[c + k] = hr[b] * ONE
-                k += 1
-                if shield_ally:
-                    row[c + k] = sr[b] * ONE
-                    k += 1
-            if bits:
-                row[c + k + ally_type[j]] = ONE
-                k += bits
-            if config[OBS_LAST_ACTION]:
-                for q in range(A):
-                    row[c + k + q] = last_action[e, j, q] * ONE
+            if alive_i and hp[e, b] > ZERO:
+                c = o + jj * nf_al
+                k = _seen_unit(row, c, ONE, px[e, b] - px[e, a], py[e, b] - py[e, a], hr[b], sr[b], all_health,
+                               shield_ally, bits, ally_type[j])
+                if k > 0 and config[OBS_LAST_ACTION]:
+                    for q in range(A):
+                        row[c + k + q] = last_action[e, j, q] * ONE
         o += (n - 1) * nf_al
         if config[OBS_OWN_HEALTH]:
             row[o] = hr[a] * alive_f
