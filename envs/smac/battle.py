@@ -125,15 +125,32 @@ class SMACBattle:
         self._np_avail: list[np.ndarray] | None = None
         self._xy = self._np_timestep = None
         self.fast = isinstance(self.engine, NumbaEngine)
-        if self.fast:  # the compiled features and rewards, on numpy views of the same tensors
-            from .fast_features import FastRewards, FastSideView
+        self._build_fast_lane()
 
-            self._no_masks = np.zeros((1, 1, 1), np.bool_)
-            self.fast_views = [FastSideView(v) for v in self.views]
-            self.fast_rewards = FastRewards(self.tracker)
-            self._np_last_action = [t.numpy() for t in self.last_action]
-            self._np_episode_steps = self.episode_steps.numpy()
-            self._np_episode_return = [t.numpy() for t in self.episode_return]
+    _FAST_LANE = ("fast_views", "fast_rewards", "_np_last_action", "_np_episode_steps", "_np_episode_return")
+
+    def _build_fast_lane(self) -> None:
+        """The compiled features and rewards, on numpy views of the battle's own tensors."""
+        if not self.fast:
+            return
+        from .fast_features import FastRewards, FastSideView
+
+        self._no_masks = np.zeros((1, 1, 1), np.bool_)
+        self.fast_views = [FastSideView(v) for v in self.views]
+        self.fast_rewards = FastRewards(self.tracker)
+        self._np_last_action = [t.numpy() for t in self.last_action]
+        self._np_episode_steps = self.episode_steps.numpy()
+        self._np_episode_return = [t.numpy() for t in self.episode_return]
+
+    def __getstate__(self) -> dict:
+        # numpy views are rebuilt on unpickling: pickled apart, they would no longer share the tensors
+        state = {k: v for k, v in self.__dict__.items() if k not in self._FAST_LANE}
+        state["_avail"] = state["_np_avail"] = state["_xy"] = state["_np_timestep"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._build_fast_lane()
 
     # ------------------------------------------------------------------ api
     def reset(self) -> list[torch.Tensor]:

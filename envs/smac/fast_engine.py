@@ -123,6 +123,15 @@ class NumbaEngine(BattleEngine):
         super().__init__(spec, num_envs, device, seed, scripted_sides, mirror_spawns)
         self.tables = static_tables(self)
 
+    def __getstate__(self) -> dict:
+        # the torch views are rebuilt on unpickling: pickled apart, they would no longer share the buffers
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_t_")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        for name in STATE_FIELDS:
+            self.__dict__[f"_t_{name}"] = torch.from_numpy(self.__dict__[f"_np_{name}"])
+
     def arrays(self, name: str) -> np.ndarray:
         """The numpy buffer of state field ``name`` (shared with the torch view ``getattr(self, name)``)."""
         return self.__dict__[f"_np_{name}"]
