@@ -15,8 +15,8 @@ def test_parse_seeds():
             parse_seeds(bad)
 
 
-@pytest.mark.parametrize("argv, seeds, cross", [([], [0, 1, 2], True),
-                                                (["--seeds", "3,5", "--no-cross-seed-rpp"], [3, 5], False)])
+@pytest.mark.parametrize("argv, seeds, cross", [([], [0, 1, 2], False),
+                                                (["--seeds", "3,5", "--cross-seed-rpp"], [3, 5], True)])
 def test_make_all_passes_the_seeds_to_the_comparison_and_figures(monkeypatch, tmp_path, argv, seeds, cross):
     seen = {}
     monkeypatch.setattr(make_all, "compare", lambda config, out: seen.update(seeds=config.seeds,
