@@ -4,7 +4,9 @@
 many pairs in one batched environment, each seat's actions computed for all games in one population
 forward pass (``stack_policies``) or, without one, one pass per distinct policy.
 ``evaluate_run`` turns a run's evaluation checkpoints into a winrate matrix and its summaries;
-``cross_population`` does the same between two runs.
+``cross_population`` does the same between two runs. In an environment with a finite observation set
+(``n_observation_ids`` / ``observation_ids()``, e.g. RirRPS) a stacked population computes each
+distinct (policy, history) once (``_play_deduplicated``).
 """
 
 from __future__ import annotations
