@@ -3,7 +3,7 @@
 Runs the reproduction at a chosen scale (default: a reduced one; the paper's is ``--episodes 10000
 --checkpoints 100 --matches 25``) into a temporary directory and prints each stage's seconds and its
 share of the whole: training, the runs' winrate matrices (with their maxent Nash), the relative
-population performance games (same-seed and, unless ``--no-cross-seed-rpp``, every seed pair), the
+population performance games (same-seed and, with ``--cross-seed-rpp``, every seed pair), the
 curves over training (maxent Nash of every prefix of checkpoints), the statistics over seeds
 (bootstrap) and their figures, the other figures, the t-SNE embeddings of every seed, and the
 paper-figure scripts (Fig. 1, Fig. 2's joint t-SNE of both agents, Fig. 3, the RPP tables).
@@ -51,13 +51,13 @@ def main(argv=None) -> dict[str, float]:
     parser.add_argument("--agents", default=",".join(AGENTS))
     parser.add_argument("--schemes", default=None, help="comma-separated (default: the paper's six)")
     parser.add_argument("--jobs", type=int, default=None)
-    parser.add_argument("--no-cross-seed-rpp", action="store_true")
+    parser.add_argument("--cross-seed-rpp", action="store_true", help="as make_all's (default: same-seed RPP only)")
     parser.add_argument("--out", default=None, help="keep the comparison here (default: a temporary directory)")
     args = parser.parse_args(argv)
     schemes = args.schemes.split(",") if args.schemes else DEFAULT_SCHEMES
     config = paper_config(args.episodes, args.checkpoints, args.matches, agents=args.agents.split(","),
                           schemes=schemes, seeds=args.seeds, jobs=args.jobs)
-    config.rpp_cross_seed = not args.no_cross_seed_rpp
+    config.rpp_cross_seed = args.cross_seed_rpp
     load = os.getloadavg()
     print(f"scale: {len(config.agents)} agents × {len(schemes)} schemes × {len(config.seeds)} seeds, "
           f"{config.episodes} episodes, {config.checkpoints} checkpoints, {config.matches} matches per pair; "

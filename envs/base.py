@@ -22,6 +22,10 @@ point of view.
 
 Attributes: ``num_envs``, ``obs_size``, ``n_actions``, ``episode_length`` (the maximum, where
 episodes have variable length).
+
+Optional, for a finite observation set: ``n_observation_ids`` and ``observation_ids() -> [ids0, ids1]``
+(long ``(num_envs,)`` in ``[0, n_observation_ids)``, equal exactly where the observations are equal);
+population evaluation then computes each distinct (policy, history) once (``training.matches``).
 """
 
 from __future__ import annotations

@@ -104,6 +104,7 @@ class RepeatedMatrixGame:
         self.n_slots = k * k + 1  # k² joint actions + the empty slot
         self.empty_slot = k * k
         self.obs_size = n_recall * self.n_slots
+        self.n_observation_ids = self.n_slots ** n_recall  # observation_ids() lie in [0, n_observation_ids)
         self.trajectory_size = (repetitions - 1) * self.n_slots
         self.symmetric = bool(torch.allclose(payoff, -payoff.T))
         # Returns within float rounding of 0 are ties (biased RPS: 0.1 + 0.5 − 0.6 is not exactly 0 in float32).
@@ -145,6 +146,19 @@ class RepeatedMatrixGame:
     def observe(self) -> list[torch.Tensor]:
         """The current observation of both seats, each ``(num_envs, obs_size)`` float32."""
         return [self._encode(self._recall), self._encode(self._seat1_view[self._recall])]
+
+    def observation_ids(self) -> list[torch.Tensor]:
+        """The current observation of both seats as integers, each ``(num_envs,)`` long: the recalled
+        slots read as the digits of a base-``n_slots`` number, oldest first (``n_slots ** n_recall``
+        ids). Two rows have the same id exactly when ``observe()`` gives them the same vector, so
+        evaluation can compute a policy once per distinct observation (``training.matches``)."""
+        return [self._recall_ids(self._recall), self._recall_ids(self._seat1_view[self._recall])]
+
+    def _recall_ids(self, slots: torch.Tensor) -> torch.Tensor:
+        ids = slots[:, 0].clone()
+        for k in range(1, self.n_recall):
+            ids.mul_(self.n_slots).add_(slots[:, k])
+        return ids
 
     def action_masks(self) -> list[torch.Tensor]:
         """Every action is always legal: ``[mask0, mask1]``, each ``(num_envs, n_actions)`` all True."""

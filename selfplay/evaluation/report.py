@@ -35,35 +35,47 @@ def embedding_inputs(config, runs, agent: str, seed: int) -> tuple[dict, dict]:
     return basis, trajectories
 
 
-def _embed_one(args: tuple) -> Path:
-    """One seed's t-SNE of all the agent's schemes, saved as ``runs/<agent>/embedding_s<seed>.png`` / ``.npz``."""
+def _embed_seed(args: tuple) -> dict[str, Path]:
+    """One seed's t-SNE of every agent's runs and the reference basis, fitted jointly (one fit, so every
+    agent's and scheme's points share one map); saved per agent as ``runs/<agent>/embedding_s<seed>.png``
+    and ``.npz`` (the basis points and that agent's runs: ``basis/<name>``, ``run/<scheme>``)."""
     from selfplay.analysis import plots
     from selfplay.analysis.embedding import embed_runs
 
-    config, out, runs, agent, seed = args
-    basis, trajectories = embedding_inputs(config, runs, agent, seed)
-    basis_points, run_points = embed_runs(basis, trajectories, seed=seed)
-    folder = Path(out) / "runs" / agent
-    path = folder / f"embedding_s{seed}.png"
-    plots.plot_embedding(basis_points, run_points, title=f"t-SNE trajectory embedding ({agent}, seed {seed})",
-                         path=path)
-    np.savez(folder / f"embedding_s{seed}.npz", **{f"basis/{k}": v for k, v in basis_points.items()},
-             **{f"run/{k}": v for k, v in run_points.items()})
-    return path
+    config, out, runs, agents, seed = args
+    basis, trajectories = None, {}
+    for agent in agents:
+        basis, mine = embedding_inputs(config, runs, agent, seed)  # the basis does not depend on the agent
+        trajectories.update({(agent, scheme): vectors for scheme, vectors in mine.items()})
+    keys = list(trajectories)
+    basis_points, run_points = embed_runs(basis, {f"{i}": trajectories[k] for i, k in enumerate(keys)}, seed=seed)
+    paths = {}
+    for agent in agents:
+        points = {scheme: run_points[f"{i}"] for i, (a, scheme) in enumerate(keys) if a == agent}
+        folder = Path(out) / "runs" / agent
+        path = paths[agent] = folder / f"embedding_s{seed}.png"
+        plots.plot_embedding(basis_points, points, title=f"t-SNE trajectory embedding ({agent}, seed {seed})",
+                             path=path)
+        np.savez(folder / f"embedding_s{seed}.npz", **{f"basis/{k}": v for k, v in basis_points.items()},
+                 **{f"run/{k}": v for k, v in points.items()})
+    return paths
 
 
 def write_embeddings(config, out: Path, runs, agents: list[str], figure_paths: dict, jobs: int = 1) -> None:
-    """One t-SNE embedding per agent and seed of all the agent's schemes (embedded together, so
-    comparable), in parallel processes: ``runs/<agent>/embedding_s<seed>.png`` (and ``.npz``); the
-    chosen (first) seed's also as ``figures/embedding_<agent>.png`` and ``evaluation/embedding_<agent>.npz``."""
+    """One t-SNE embedding per seed of all the agents' schemes with the reference basis (fitted together,
+    so comparable across schemes and agents; seeds in parallel processes): ``runs/<agent>/embedding_s<seed>.png``
+    (and ``.npz``); the chosen (first) seed's also as ``figures/embedding_<agent>.png`` and
+    ``evaluation/embedding_<agent>.npz`` (Fig. 2 reads these rather than fitting again)."""
     import shutil
 
     from selfplay.evaluation.runs import pool_map
 
-    tasks = [(config, str(out), runs, agent, seed) for agent in agents for seed in config.seeds]
-    paths = pool_map(_embed_one, tasks, jobs)
-    for (_, _, _, agent, seed), path in zip(tasks, paths):
-        if seed == config.seeds[0]:
+    tasks = [(config, str(out), runs, list(agents), seed) for seed in config.seeds]
+    results = pool_map(_embed_seed, tasks, jobs)
+    for seed, paths in zip(config.seeds, results):
+        if seed != config.seeds[0]:
+            continue
+        for agent, path in paths.items():
             shutil.copyfile(path, out / "figures" / f"embedding_{agent}.png")
             shutil.copyfile(path.with_suffix(".npz"), out / "evaluation" / f"embedding_{agent}.npz")
             figure_paths["embedding"].append(out / "figures" / f"embedding_{agent}.png")

@@ -19,7 +19,7 @@ def population(body, size=5):
 
 
 @pytest.mark.parametrize("body, layout", [("mlp", "shuffled"), ("lstm", "shuffled"), ("mlp", "policy-major"),
-                                           ("lstm", "policy-major")])
+                                           ("lstm", "policy-major"), ("mlp", "uneven"), ("lstm", "uneven")])
 def test_stack_equals_per_policy_inference(body, layout, greedy_actions_agree):
     policies = population(body)
     stack = stack_policies(policies)
@@ -28,6 +28,9 @@ def test_stack_equals_per_policy_inference(body, layout, greedy_actions_agree):
     batch = 40
     if layout == "shuffled":
         index = torch.randint(0, 4, (batch,), generator=gen)  # policy 4 unused: groups may be absent
+    elif layout == "uneven":  # one policy plays most rows: its group is cut into several segments
+        index = torch.cat([torch.zeros(31, dtype=torch.long), torch.tensor([1, 2, 2, 3, 3, 3, 4, 4, 4])])
+        index = index[torch.randperm(batch, generator=gen)]
     else:
         index = torch.arange(5).repeat_interleave(8)  # no regrouping copies (a view of the batch)
     mask = torch.rand(batch, ACTIONS, generator=gen) < 0.7

@@ -246,3 +246,21 @@ def test_random_play_is_consistent(game, n_recall, repetitions, seed):
         decided = total.abs() > 1e-3
         assert torch.equal(info["winner"][decided], (total[decided] < 0).long())
         assert torch.all(decode_blocks(obs[0], k * k + 1) == k * k)  # restarted: all empty
+        for seat in range(2):  # observation ids: the recalled slots as base-(k²+1) digits, oldest first
+            digits = decode_blocks(obs[seat], k * k + 1)
+            expected = sum(digits[:, j] * (k * k + 1) ** (n_recall - 1 - j) for j in range(n_recall))
+            assert torch.equal(env.observation_ids()[seat], expected)
+
+
+def test_observation_ids_identify_observations():
+    """Two rows share an id exactly when they share the observation vector; ids lie in [0, n_observation_ids)."""
+    env = RirRPS(64, seed=0)
+    env.reset()
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(4):
+        env.step([torch.randint(0, 3, (64,), generator=gen), torch.randint(0, 3, (64,), generator=gen)])
+        obs, ids = torch.cat(env.observe()), torch.cat(env.observation_ids())
+        assert env.n_observation_ids == 1000 and ids.min() >= 0 and ids.max() < 1000
+        same_id = ids[:, None] == ids[None, :]
+        same_obs = (obs[:, None, :] == obs[None, :, :]).all(-1)
+        assert torch.equal(same_id, same_obs) and not bool(same_id.all())
