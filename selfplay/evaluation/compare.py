@@ -267,4 +267,5 @@ def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
                      "seconds": round(info["seconds"], 2), "final_vs_first": round(summary["final_vs_first"], 6),
                      "menagerie_size": info["menagerie_size"], "updates": info["updates"],
                      **{k: round(v, 6) for k, v in summary.items() if k not in STANDARD_SUMMARY and _is_number(v)}})
-    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started, timings)
+    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started, timings,
+                            run_map=executor.map if executor is not None else None)

@@ -82,9 +82,10 @@ def write_embeddings(config, out: Path, runs, agents: list[str], figure_paths: d
 
 
 def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dict, train_seconds: float,
-                     started: float, timings: dict | None = None) -> Path:
+                     started: float, timings: dict | None = None, run_map=None) -> Path:
     """Tables, figures and report.md of a comparison; ``timings`` (stage → seconds, filled in here
-    too) goes to ``evaluation/timings.json``."""
+    too) goes to ``evaluation/timings.json``; ``run_map``: how the RPP games are spread (``RayExecutor.map``;
+    ``None``: the local process pool)."""
     timings = {} if timings is None else timings
     from selfplay.analysis import plots
 
@@ -98,7 +99,7 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
     atomic_write_text(evaluation / "summary.csv", summary.to_csv(index=False))
     from selfplay.evaluation.seed_stats import write_seed_statistics
 
-    seed_stats = write_seed_statistics(config, out, runs, summary, evaluations, timings)
+    seed_stats = write_seed_statistics(config, out, runs, summary, evaluations, timings, run_map=run_map)
     t0 = time.perf_counter()
 
     figure_paths: dict[str, list[Path]] = {"exploitability": [], "winrate": [], "nash": [], "embedding": [], "rpp": []}

@@ -145,13 +145,15 @@ def rpp_tasks(config, runs, agent: str, cross_seed: bool = True) -> list[tuple]:
     return out
 
 
-def rpp_values(config, runs, agent: str, jobs: int = 1, cross_seed: bool = True) -> pd.DataFrame:
-    """v(X seed i, Y seed j) for every ordered pair of schemes (both orientations, v(Y, X) = −v(X, Y))."""
+def rpp_values(config, runs, agent: str, jobs: int = 1, cross_seed: bool = True, run_map=None) -> pd.DataFrame:
+    """v(X seed i, Y seed j) for every ordered pair of schemes (both orientations, v(Y, X) = −v(X, Y)).
+    ``run_map(function, tasks, jobs)`` plays the population pairs (``RayExecutor.map``: one Ray task per
+    pair); ``None``: the local process pool. Same values either way (each pair has its own seed)."""
     from selfplay.evaluation.runs import pool_map
     from selfplay.evaluation.runs import rpp_pair
 
     tasks = rpp_tasks(config, runs, agent, cross_seed)
-    values = pool_map(rpp_pair, [t[-1] for t in tasks], jobs)
+    values = (run_map or pool_map)(rpp_pair, [t[-1] for t in tasks], jobs)
     rows = []
     for (x, sx, y, sy, _), v in zip(tasks, values):
         rows.append({"scheme_x": x, "seed_x": sx, "scheme_y": y, "seed_y": sy, "value": float(v)})
@@ -251,7 +253,7 @@ def bootstrap_config(config) -> BootstrapConfig:
 
 
 def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evaluations: dict,
-                          timings: dict | None = None) -> SeedStatistics:
+                          timings: dict | None = None, run_map=None) -> SeedStatistics:
     """Compute and write the statistics over seeds and their figures (see the module docstring);
     ``timings`` gets the seconds of its stages (rpp, curves, seed_statistics: the rest)."""
     import time
@@ -304,7 +306,7 @@ def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evalua
     for agent in config.agents:
         if len(config.schemes) < 2:
             continue
-        values = rpp_values(config, runs, agent, jobs=config.jobs or 2,
+        values = rpp_values(config, runs, agent, jobs=config.jobs or 2, run_map=run_map,
                             cross_seed=getattr(config, "rpp_cross_seed", True) and len(seeds) > 1)
         atomic_write_text(evaluation / f"rpp_values_{agent}.csv", values.to_csv(index=False))
         tables = [rpp_seed_table(values, list(config.schemes), s) for s in seeds]

@@ -151,3 +151,30 @@ def test_winrate_and_cross_population_blocks_as_ray_tasks_equal_the_local_matric
     a, b = policies(4), policies(4)  # fresh ones: block 0 samples with the caller's policies' generators
     local = cross_population("rirrps", a[:2], a[2:], 12, seed=2, max_games=16)  # 48 games: 3 blocks
     assert np.array_equal(cross_population("rirrps", b[:2], b[2:], 12, seed=2, max_games=16, blocks=ray_blocks), local)
+
+
+class _RecordingExecutor:
+    """An executor that runs ``map`` here and records which functions went through it."""
+
+    def __init__(self):
+        self.functions = []
+
+    def map(self, function, tasks, jobs=None):
+        self.functions.append(function.__name__)
+        return [function(t) for t in tasks]
+
+
+def test_compare_sends_the_cross_seed_population_games_through_the_executor(tmp_path):
+    """With an executor (``--ray``) the RPP games of every seed pair are its tasks too, not the local
+    pool's, and the values equal the local run's."""
+    config = tiny()
+    config.seeds = [0, 1]
+    config.rpp_cross_seed = True
+    executor = _RecordingExecutor()
+    compare(config, tmp_path / "spy", executor=executor)
+    assert executor.functions.count("rpp_pair") == 1  # one map over every (scheme, seed) pair
+    compare(config, tmp_path / "local")
+    spy = pd.read_csv(tmp_path / "spy" / "evaluation" / "rpp_values_ppo-mlp.csv")
+    local = pd.read_csv(tmp_path / "local" / "evaluation" / "rpp_values_ppo-mlp.csv")
+    pd.testing.assert_frame_equal(spy, local)
+    assert len(spy) == 2 * 4  # 2 schemes: one pair, 2 x 2 seed pairs, both orientations
