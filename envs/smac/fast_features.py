@@ -40,7 +40,7 @@ class FastSideView:
                                 c.state_timestep_number], dtype=np.int64)
         f32 = np.float32
         self.cx, self.cy = f32(view.center[0]), f32(view.center[1])
-        self.width, self.height_ = f32(view.width), f32(view.height)
+        self.width, self.playable_height = f32(view.width), f32(view.height)
 
     def positions(self) -> tuple[np.ndarray, np.ndarray]:
         """(x, y), each (E, U), of every unit in this seat's frame."""
@@ -71,7 +71,7 @@ class FastSideView:
         FK.state(out, last_action, timestep, px, py, eng.arrays("hp"), eng.arrays("shield"), self.hp_max,
                  self.shield_max, eng.arrays("cooldown"), eng.arrays("energy"), self.max_cd, self.is_medivac,
                  self.ally0, self.n, self.enemy0, self.m, self.ally_type, self.enemy_type, self.view.bits,
-                 self.view.shield_ally, self.view.shield_enemy, self.cx, self.cy, self.width, self.height_, self.config)
+                 self.view.shield_ally, self.view.shield_enemy, self.cx, self.cy, self.width, self.playable_height, self.config)
         return out
 
 

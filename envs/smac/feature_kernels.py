@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kernels import HALF, ONE, SIGHT, ZERO, _distance
+from .kernels import ONE, SIGHT, ZERO, _distance
 from .units import MOVE_AMOUNT, SHOOT_RANGE
 
 F = np.float32
@@ -139,14 +139,14 @@ def _obs_game(e, out, avail, last_action, timestep, px, py, hp, shield, hp_max, 
             ty = F(int(py[e, a]))
             if config[OBS_PATHING]:
                 for k in range(8):
-                    dx = F(offs_x[k] * MOVE_HALF * 2)
-                    dy = F(offs_y[k] * MOVE_HALF * 2)
+                    dx = F(offs_x[k] * MOVE_AMOUNT)
+                    dy = F(offs_y[k] * MOVE_AMOUNT)
                     row[o + k] = _lookup(pathing, tx + dx, ty + dy, ONE) * alive_f
                 o += 8
             if config[OBS_HEIGHT]:
                 for k in range(9):
-                    dx = F(offs_x[k] * MOVE_HALF * 2)
-                    dy = F(offs_y[k] * MOVE_HALF * 2)
+                    dx = F(offs_x[k] * MOVE_AMOUNT)
+                    dy = F(offs_y[k] * MOVE_AMOUNT)
                     row[o + k] = _lookup(height, tx + dx, ty + dy, ONE) * alive_f
                 o += 9
         o = move
@@ -357,5 +357,3 @@ def outcome(lost, steps, limit, hp, n0, won, draw, timeout, done, winner, dead):
         dead[0, e] = d0
         dead[1, e] = d1
 
-
-_ = HALF  # re-exported constant kept for readers of the kernels
