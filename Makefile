@@ -1,4 +1,5 @@
-# Two commands for a newcomer: `make run` (the main job) and `make test` (the test suite).
+# Two commands for a newcomer: `make run` (the main job) and `make test` (lint, docs site, test suite).
+# `make docs` builds the documentation site (docs/, mkdocs.yml) into site/.
 PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
@@ -8,7 +9,7 @@ OUT     ?= runs/compare
 # and pip never pulls a multi-GB CUDA build.
 TORCH   ?= torch==2.13.0
 
-.PHONY: install run test quick bench clean
+.PHONY: install run test docs quick bench clean
 
 install: $(STAMP)
 
@@ -24,7 +25,11 @@ run: install
 
 test: install
 	$(BIN)/ruff check .
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 	$(BIN)/python -m pytest
+
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 quick: install
 	$(BIN)/selfplay compare --quick --out runs/quick
@@ -33,4 +38,4 @@ bench: install
 	$(BIN)/python -m pip install -q -e ".[dev,bench]"
 
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) runs site build

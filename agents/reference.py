@@ -1,15 +1,15 @@
-"""Fixed reference agents and the trajectory-embedding basis (spec-selfplay §4, §6).
+"""Fixed reference agents and the trajectory-embedding basis (docs/design/selfplay.md §4, §6).
 
 ``FixedActionPolicy`` always plays one action (the Rock, Paper and Scissors agents);
 ``UniformRandomPolicy`` plays uniformly among the legal actions. Both follow the batched Policy
-contract of ``selfplay/policy.py`` (no recurrent state).
+contract of ``selfplay/core/policy.py`` (no recurrent state).
 
 ``embedding_basis(env)`` plays every fixed agent against the uniform random agent (1000 episodes
 each, all games of a batch at once) and returns each agent's trajectory vectors, seen from the fixed
 agent's seat, so that a learner that behaves like the Rock agent lands in the Rock cluster. (The
 paper's authors' code took the random agent's view for the basis; a learner's trajectory is taken
 from its own view, so we take the fixed agent's.) This module does not import ``envs``: the
-environment is passed in (architecture.md, dependency direction).
+environment is passed in (docs/design/architecture.md, "Layers").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""t-SNE embeddings of trajectory vectors, time-window medians and kernel densities (spec §6).
+"""t-SNE embeddings of trajectory vectors, time-window medians and kernel densities (docs/design/selfplay.md §6).
 
 Each episode's trajectory is a fixed-length vector (RirRPS: the joint-action one-hots of the
 9 steps after the first). The basis trajectories (reference agents) and all runs' trajectories

@@ -1,4 +1,4 @@
-"""Figures of comparisons over seeds (issue 17): interval estimates per scheme, the matrix of
+"""Figures of comparisons over seeds (docs/guides/statistics.md): interval estimates per scheme, the matrix of
 probabilities of improvement, and curves over training with confidence bands.
 
 Headless like :mod:`analysis.plots`: each function returns a ``matplotlib.figure.Figure`` drawn

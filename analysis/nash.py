@@ -1,4 +1,4 @@
-"""Nash equilibria of zero-sum games, and the PSRO meta-solvers (spec §6).
+"""Nash equilibria of zero-sum games, and the PSRO meta-solvers (docs/design/selfplay.md §6).
 
 Conventions. A two-player zero-sum game is an m×n payoff matrix ``A`` for the row player, who
 maximises ``pᵀ A q``; the column player minimises it. A *symmetric* zero-sum game (two

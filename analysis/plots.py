@@ -1,5 +1,5 @@
 """Paper-style figures: win-rate matrices with their Nash, the maxent Nash's evolution, the
-trajectory-embedding figure and the relative-population-performance table (spec §6–7).
+trajectory-embedding figure and the relative-population-performance table (docs/design/selfplay.md §6–7).
 
 Headless: figures are ``matplotlib.figure.Figure`` objects drawn with the Agg canvas (no pyplot
 state, nothing to close). Every function returns the figure and, given ``path``, saves a PNG.

@@ -1,4 +1,4 @@
-"""Population metrics: relative population performance, Nash averaging, effective diversity (spec §6).
+"""Population metrics: relative population performance, Nash averaging, effective diversity (docs/design/selfplay.md §6).
 
 Balduzzi et al. 2019, "Open-ended learning in symmetric zero-sum games".
 """

@@ -1,4 +1,5 @@
-"""Statistics over seeds: interval estimates and the probability of improvement (issue 17).
+"""Statistics over seeds: interval estimates and the probability of improvement (Agarwal et al. 2021;
+docs/guides/statistics.md).
 
 The rules follow rliable (Agarwal et al. 2021, "Deep RL at the edge of the statistical precipice"),
 with one metric of one game as one "task":

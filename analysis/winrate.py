@@ -1,6 +1,6 @@
 """Win-rate matrices from match records, evaluation matrices, and monotone-improvement summaries.
 
-Spec §6: W[i, j] is the share of matches i wins against j, both seats merged (a record
+docs/design/selfplay.md §6: W[i, j] is the share of matches i wins against j, both seats merged (a record
 ``(home, away, score)`` counts for the pair in both orders: ``score`` for home against away,
 ``1 − score`` for away against home), draws counted ½ or broken at random (a setting), with
 per-cell match counts; W[j, i] = 1 − W[i, j] and the diagonal is ½. The evaluation matrix is
@@ -123,7 +123,7 @@ def wilson_interval(wins, n, confidence: float = 0.95) -> tuple[np.ndarray, np.n
 
 def winrate_matrix(records, ids: Sequence | None = None, draws: str = "half", seed: int | None = None,
                    confidence: float = 0.95) -> WinrateMatrix:
-    """Win-rate matrix from match records (both seats merged, spec §6).
+    """Win-rate matrix from match records (both seats merged, design §6).
 
     Parameters
     ----------
@@ -180,7 +180,7 @@ def _as_winrates(W, name: str = "W") -> np.ndarray:
 
 
 def evaluation_matrix(W, transform: str = "shift", eps: float = 1e-2) -> np.ndarray:
-    """The antisymmetric evaluation matrix of a win-rate matrix (spec §6).
+    """The antisymmetric evaluation matrix of a win-rate matrix (design §6).
 
     "shift": A = W − ½ (in [−½, ½]). "logit": A = log(W / (1 − W)) with W clamped to
     [eps, 1 − eps] first (so a pair won 25/25 gives a finite log-odds, |A| ≤ logit(1 − eps)).

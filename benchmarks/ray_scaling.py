@@ -1,4 +1,4 @@
-"""The league on Ray against the single-process league loop, at the same work (issue 19).
+"""The league on Ray against the single-process league loop, at the same work (docs/scaling.md).
 
 Runs the same league (``--steps`` learner steps for each of 4 players on RirRPS with ``ppo-mlp``, or
 with ``--agent alphastar`` on SMAC 3m, the quick network from scratch) three ways — the

@@ -4,8 +4,8 @@ For every map: the agreement of the simulator's pathing grid with the archive's 
 (decoded here when ``mpyq`` and ``../shared/data/smac_maps`` are available, else from the shipped
 data), the mean distance of the spawned units from their trigger point, and the win rate of SMAC's
 heuristic AI (``envs/smac/heuristic_batched.py``) against the scripted enemy over ``--games`` games per
-seed.  For 3s5z also the mean distance of the placement from the real game's layout (the seed's
-reset positions, ``tests/smac/test_maps.py``).  Prints a markdown table.
+seed.  For 3s5z also the mean distance of the placement from the real game's layout (the published
+real-game reset positions that ``tests/smac/test_maps.py`` holds).  Prints a markdown table.
 
 ``--ablations`` also measures how much two modelling choices move the heuristic's win rate: the
 scripted enemy's acquisition range (SC2's scan range vs sight 9, the former rule) on a few maps, and

@@ -1,8 +1,8 @@
-"""Game-steps per second of our SMAC simulator and JaxMARL's SMAX, side by side (issue #16).
+"""Game-steps per second of our SMAC simulator and JaxMARL's SMAX, side by side.
 
 Both engines play 3m, 3s5z and 27m_vs_30m with uniformly random *valid* actions; a game-step is one
 step of one game (a batch of 256 stepped once counts 256).  SMAX is the throughput anchor only: it is
-a different game (spec-smac.md §9).  Every number is the best of 3 timings, to tame a shared CPU.
+a different game (docs/design/smac.md §9).  Every number is the best of 3 timings, to tame a shared CPU.
 
 **Batched mode** (default): per map and ``num_envs`` in {1, 16, 256, 2048}, both sides random
 (two-player; no scripted AI).  Ours: ``SMACBattle(map, num_envs, two_player=True)`` stepped one call
@@ -25,11 +25,11 @@ thread setting is made: the engine's own defaults apply.  Per map:
     ``get_obs``, ``get_state``, ``get_avail_actions``, random valid actions (numpy), ``step``;
     reset when the episode ends (resets are timed);
   - ``EPyMARL``: the same loop through a ``smac`` package whose ``smac/env/__init__.py`` is the
-    README's one-line shim, ``StarCraft2Env(**env_args)`` with EPyMARL's ``sc2.yaml`` arguments,
+    one-line shim (docs/guides/smac.md), ``StarCraft2Env(**env_args)`` with EPyMARL's ``sc2.yaml`` arguments,
     actions as a torch tensor from ``torch.multinomial`` over the masks, as EPyMARL's runner passes;
   - ``battle``: ``SMACBattle(map, 1, two_player=True)`` stepped one call per step;
   - SMAX ``step`` and ``scan`` as above, one unvmapped game.
-``ratio`` is SMACEnv / SMAX-step (the issue's goal: ≥ 1), ``scan ratio`` SMACEnv / SMAX-scan (the
+``ratio`` is SMACEnv / SMAX-step (the target: ≥ 1), ``scan ratio`` SMACEnv / SMAX-scan (the
 stretch goal).  The last line is ``steps_per_s=<SMACEnv> smax_steps_per_s=<SMAX step>
 ratio=<ours/smax>`` for one 3m game.
 
@@ -68,7 +68,7 @@ EPYMARL_SC2_ARGS = dict(
     reward_negative_scale=0.5, reward_only_positive=True, reward_scale=True, reward_scale_rate=20,
     reward_sparse=False, reward_win=200, replay_dir="", replay_prefix="", state_last_action=False,
     state_timestep_number=False, step_mul=8, heuristic_ai=False, heuristic_rest=False, debug=False)
-SHIM = "from selfplay.envs.smac import StarCraft2Env, MultiAgentEnv\n"  # the README's shim, whole
+SHIM = "from selfplay.envs.smac import StarCraft2Env, MultiAgentEnv\n"  # the one-line shim of docs/guides/smac.md, whole
 
 
 def steps_for(num_envs: int, quick: bool) -> int:
@@ -165,7 +165,7 @@ def ours_smacenv(map_name: str, steps: int, repeats: int = 3):
 
 def ours_epymarl(map_name: str, steps: int, repeats: int = 3):
     """(steps/s, per CPU-second) of EPyMARL's episode-runner loop on our simulator: ``smac.env``
-    through the README's one-line shim, ``StarCraft2Env(**sc2.yaml env_args)``, torch actions."""
+    through the one-line shim (docs/guides/smac.md), ``StarCraft2Env(**sc2.yaml env_args)``, torch actions."""
     import torch
 
     with tempfile.TemporaryDirectory() as tmp:

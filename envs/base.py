@@ -1,4 +1,4 @@
-"""The two-seat batched environment contract every environment of the suite speaks (architecture.md).
+"""The two-seat batched environment contract every environment of the suite speaks (docs/design/run-directory.md).
 
 An environment advances ``num_envs`` independent two-player games together, as tensors. Seats are
 0 and 1; everything per seat is a list ``[seat0, seat1]`` and each seat sees its game from its own

@@ -1,6 +1,6 @@
 """What the paper-figure scripts share: the paper's experimental scale and reading a comparison.
 
-The paper (spec-selfplay §5): every scheme × {MLP-PPO, RNN-PPO}, 1e4 episodes each, PPO Table I
+The paper (docs/design/selfplay.md §5): every scheme × {MLP-PPO, RNN-PPO}, 1e4 episodes each, PPO Table I
 (horizon 2048, minibatch 64), 100 evaluation checkpoints, 25 matches per pair.
 A script given ``--from DIR`` reads a finished ``selfplay compare`` / ``make_all`` directory; otherwise
 it runs the comparison it needs into ``--out`` (resumable: finished runs are not trained again).

@@ -1,6 +1,6 @@
 """The paper's Fig. 2: t-SNE trajectory embeddings of naive SP, δ=0-Uniform and δ=0-Limit-Uniform,
 for MLP-PPO (top row) and RNN-PPO (bottom row), the runs and the reference agents embedded
-together (spec-selfplay §6): the comparison's joint embedding of the seed (every scheme of both agents,
+together (docs/design/selfplay.md §6): the comparison's joint embedding of the seed (every scheme of both agents,
 ``embed_per_run`` trajectories of each run) when it has one, else a fit of the six runs here.
 
     python -m paper_figures.fig2_embeddings --from runs/paper      # from a finished make_all

@@ -1,4 +1,4 @@
-"""The package layout (architecture.md, "Layout" and "Layers"): one import namespace, layers whose
+"""The package layout (docs/design/architecture.md, "Layout" and "Layers"): one import namespace, layers whose
 imports never point up, no import cycles, a numpy-only core."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The AlphaStar agent (spec-alphastar.md): network (§2) and RL losses (§4).
+"""The AlphaStar agent (docs/design/alphastar.md): network (§2) and RL losses (§4).
 
 from selfplay.agents.alphastar import AlphaStarConfig, AlphaStarNet
 net = AlphaStarNet(AlphaStarConfig())

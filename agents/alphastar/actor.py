@@ -1,4 +1,4 @@
-"""``AlphaStarPolicy``: the AlphaStar network as a batched policy of the suite (selfplay/policy.py)
+"""``AlphaStarPolicy``: the AlphaStar network as a batched policy of the suite (selfplay/core/policy.py)
 over a ``CommanderEnv`` (agents/alphastar/smac/env.py), and its policy file.
 
     policy = AlphaStarPolicy(net, temperature=1.0, seed=0)

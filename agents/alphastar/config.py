@@ -1,17 +1,17 @@
-"""Every size of the AlphaStar network, in one dataclass (spec-alphastar.md §2).
+"""Every size of the AlphaStar network, in one dataclass (docs/design/alphastar.md §2).
 
-The defaults are the "small" column of the spec's table: the scale that trains on our machines.
+The defaults are the "small" column of the design's table: the scale that trains on our machines.
 The AlphaStar column is reachable by changing fields (``AlphaStarConfig.alphastar_scale()`` gives
-the published sizes where the spec names them).
+the published sizes where the design names them).
 
 Two small records describe the parts of the input and action space that are not plain sizes:
 
 * ``ScalarFeature`` — one named scalar input (its width, the width of its own embedding, and
-  whether it goes to the scalar list or to the *scalar context* that gates the heads; spec §2,
+  whether it goes to the scalar list or to the *scalar context* that gates the heads; design §2,
   "scalar encoder").
 * ``ActionTypeSpec`` — one action type and the arguments it uses (the per-action-type table of
-  spec §2: "every head output is multiplied by a mask saying whether the chosen action type uses
-  that argument"). The default table is the SMAC commander's action set of spec §5.
+  design §2: "every head output is multiplied by a mask saying whether the chosen action type uses
+  that argument"). The default table is the SMAC commander's action set of design §5.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class ActionTypeSpec:
 
 @dataclass(frozen=True)
 class BaselineSpec:
-    """One value baseline, for one reward the agent is trained on (spec §4: Σ over rewards).
+    """One value baseline, for one reward the agent is trained on (design §4: Σ over rewards).
 
     ``squash=True`` maps the output through (2/π)·atan((π/2)·x) into (−1, 1), right for a win/loss
     return; a dense or pseudo-reward baseline uses ``squash=False``.
@@ -63,7 +63,7 @@ class BaselineSpec:
     squash: bool = True
 
 
-# The single-commander SMAC action set of spec §5 (no-op, stop, move, attack unit, attack-move,
+# The single-commander SMAC action set of design §5 (no-op, stop, move, attack unit, attack-move,
 # heal unit). The SMAC adapter may pass its own table.
 SMAC_ACTION_TYPES: tuple[ActionTypeSpec, ...] = (
     ActionTypeSpec("no_op"),
@@ -75,7 +75,7 @@ SMAC_ACTION_TYPES: tuple[ActionTypeSpec, ...] = (
 )
 
 
-# The six action arguments, in the order the heads run (spec §2).
+# The six action arguments, in the order the heads run (design §2).
 HEADS = ("action_type", "delay", "queued", "selected_units", "target_unit", "location")
 
 
@@ -86,7 +86,7 @@ def _positive(name: str, value: int) -> None:
 
 @dataclass(frozen=True)
 class AlphaStarConfig:
-    """Sizes of the AlphaStar network (spec §2; defaults = the small column).
+    """Sizes of the AlphaStar network (design §2; defaults = the small column).
 
     Inputs
         entity_feature_size   F of the entity rows ``[B, T, N, F]``
@@ -279,7 +279,7 @@ class AlphaStarConfig:
         return sum(f.size for f in self.scalar_feature_list)
 
     def default_scalar_features(self) -> tuple[ScalarFeature, ...]:
-        """The scalars of spec §1 for SMAC: time, unit counts per side, last action, available actions."""
+        """The scalars of design §1 for SMAC: time, unit counts per side, last action, available actions."""
         return (
             ScalarFeature("game_time", 1, 16),
             ScalarFeature("own_unit_counts", self.num_unit_types, 32),
@@ -293,7 +293,7 @@ class AlphaStarConfig:
 
     @classmethod
     def alphastar_scale(cls, **overrides) -> "AlphaStarConfig":
-        """The AlphaStar column of spec §2 where it names a size (128² map → 16², 3×384 LSTM, ...)."""
+        """The AlphaStar column of design §2 where it names a size (128² map → 16², 3×384 LSTM, ...)."""
         sizes = dict(
             max_entities=512,
             entity_d_model=128,

@@ -1,4 +1,4 @@
-"""LSTM core (spec-alphastar.md §2, row "core"; seed 000).
+"""LSTM core (docs/design/alphastar.md §2, row "core"; mini-AlphaStar).
 
     x = concat(embedded_scalar, embedded_entity, embedded_spatial)   [B·T, E] → [B, T, E]
     lstm_out, state = LSTM(x, state)                                  state = (h, c), each [layers, B, H]

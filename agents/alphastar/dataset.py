@@ -1,4 +1,4 @@
-"""Demonstration recorder and dataset for supervised learning (spec-alphastar.md §3).
+"""Demonstration recorder and dataset for supervised learning (docs/design/alphastar.md §3).
 
 ``record_demonstrations(battle, demonstrator, num_games, out_dir)`` plays ``battle``'s seat 0 with a
 scripted commander (``demonstrators.py``) through ``SMACCommander`` and stores, for every decision

@@ -1,4 +1,4 @@
-"""Scripted demonstrators that play a SMAC seat *as a commander* (spec-alphastar.md §3, §5): they
+"""Scripted demonstrators that play a SMAC seat *as a commander* (docs/design/alphastar.md §3, §5): they
 emit the same ``AlphaStarActions`` the network emits, through the same ``SMACCommander`` (its masks
 and its order executor), so their games are supervised-learning data for the network.
 

@@ -1,4 +1,4 @@
-"""Masked categorical distributions used by every head (spec-alphastar.md §2, "sample with temperature").
+"""Masked categorical distributions used by every head (docs/design/alphastar.md §2, "sample with temperature").
 
 Illegal entries get the finite logit ``MASKED_LOGIT`` (−1e9) rather than −∞: their probability
 underflows to exactly 0 (never sampled, no mass in entropy or KL) while a row with no legal entry

@@ -1,4 +1,4 @@
-"""Entity encoder (spec-alphastar.md §2, row "entity encoder"; seed 000, Fig. 1–2).
+"""Entity encoder (docs/design/alphastar.md §2, row "entity encoder"; mini-AlphaStar, Fig. 1–2).
 
     x  = Linear(entities)                                         [b, N, d]
     for each of ``entity_layers`` layers (post-norm transformer layer):

@@ -1,4 +1,4 @@
-"""Entity embeddings scattered onto the map (spec-alphastar.md §1, "entity embeddings can be
+"""Entity embeddings scattered onto the map (docs/design/alphastar.md §1, "entity embeddings can be
 scattered onto the map"; AlphaStar's spatial encoder input).
 
     s[c, y, x] = Σ_{present entities i at cell (x, y)} ReLU(conv1d_k1(entity_embeddings_i))[c]

@@ -1,4 +1,4 @@
-"""Building blocks shared by the AlphaStar modules (spec-alphastar.md §2).
+"""Building blocks shared by the AlphaStar modules (docs/design/alphastar.md §2).
 
 * ``ResBlock1d`` — x + W2·ReLU(LN(W1·ReLU(LN(x)))) on vectors (action-type head, value baseline:
   "ResBlocks with layer norm").

@@ -1,4 +1,4 @@
-"""The AlphaStar actor–learner (spec-alphastar.md §4; issue 8), in one process with a seam between
+"""The AlphaStar actor–learner (docs/design/alphastar.md §4), in one process with a seam between
 the two halves.
 
 Actor side (``ChunkRecorder``): every game slot is a *lane*; each decision of the commander (the
@@ -29,7 +29,7 @@ the acting side, ``update_on(batch)`` on the learning side (the Ray league, trai
 league.py). Every chunk carries ``version``, the oldest weight version its decisions were made with,
 so a learner elsewhere can measure the policy lag V-trace corrects.
 
-Through ``AlphaStarLearner`` the whole loop is the suite's ``Learner`` contract (selfplay/policy.py):
+Through ``AlphaStarLearner`` the whole loop is the suite's ``Learner`` contract (selfplay/core/policy.py):
 ``act`` (records the decisions), ``record(reward, done)``, ``ready`` (a batch of chunks is waiting),
 ``update``, ``snapshot`` / ``restore`` (exploiter resets to the SL policy) and ``state_dict``.
 """
@@ -52,7 +52,7 @@ from selfplay.utils.seeding import derive_seed
 
 @dataclass(frozen=True)
 class AlphaStarRLConfig:
-    """The actor–learner's settings. AlphaStar's own values where the spec gives them (Adam β, ε, the
+    """The actor–learner's settings. AlphaStar's own values where the design gives them (Adam β, ε, the
     loss weights in ``loss``); the learning rate and batch are small-scale defaults (AlphaStar: lr 3e-5,
     batch 512 chunks of 64 steps) chosen so that a few minutes on 2 cores move the policy.
 

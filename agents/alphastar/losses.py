@@ -1,4 +1,4 @@
-"""AlphaStar's RL losses (spec-alphastar.md §4; issue 8). Everything is time-major ``[T, B]``.
+"""AlphaStar's RL losses (docs/design/alphastar.md §4). Everything is time-major ``[T, B]``.
 
 Notation: r_t reward after the action at step t, V_t = V(s_t), V_T = ``bootstrap_value`` (the value of
 the state after the chunk), d_t = γ·(1 − done_t) the discount (0 where an episode ends at step t, so
@@ -28,7 +28,7 @@ Losses (each a scalar, masked mean over valid steps)
     alphastar_rl_loss      Σ_rewards (baseline_cost·value + pg_cost·pg + upgo_cost·upgo) + kl_cost·kl
                            + action_type_kl_cost·kl(action type, early game) + entropy_cost·entropy_loss
 
-Public-version bugs avoided (spec §4): KL and entropy use the *target* logits (gradients flow);
+Public-version bugs avoided (design §4): KL and entropy use the *target* logits (gradients flow);
 the entropy term is a bonus (sign checked); the policy-gradient terms are −adv·log π (minimising
 raises the probability of advantageous actions); the step mask multiplies, never inverted.
 """
@@ -140,7 +140,7 @@ def vtrace(
     clip_rho_threshold: float | None = 1.0,
     clip_pg_rho_threshold: float | None = 1.0,
 ):
-    """V-trace targets and policy-gradient advantages (IMPALA; spec §4). Returns ``(vs, pg_advantages)``.
+    """V-trace targets and policy-gradient advantages (IMPALA; design §4). Returns ``(vs, pg_advantages)``.
 
     ``log_rhos`` = log π(a) − log μ(a) (target minus behaviour); a threshold of ``None`` means no clip.
     """
@@ -212,7 +212,7 @@ def split_vtrace_pg_loss(
     clip_rho_threshold: float | None = 1.0,
     clip_pg_rho_threshold: float | None = 1.0,
 ) -> torch.Tensor:
-    """Σ over the three groups of −mean(sg(V-trace advantage_g) · log π_g) (spec §4, split V-trace)."""
+    """Σ over the three groups of −mean(sg(V-trace advantage_g) · log π_g) (design §4, split V-trace)."""
     target, behaviour = group_log_probs(target_log_probs), group_log_probs(behaviour_log_probs)
     step_mask = _step_mask(mask, values)
     loss = values.new_zeros(())
@@ -236,7 +236,7 @@ def split_upgo_loss(
     discounts,
     mask=None,
 ) -> torch.Tensor:
-    """Σ over the three groups of −mean(sg((G^upgo − V) · min(1, ρ_g)) · log π_g) (spec §4, UPGO)."""
+    """Σ over the three groups of −mean(sg((G^upgo − V) · min(1, ρ_g)) · log π_g) (design §4, UPGO)."""
     returns = _as_like(upgo_returns(rewards, values, bootstrap_value, discounts), values)
     target, behaviour = group_log_probs(target_log_probs), group_log_probs(behaviour_log_probs)
     step_mask = _step_mask(mask, values)
@@ -276,7 +276,7 @@ def policy_kl_loss(
 ) -> torch.Tensor:
     """Σ_heads mean(used · KL) between the target policy and the (frozen) SL policy, per head.
 
-    ``direction="target_sl"`` is KL(π_target ‖ π_SL) (spec §4); ``"sl_target"`` is KL(π_SL ‖ π_target)
+    ``direction="target_sl"`` is KL(π_target ‖ π_SL) (design §4); ``"sl_target"`` is KL(π_SL ‖ π_target)
     (the direction of DeepMind's pseudocode). The SL logits are gradient-stopped either way.
     """
     if direction not in ("target_sl", "sl_target"):
@@ -336,13 +336,13 @@ class RewardCosts:
 
 
 def _alphastar_reward_costs() -> dict[str, RewardCosts]:
-    # Win/loss: baseline_cost 10, pg_cost 1, UPGO weight 1 (UPGO on win/loss only; spec §4).
+    # Win/loss: baseline_cost 10, pg_cost 1, UPGO weight 1 (UPGO on win/loss only; design §4).
     return {"win_loss": RewardCosts(baseline_cost=10.0, pg_cost=1.0, upgo_cost=1.0)}
 
 
 @dataclass(frozen=True)
 class RLLossConfig:
-    """AlphaStar's loss weights (spec §4) as defaults; every one is a setting.
+    """AlphaStar's loss weights (design §4) as defaults; every one is a setting.
 
     ``reward_costs`` maps each reward (= value baseline name) to its ``RewardCosts``; a pseudo-reward
     or dense reward is added with its own entry, e.g. ``{"win_loss": ..., "damage": RewardCosts(1.0, 1.0)}``.
@@ -386,7 +386,7 @@ def alphastar_rl_loss(
     early_game=None,
     config: RLLossConfig | None = None,
 ) -> dict[str, torch.Tensor]:
-    """The combined AlphaStar loss from a *time-major* network output (spec §4):
+    """The combined AlphaStar loss from a *time-major* network output (design §4):
 
         Σ_rewards [baseline_cost·TD(λ) + pg_cost·split V-trace + upgo_cost·split UPGO]
         + kl_cost·KL + action_type_kl_cost·KL(action type, early game) + entropy_cost·(−entropy)

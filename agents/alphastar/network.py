@@ -1,5 +1,5 @@
 """The whole AlphaStar network: encoders → LSTM core → six autoregressive heads + value
-(spec-alphastar.md §2).
+(docs/design/alphastar.md §2).
 
 One forward pass, two modes:
 
@@ -10,7 +10,7 @@ Both modes return the same ``AlphaStarOutput``: the actions, per-head (masked, t
 logits, per-head log-probabilities of the actions and entropies, which arguments the chosen action
 type uses, the value, the new LSTM state and the entity encoder's attention maps.
 
-Argument masks (spec §2, "every head output is multiplied by a mask saying whether the chosen action
+Argument masks (design §2, "every head output is multiplied by a mask saying whether the chosen action
 type uses that argument"): for every head except action type and delay, ``argument_used[head]`` is
 the chosen action type's row of the table in ``config.action_types``. Unused arguments get the value
 −1, zero logits, zero log-probability and zero entropy — hence no loss and no gradient. Legal-choice
@@ -151,7 +151,7 @@ def _check_shape(name: str, tensor: torch.Tensor, expected: tuple[int, ...]) -> 
 
 
 class AlphaStarNet(nn.Module):
-    """The AlphaStar agent's network (spec §2) for any ``AlphaStarConfig``."""
+    """The AlphaStar agent's network (design §2) for any ``AlphaStarConfig``."""
 
     def __init__(self, config: AlphaStarConfig | None = None) -> None:
         super().__init__()
@@ -234,7 +234,7 @@ class AlphaStarNet(nn.Module):
         )
 
     def _encode(self, obs: AlphaStarObs, state: LSTMState, flat, B: int, T: int) -> dict:
-        """Encoders on all B·T steps at once, then the LSTM core over [B, T] (spec §2, first four rows)."""
+        """Encoders on all B·T steps at once, then the LSTM core over [B, T] (design §2, first four rows)."""
         entity_mask = flat(obs.entity_mask).bool()
         entity_embeddings, embedded_entity, attention = self.entity_encoder(flat(obs.entities).float(), entity_mask)
         planes = flat(obs.spatial).float()

@@ -1,5 +1,5 @@
 """Building the AlphaStar learner for a ``CommanderEnv`` from a supervised-learning checkpoint
-(spec-alphastar.md §3–4: the SL policy is RL's starting point, the KL anchor and the reset target).
+(docs/design/alphastar.md §3–4: the SL policy is RL's starting point, the KL anchor and the reset target).
 
     learner = make_alphastar_learner(env, seed, sl_checkpoint="runs/sl/sl_checkpoint.pt", learning_rate=1e-4)
     path = ensure_sl_checkpoint("3m", "runs/x/sl", quick=True)   # runs SL once, then reuses the file

@@ -1,4 +1,4 @@
-"""Scalar encoder (spec-alphastar.md §2, row "scalar encoder"; seed 000).
+"""Scalar encoder (docs/design/alphastar.md §2, row "scalar encoder"; mini-AlphaStar).
 
     for each feature f:  e_f = ReLU(Linear_f(scalars[f]))  → scalar list or context list
     embedded_scalar = ReLU(Linear(concat(scalar list)))     [b, embedded_scalar_size]

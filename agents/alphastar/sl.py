@@ -1,5 +1,5 @@
 """Supervised learning of the AlphaStar commander from scripted demonstrations on SMAC
-(spec-alphastar.md §3; issue 7).
+(docs/design/alphastar.md §3).
 
     loss = Σ_heads masked CE (``supervised_loss``: each head counted only where the labelled action
            type uses it), Adam, gradient-norm clip 0.5,
@@ -223,7 +223,7 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
 
     ``selfplay sl --env smac:3m [--quick] --out DIR`` is ``run_sl("3m", quick, DIR)``. ``config``
     replaces the settings (its ``map_name`` is set to ``map_name``). Returns the metrics dict."""
-    from selfplay.envs.smac import SMACBattle  # the CLI wires agents to envs; the agent package itself does not
+    from selfplay.envs.smac import SMACBattle  # the battles demonstrations are recorded on (envs: a layer below agents)
 
     torch.manual_seed(seed)
     if config is None:

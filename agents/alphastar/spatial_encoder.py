@@ -1,4 +1,4 @@
-"""Spatial encoder (spec-alphastar.md §2, row "spatial encoder"; seed 000).
+"""Spatial encoder (docs/design/alphastar.md §2, row "spatial encoder"; mini-AlphaStar).
 
     x = ReLU(conv1×1(concat(planes, scattered entities)))        [b, stem, H, W]
     for each downsampling conv:  x = ReLU(conv4×4 stride 2(x))    H, W halve each time

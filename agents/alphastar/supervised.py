@@ -1,4 +1,4 @@
-"""Supervised-learning loss and per-head accuracy from a teacher-forced output (spec-alphastar.md §3).
+"""Supervised-learning loss and per-head accuracy from a teacher-forced output (docs/design/alphastar.md §3).
 
     loss = Σ_heads mean over valid steps of used_h · CE_h,   CE_h = −log π(label_h)
 

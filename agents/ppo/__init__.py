@@ -1,4 +1,4 @@
-"""PPO agents (MLP and LSTM bodies) for the self-play suite (spec-selfplay §5)."""
+"""PPO agents (MLP and LSTM bodies) for the self-play suite (docs/design/selfplay.md §5)."""
 
 from selfplay.agents.ppo.checkpoint import load_policy, save_policy
 from selfplay.agents.ppo.config import ENV_DEFAULTS, BatchSizes, MultiUnitPPOConfig, PPOConfig, ppo_config

@@ -1,5 +1,5 @@
 """PPO settings: one dataclass for every PPO learner, per-environment defaults in one table, and the
-batch sizes derived from them (spec-selfplay §5; CleanRL's ``Args`` style: one field, one line).
+batch sizes derived from them (docs/design/selfplay.md §5; CleanRL's ``Args`` style: one field, one line).
 
 ``PPOConfig``'s defaults are the paper's Table I (horizon 2048, Adam 3e-4, 10 epochs, minibatch 64,
 γ 0.99, GAE λ 0.95, entropy 0.01, clip 0.2) and its code (Adam eps 1e-5, grad-norm clip 5,
@@ -143,7 +143,7 @@ class MultiUnitPPOConfig(PPOConfig):
 
 
 ENV_DEFAULTS: dict[str, tuple[type[PPOConfig], dict]] = {
-    # spec-selfplay §5, Table I: the one-unit learner on RPS-like games
+    # design §5, Table I: the one-unit learner on RPS-like games
     "rps": (PPOConfig, {}),
     # MAPPO's SMAC settings (Yu et al. 2022): 3200 game-steps, one minibatch, lr 5e-4, c_v 1, clip 10, BPTT 10
     "smac": (MultiUnitPPOConfig, dict(horizon=3200, learning_rate=5e-4, minibatch_size=None, value_coef=1.0,

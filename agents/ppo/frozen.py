@@ -1,4 +1,4 @@
-"""A frozen PPO policy: batched inference with weights that never change (architecture.md, "Policy")."""
+"""A frozen PPO policy: batched inference with weights that never change (docs/design/architecture.md, "Policy")."""
 
 from __future__ import annotations
 

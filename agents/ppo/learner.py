@@ -1,4 +1,4 @@
-"""PPO learner for a batch of games (the Learner contract of ``selfplay/policy.py``; spec-selfplay §5).
+"""PPO learner for a batch of games (the Learner contract of ``selfplay/core/policy.py``; docs/design/selfplay.md §5).
 
 Each environment step the loop calls ``act(obs, state, mask, episode_start)`` for the learner's seat
 of every game (each observation is from the learner's own view, whichever seat it holds in that

@@ -1,5 +1,5 @@
 """What the PPO learners (one-unit and multi-unit) share: the PPO update, recording outcomes and exact
-resumption (spec-selfplay §5).
+resumption (docs/design/selfplay.md §5).
 
 The update (``PPOLearnerBase.update``), once the rollout is full:
 
@@ -11,9 +11,8 @@ The update (``PPOLearnerBase.update``), once the rollout is full:
 
 One Adam variant for both: PyTorch's fused kernel (``torch.optim.Adam(fused=True)``, CPU and CUDA), the
 same update rule as the plain for-each loop in one kernel per step. It is the variant the one-unit
-learner's Table I results and learning tests were made with; ``benchmarks/ppo_adam.py`` measured no
-consistent speed difference from the plain one (plain/fused 0.88-1.14 over three cases, two runs, on a
-shared 2-core machine at load 8-14), so the choice keeps those results rather than buying speed.
+learner's Table I results and learning tests were made with; ``benchmarks/ppo_adam.py`` times both
+(docs/results/speed.md), and the choice keeps those results rather than buying speed.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The PPO loss on one minibatch (Schulman et al. 2017, clipped surrogate; spec-selfplay §5)."""
+"""The PPO loss on one minibatch (Schulman et al. 2017, clipped surrogate; docs/design/selfplay.md §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Parameter-shared multi-unit PPO for SMAC sides (issue 6; MAPPO/IPPO style, Yu et al. 2022).
+"""Parameter-shared multi-unit PPO for SMAC sides (MAPPO/IPPO style, Yu et al. 2022).
 
 One actor network is shared by every unit of a side (``multiunit_network.py``: a unit's input is its
 observation with its one-hot agent id and last action; the critic reads the same or, with

@@ -1,4 +1,4 @@
-"""The actor-critic network: a body (MLP 64-64 or LSTM(64), spec-selfplay §5) and two linear heads.
+"""The actor-critic network: a body (MLP 64-64 or LSTM(64), docs/design/selfplay.md §5) and two linear heads.
 
 Body and heads are separate modules so that another environment (SMAC's multi-unit sides) can reuse
 them: any observation size and action count, given to the constructor.

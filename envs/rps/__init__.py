@@ -1,4 +1,4 @@
-"""RirRPS and other repeated zero-sum matrix games with imperfect recall (spec-selfplay §4)."""
+"""RirRPS and other repeated zero-sum matrix games with imperfect recall (docs/design/selfplay.md §4)."""
 
 from selfplay.envs.rps.game import (
     BIASED_RPS_PAYOFF,

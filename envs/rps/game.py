@@ -1,4 +1,4 @@
-"""Repeated zero-sum matrix games with imperfect recall, batched over games (spec-selfplay §4).
+"""Repeated zero-sum matrix games with imperfect recall, batched over games (docs/design/selfplay.md §4).
 
 One game: two players move simultaneously ``repetitions`` times. Each repetition seat 0 receives
 ``payoff[a0, a1]`` and seat 1 receives ``-payoff[a0, a1]``. The episode winner is the seat with the
@@ -10,7 +10,7 @@ block over ``k² + 1`` slots, where ``k`` is the number of actions. Slot ``k·a_
 joint action *seen from the observing seat* (own move first); slot ``k²`` means "empty" (fewer than
 ``n_recall`` repetitions played so far). RirRPS: k = 3, 10 slots per block, 3 blocks: 30 dims.
 
-Trajectory vector (spec-selfplay §6, for the t-SNE embeddings): the newest recall block of the
+Trajectory vector (design §6, for the t-SNE embeddings): the newest recall block of the
 observations that precede repetitions 2 … ``repetitions`` — that is, the joint-action one-hots of
 repetitions 1 … ``repetitions − 1`` from the seat's view — concatenated:
 ``(repetitions − 1)·(k² + 1)`` dims (RirRPS: 9 × 10 = 90). This is the vector the paper's authors
@@ -257,7 +257,7 @@ class RepeatedMatrixGame:
 
 
 class RirRPS(RepeatedMatrixGame):
-    """Repeated imperfect-recall Rock-Paper-Scissors (spec-selfplay §4): Rock=0, Paper=1, Scissors=2."""
+    """Repeated imperfect-recall Rock-Paper-Scissors (design §4): Rock=0, Paper=1, Scissors=2."""
 
     def __init__(self, num_envs: int, n_recall: int = 3, repetitions: int = 10, seed: int | None = None, device="cpu"):
         super().__init__(RPS_PAYOFF, num_envs, n_recall, repetitions, seed, device, name="rirrps",

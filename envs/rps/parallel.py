@@ -1,7 +1,7 @@
 """A PettingZoo ``ParallelEnv`` view of one repeated matrix game (the same engine, ``num_envs = 1``).
 
 Agents ``"player_0"`` (seat 0) and ``"player_1"`` (seat 1). Observations are float32 numpy vectors in
-``Box(0, 1, (obs_size,))``, each from the agent's own view (spec-selfplay §4); actions are
+``Box(0, 1, (obs_size,))``, each from the agent's own view (docs/design/selfplay.md §4); actions are
 ``Discrete(k)``. Rewards are the per-repetition payoffs. Both agents terminate after the last
 repetition; ``infos[agent]["winner"]`` then names the winning agent (ties broken at random by the
 engine's seeded generator) and ``infos[agent]["episode_reward"]`` its return.

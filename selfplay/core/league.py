@@ -1,4 +1,4 @@
-"""AlphaStar's league with prioritized fictitious self-play (spec-selfplay §3).
+"""AlphaStar's league with prioritized fictitious self-play (docs/design/selfplay.md §3).
 
 Several learning players — main players (MP), main exploiters (ME) and league exploiters (LE) —
 share one menagerie of frozen "historical" checkpoints and one decayed payoff table. Payoff keys
@@ -6,7 +6,7 @@ are entry ids (historicals) and player names (active players). Each player's opp
 distribution is available explicitly (``distribution``) and by sampling the branch procedure of the
 pseudocode (``get_match``); tests check that the two agree.
 
-Public-version bugs avoided (spec §3): ``remove_monotonic_suffix`` works on arrays;
+Public-version bugs avoided (design §3): ``remove_monotonic_suffix`` works on arrays;
 every checkpoint rule reads attributes that exist; a historical's ``parent`` tag is the *player*
 name, so the exploiter check matches; ``pfsp`` of no candidates raises instead of dividing by 0.
 """

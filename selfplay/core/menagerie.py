@@ -1,4 +1,4 @@
-"""The menagerie: an ordered, append-only record of frozen policies (architecture.md, spec §1).
+"""The menagerie: an ordered, append-only record of frozen policies (docs/design/architecture.md "Menagerie"; docs/design/selfplay.md §1).
 
 An entry has a stable integer id (its order of entry; ids are never reused, even after a discard),
 the learner step at which it entered, free-form tags (player name, parent, episode, ...) and a

@@ -1,9 +1,9 @@
-"""The payoff table: decayed match statistics between menagerie entries and players (spec §3).
+"""The payoff table: decayed match statistics between menagerie entries and players (docs/design/selfplay.md §3).
 
 Keys are entry ids (int) or active player names (str). For every ordered pair (home, away) the
 table keeps wins, draws, losses and games of ``home`` against ``away``.
 
-Update after a match with score s ∈ {1, ½, 0} for home (spec §3):
+Update after a match with score s ∈ {1, ½, 0} for home (design §3):
     counts(h, a) *= decay;  counts(a, h) *= decay
     games(h, a) += 1;  games(a, h) += 1
     s = 1: wins(h, a) += 1, losses(a, h) += 1;  s = ½: draws both ways += 1;  s = 0: mirror of s = 1.

@@ -1,4 +1,4 @@
-"""The policy and learner contracts every part of the suite speaks (architecture.md, "Policy", "Learner").
+"""The policy and learner contracts every part of the suite speaks (docs/design/architecture.md, "Policy", "Learner").
 
 These are structural protocols: nothing needs to inherit from them. They carry no torch import so
 that schemes and the menagerie stay numpy-only; tensors below may be torch tensors or numpy arrays.
@@ -9,7 +9,7 @@ Batched policy
         ``obs``: ``(batch, obs_dim)`` (SMAC sides: ``(batch, n_agents, obs_dim)``);
         ``mask``: boolean legal-action mask shaped like the logits, or ``None``;
         ``episode_start``: boolean ``(batch,)``; where true, the recurrent state is zeroed *before*
-        acting (the state is reset at every episode start, spec-selfplay §5);
+        acting (the state is reset at every episode start, docs/design/selfplay.md §5);
         ``action``: integer ``(batch,)`` (SMAC: ``(batch, n_agents)``);
         ``info``: dict of per-sample extras (``log_prob``, ``value``, ...).
 

@@ -1,4 +1,4 @@
-"""Self-play schemes as ⟨Ω, G⟩ (spec-selfplay §1–2).
+"""Self-play schemes as ⟨Ω, G⟩ (docs/design/selfplay.md §1–2).
 
 A scheme is two plain functions of what a trainer can show it, never of the RL algorithm:
 
@@ -11,7 +11,7 @@ A scheme is two plain functions of what a trainer can show it, never of the RL a
 returning the frozen policy); ``outcome`` is the learner's score in the episode that just ended
 (1 win, ½ draw, 0 loss).
 
-δ-window (spec §2): with M entries at positions 0..M−1 in order of entry, the window is the
+δ-window (design §2): with M entries at positions 0..M−1 in order of entry, the window is the
 positions ⌈δ·(M−1)⌉ … M−1 (δ = 0: the whole history; δ = 1: only the latest).
 """
 
@@ -263,7 +263,7 @@ def add_snapshot(menagerie: Menagerie, learner: LearnerInfo, **tags: Any) -> Ent
 
 class NaiveSelfPlay(Scheme):
     """Naive SP: Ω puts all mass on the latest entry; G replaces the menagerie by the latest
-    snapshot whenever the learner's weights changed (spec §2)."""
+    snapshot whenever the learner's weights changed (design §2)."""
 
     def __init__(self, name: str = "naive") -> None:
         self.name = name
@@ -289,7 +289,7 @@ class NaiveSelfPlay(Scheme):
 
 
 class DeltaUniform(_SnapshotEveryEpisode, Scheme):
-    """δ-Uniform: Ω uniform over the δ-window; G adds a snapshot every episode (spec §2)."""
+    """δ-Uniform: Ω uniform over the δ-window; G adds a snapshot every episode (design §2)."""
 
     def __init__(self, delta: float = 0.0, add_every: int | str = 1, name: str | None = None) -> None:
         self.delta = check_delta(delta)
@@ -314,7 +314,7 @@ class DeltaUniform(_SnapshotEveryEpisode, Scheme):
 
 class DeltaLimitUniform(_SnapshotEveryEpisode, Scheme):
     """δ-Limit-Uniform: over the δ-window, weight of position e ∝ 1/(M − e)² (the latest 1, the one
-    before ¼, ...), normalised; G as δ-Uniform (spec §2)."""
+    before ¼, ...), normalised; G as δ-Uniform (design §2)."""
 
     def __init__(self, delta: float = 0.0, add_every: int | str = 1, name: str | None = None) -> None:
         self.delta = check_delta(delta)
@@ -378,7 +378,7 @@ def resolve_meta_solver(solver: str | Callable[[np.ndarray], np.ndarray]) -> Cal
 
 
 class PSRO(Scheme):
-    """PSRO as the paper's authors framed it (spec §2).
+    """PSRO as the paper's authors framed it (design §2).
 
     Ω: the meta-solver's solution of the menagerie's empirical meta-game (maxent Nash of
     A = W − ½ by default); the live learner is never its own opponent.

@@ -1,4 +1,4 @@
-"""``selfplay compare``: train every scheme (× agent × seed), evaluate, and report (spec-selfplay §6–7).
+"""``selfplay compare``: train every scheme (× agent × seed), evaluate, and report (docs/design/selfplay.md §6–7).
 
 For each run: a winrate matrix over its evaluation checkpoints (every pair, both seats), its maxent
 Nash, and the lower-triangle win rate (the "ideal" monotone-improvement matrix has every cell below

@@ -1,4 +1,4 @@
-"""The comparison's tables, figures and ``report.md`` (spec-selfplay §6–7)."""
+"""The comparison's tables, figures and ``report.md`` (docs/design/selfplay.md §6–7)."""
 
 from __future__ import annotations
 

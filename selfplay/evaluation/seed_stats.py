@@ -1,4 +1,4 @@
-"""A comparison's statistics over seeds (issue 17): interval estimates of every summary metric,
+"""A comparison's statistics over seeds (docs/guides/statistics.md): interval estimates of every summary metric,
 the probability of improvement between schemes, relative population performance over seeds (same
 seed and across seeds), curves over training with confidence bands, and averaged winrate matrices.
 

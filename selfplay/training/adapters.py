@@ -1,5 +1,5 @@
-"""Plug a scheme into any trainer (architecture.md "Scheme", "Policy"; README "Plug a scheme into
-your own trainer").
+"""Plug a scheme into any trainer (docs/design/architecture.md "Scheme", "Policy";
+docs/guides/plug-in.md).
 
 Routes, from least to most integrated — each one the same ⟨Ω, G⟩ bookkeeping:
 
@@ -54,7 +54,7 @@ def __getattr__(name: str) -> Any:  # the gymnasium / SB3 / torch routes load on
 class PolicyWrapper:
     """A batched, feed-forward suite policy around a third-party model.
 
-    The suite's policy protocol (``selfplay/policy.py``) is
+    The suite's policy protocol (``selfplay/core/policy.py``) is
     ``initial_state(batch) -> state`` and
     ``act(obs, state, mask=None, episode_start=None) -> (actions, state, info)``, batched over games:
     ``obs`` ``(batch, obs_size)`` (SMAC sides ``(batch, units, obs_size)``), ``mask`` boolean legal
@@ -124,7 +124,7 @@ class GameRecord:
 
 
 class SelfPlaySession:
-    """Menagerie + payoff + scheme behind callbacks, for a trainer that owns its loop (spec §1).
+    """Menagerie + payoff + scheme behind callbacks, for a trainer that owns its loop (docs/design/selfplay.md §1).
 
     ``scheme``: a ``Scheme`` or a spec string (``make_scheme``). ``initial_policy``: menagerie_0 = {π};
     it may instead be given later with ``add_initial_policy`` (e.g. once the env exists and the

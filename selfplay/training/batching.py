@@ -1,7 +1,7 @@
-"""Helpers for batched recurrent state and per-game grouping (architecture.md, "Performance").
+"""Helpers for batched recurrent state and per-game grouping (docs/design/architecture.md, "Performance").
 
 A policy's recurrent state is ``None`` (feed-forward), a tensor, or a tuple/list of tensors, each
-with the batch of games as its first dimension (the Policy contract, ``selfplay/policy.py``).
+with the batch of games as its first dimension (the Policy contract, ``selfplay/core/policy.py``).
 """
 
 from __future__ import annotations

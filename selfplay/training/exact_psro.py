@@ -1,4 +1,4 @@
-"""PSRO with an exact best-response oracle on small OpenSpiel games (issue 18).
+"""PSRO with an exact best-response oracle on small OpenSpiel games (docs/guides/openspiel.md).
 
 Our PSRO scheme (``selfplay.core.schemes.PSRO``: Ω = the meta-solver's solution of the menagerie's
 meta-game; G = add the oracle's policy, fill its row/column of the meta-game through ``evaluate``,

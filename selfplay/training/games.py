@@ -1,4 +1,4 @@
-"""``num_envs`` games of one learner against per-game opponents (architecture.md, "Self-play loop").
+"""``num_envs`` games of one learner against per-game opponents (docs/design/trainer.md).
 
 Each game has its own opponent (drawn when the game starts) and its own random learner seat.
 Every step the learner acts for all games in one batch and the opponents act grouped by policy

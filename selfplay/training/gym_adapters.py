@@ -1,5 +1,5 @@
-"""Gymnasium routes for a trainer with the opponent inside the environment (issue 20; README "Plug
-a scheme into your own trainer"). Gymnasium 1.x conventions: a step that ends a game returns that
+"""Gymnasium routes for a trainer with the opponent inside the environment (docs/guides/plug-in.md,
+"Environment routes"). Gymnasium 1.x conventions: a step that ends a game returns that
 game's *final* observation; autoreset modes are the ones of ``gymnasium.vector.AutoresetMode``.
 
 * ``OpponentEnv`` — one game of a two-seat engine as a single-agent ``gymnasium.Env``: at every

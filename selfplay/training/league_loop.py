@@ -1,4 +1,4 @@
-"""Training AlphaStar's league: several learners sharing one menagerie and payoff (spec-selfplay §3).
+"""Training AlphaStar's league: several learners sharing one menagerie and payoff (docs/design/selfplay.md §3).
 
 Every player (main players, main exploiters, league exploiters) is a learner with its own batch of
 games. Players take turns, one rollout each: every game draws its opponent with the league's

@@ -1,4 +1,4 @@
-"""The single-learner mode: one learner trained by self-play under one scheme (spec-selfplay §1).
+"""The single-learner mode: one learner trained by self-play under one scheme (docs/design/selfplay.md §1).
 
 ``num_envs`` games run at once. Each game draws its opponent from Ω when it starts and seats the
 learner at random; opponents act grouped by policy object (one forward pass per group). After every

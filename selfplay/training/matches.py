@@ -1,4 +1,4 @@
-"""Evaluation: head-to-head matches between frozen policies, batched across pairs (spec-selfplay §6).
+"""Evaluation: head-to-head matches between frozen policies, batched across pairs (docs/design/selfplay.md §6).
 
 ``play_matches`` plays every pair of a list in both seats (half the matches each) — all the games of
 many pairs in one batched environment, each seat's actions computed for all games in one population
@@ -9,10 +9,10 @@ plays in an environment seeded with ``seed + k``; block 0 samples actions with t
 policies') generators as they are, blocks *k* ≥ 1 with fresh ones: the stack's generator seeded with
 ``derive_seed(seed, k)``, or, without a stack, copies of the policies whose generators are seeded with
 ``derive_seed(seed, k, i)`` (policy *i*). So a block's games depend only on its own games and seeds,
-not on the blocks before it, and ``blocks`` (issue 19: a ``RayExecutor``) can run blocks 1, 2, … as
+not on the blocks before it, and ``blocks`` (on Ray, a ``RayExecutor``) can run blocks 1, 2, … as
 separate tasks while the caller plays block 0, with the results of the local loop exactly.
-``evaluate_run`` turns a run's evaluation checkpoints into a winrate matrix and its summaries;
-``cross_population`` does the same between two runs. In an environment with a finite observation set
+``evaluate_population`` turns a population of policies into a winrate matrix, its maxent Nash and its
+lower-triangle win rate; ``cross_population`` gives the win rates between two populations. In an environment with a finite observation set
 (``n_observation_ids`` / ``observation_ids()``, e.g. RirRPS) a stacked population computes each
 distinct (policy, history) once (``_play_deduplicated``).
 """

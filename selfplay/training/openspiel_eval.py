@@ -1,6 +1,6 @@
-"""Our policies as OpenSpiel tabular policies, and the exploitability of a run's checkpoints (issue 18).
+"""Our policies as OpenSpiel tabular policies, and the exploitability of a run's checkpoints (docs/guides/openspiel.md).
 
-``policy_table(policy, game)`` asks a batched policy (``selfplay/policy.py``) for its action
+``policy_table(policy, game)`` asks a batched policy (``selfplay/core/policy.py``) for its action
 distribution at every information state of the (turn-based) game the ``openspiel:`` environment
 plays, exactly as that environment presents it: the seat's information-state tensor as the
 observation, the legal actions as the mask (the environment's extra no-op action illegal). A

@@ -1,4 +1,4 @@
-"""``num_envs`` games of a batched two-seat engine with the opponents inside (issue 20; the engine
+"""``num_envs`` games of a batched two-seat engine with the opponents inside (the engine
 behind ``SelfPlayVectorEnv`` and ``SelfPlayVecEnv``).
 
 Each game has its own learner seat (random per game, or fixed) and its own opponent, drawn from the

@@ -1,7 +1,7 @@
 """Names on the command line → environments and agents (the only place the CLI's strings are mapped).
 
-Environments: ``rirrps``, ``biased-rps``, ``rpsls`` (repeated matrix games, spec-selfplay §4) and
-``smac:MAP`` (the batched SMAC simulator, spec-smac; symmetric maps mirror the second side so one
+Environments: ``rirrps``, ``biased-rps``, ``rpsls`` (repeated matrix games, docs/design/selfplay.md §4) and
+``smac:MAP`` (the batched SMAC simulator, docs/design/smac.md; symmetric maps mirror the second side so one
 policy sees both sides alike). Agents: ``ppo-mlp``, ``ppo-rnn`` — the one-unit PPO learner on matrix
 games, the parameter-shared multi-unit PPO learner on SMAC sides (``ppo-rnn`` is a GRU there) — and
 ``alphastar``, the AlphaStar commander (SMAC only). The AlphaStar agent plays a battle through its

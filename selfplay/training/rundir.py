@@ -1,4 +1,4 @@
-"""The run directory: everything a run produces, committed atomically, resumable (architecture.md).
+"""The run directory: everything a run produces, committed atomically, resumable (docs/design/run-directory.md).
 
     manifest.json      the commit point: generation, state file, every file the state needs (size,
                        and the state's SHA-256); replaced atomically, last, at each save
@@ -15,7 +15,7 @@
     report.md          a short human-readable summary
     .lock              held (flock) by the one process writing the directory
 
-A save is one commit (architecture.md, "Run directory"): new policy files are written first (each
+A save is one commit (docs/design/run-directory.md): new policy files are written first (each
 atomically, never rewritten), then ``state-<gen>.pt``, then ``manifest.json`` is replaced. Resume
 reads only what the manifest names and verifies it, so a run killed at any instant — or stopped by a
 full disk — resumes from its last commit. The tables, indexes and ``trajectories.npz`` are exports

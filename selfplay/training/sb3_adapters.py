@@ -1,4 +1,4 @@
-"""The Stable-Baselines3 route (issue 20): ``SelfPlayVecEnv``, a ``VecEnv`` over one batched engine
+"""The Stable-Baselines3 route (docs/guides/plug-in.md): ``SelfPlayVecEnv``, a ``VecEnv`` over one batched engine
 of ``num_envs`` games, each against its own opponent drawn from a ``SelfPlaySession`` at its own
 start (``selfplay.training.opponent_games.OpponentGames``).
 

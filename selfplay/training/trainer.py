@@ -1,4 +1,4 @@
-"""The trainer core: one episode loop for every training mode (architecture.md, "Self-play loop").
+"""The trainer core: one episode loop for every training mode (docs/design/trainer.md).
 
 A run has one or more *players* — learners, each with its own batch of ``num_envs`` games. The
 core owns what every mode shares:

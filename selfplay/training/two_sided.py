@@ -1,4 +1,4 @@
-"""Self-play on an asymmetric game: a learner per side (issue 6; spec-smac §6–7).
+"""Self-play on an asymmetric game: a learner per side (docs/design/trainer.md, "Modes"; docs/design/smac.md §6–7).
 
 On an asymmetric SMAC map (2m_vs_1z, 5m_vs_6m, ...) one policy cannot play both sides. Each side s
 has its own learner (always in seat s), its own menagerie of frozen snapshots and its own payoff

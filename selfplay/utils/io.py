@@ -1,4 +1,4 @@
-"""Atomic file writes (architecture.md, "Run directory").
+"""Atomic file writes (docs/design/run-directory.md).
 
 Every file of a run directory is written to a temporary file in the same folder, flushed to disk and
 renamed over the destination, so a killed run never leaves a half-written checkpoint, index or table.

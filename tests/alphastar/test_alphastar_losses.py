@@ -1,4 +1,4 @@
-"""AlphaStar RL losses (spec-alphastar.md §4): hand-computed cases, a reference V-trace, signs, gradients."""
+"""AlphaStar RL losses (docs/design/alphastar.md §4): hand-computed cases, a reference V-trace, signs, gradients."""
 
 from __future__ import annotations
 
@@ -380,7 +380,7 @@ def test_combined_loss_on_network_outputs():
 
 
 def test_combined_loss_sums_over_rewards_with_their_own_baselines():
-    """Σ_rewards [baseline_cost·TD(λ) + pg_cost·V-trace + upgo_cost·UPGO] (spec §4), one baseline per reward."""
+    """Σ_rewards [baseline_cost·TD(λ) + pg_cost·V-trace + upgo_cost·UPGO] (design §4), one baseline per reward."""
     from dataclasses import replace
 
     from selfplay.agents.alphastar import BaselineSpec, RewardCosts

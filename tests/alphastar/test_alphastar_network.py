@@ -1,4 +1,4 @@
-"""The AlphaStar network (spec-alphastar.md §2): shapes, masks, the two modes, carried LSTM state."""
+"""The AlphaStar network (docs/design/alphastar.md §2): shapes, masks, the two modes, carried LSTM state."""
 
 from __future__ import annotations
 
@@ -356,7 +356,7 @@ def test_scalars_as_dict_equal_packed():
 
 
 def test_alphastar_scale_builds_and_runs():
-    """The AlphaStar column of the spec is reachable by settings (128² map → 16², 256² locations)."""
+    """The AlphaStar column of the design (docs/design/alphastar.md §2) is reachable by settings (128² map → 16², 256² locations)."""
     config = AlphaStarConfig.alphastar_scale()
     assert config.map_skip_size == 16 and config.location_upsamples == 4
     net = _net(config)

@@ -1,4 +1,4 @@
-"""Supervised loss and accuracy of the AlphaStar network (spec-alphastar.md §3)."""
+"""Supervised loss and accuracy of the AlphaStar network (docs/design/alphastar.md §3)."""
 
 from __future__ import annotations
 

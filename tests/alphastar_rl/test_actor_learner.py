@@ -1,4 +1,4 @@
-"""The AlphaStar actor–learner (spec-alphastar.md §4–5): the packed commander environment, the chunk
+"""The AlphaStar actor–learner (docs/design/alphastar.md §4–5): the packed commander environment, the chunk
 recorder, the V-trace learner (exact behaviour log-probs, carried SL state, snapshots, resume), the
 SL-checkpoint builder and the agent's place in the registry and evaluation."""
 

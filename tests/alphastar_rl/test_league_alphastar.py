@@ -1,4 +1,4 @@
-"""The AlphaStar agent in the league (issue 8): every player starts from the SL checkpoint, exploiters
+"""The AlphaStar agent in the league: every player starts from the SL checkpoint, exploiters
 reset to it, every player type leaves historicals, the run resumes, and the report evaluates the
 menagerie against the SL policy and the scripted AI."""
 

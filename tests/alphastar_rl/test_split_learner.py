@@ -1,4 +1,4 @@
-"""The AlphaStar actor–learner split across processes (issue 19): ``take_batch`` on the acting side and
+"""The AlphaStar actor–learner split across processes (the Ray league's learner actors): ``take_batch`` on the acting side and
 ``update_on`` on the learning side do what ``update`` does in one process, and every chunk carries the
 oldest weight version its decisions were made with (the policy lag V-trace corrects)."""
 

@@ -1,4 +1,4 @@
-"""Recorder → disk → dataset round trip, and the [B, T] lanes with carried state (spec-alphastar.md §3)."""
+"""Recorder → disk → dataset round trip, and the [B, T] lanes with carried state (docs/design/alphastar.md §3)."""
 
 import json
 

@@ -1,5 +1,5 @@
 """The order executor and the commander's action checks on hand-placed situations
-(spec-alphastar.md §5: move towards points, attack when in range else approach, queue semantics)."""
+(docs/design/alphastar.md §5: move towards points, attack when in range else approach, queue semantics)."""
 
 import pytest
 import torch

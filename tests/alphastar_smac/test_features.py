@@ -1,4 +1,4 @@
-"""SMAC commander features and masks (spec-alphastar.md §1, §5): shapes for maps of 3 to 30 units
+"""SMAC commander features and masks (docs/design/alphastar.md §1, §5): shapes for maps of 3 to 30 units
 and both seats, masks following the battle state, and the network accepting the observation."""
 
 import pytest
@@ -82,7 +82,7 @@ def test_location_mask_is_the_walkable_grid():
     battle = SMACBattle("3m", num_envs=1, seed=0)
     cmd = SMACCommander(battle, 0)  # 32×32: one cell per map unit
     mask = cmd.observe().location_mask[0, 0]
-    # the line maps' walkable strip is y in [8, 24) across the full width (spec-smac §7)
+    # the line maps' walkable strip is y in [8, 24) across the full width (docs/design/smac.md §7)
     assert mask[8:24].all() and not mask[:8].any() and not mask[24:].any()
 
 

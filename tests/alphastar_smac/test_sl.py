@@ -1,4 +1,4 @@
-"""Supervised learning smoke tests (spec-alphastar.md §3) and the Policy wrapper on a battle."""
+"""Supervised learning smoke tests (docs/design/alphastar.md §3) and the Policy wrapper on a battle."""
 
 import copy
 import json

@@ -1,4 +1,4 @@
-"""Opponent draws: the O(1) samplers draw from exactly the Ω that ``distribution`` states (issue 20)."""
+"""Opponent draws: the O(1) samplers draw from exactly the Ω that ``distribution`` states."""
 
 import numpy as np
 import pytest

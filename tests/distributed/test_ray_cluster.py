@@ -1,4 +1,4 @@
-"""A node removed from the cluster leaves the league running on the rest (issue 19, "Faults"):
+"""A node removed from the cluster leaves the league running on the rest (docs/guides/ray.md, "Faults"):
 a simulated cluster on this machine (``ray.cluster_utils.Cluster``: a head without CPUs, where the
 driver and the coordinator run, and two worker nodes of one CPU each, one rollout worker on each)."""
 

@@ -1,4 +1,4 @@
-"""``--ray`` for comparisons and evaluations (issue 19): the same files as the local path, retried
+"""``--ray`` for comparisons and evaluations: the same files as the local path, retried
 tasks, clear errors, and no Ray import unless asked for. One local Ray instance for the module."""
 
 from __future__ import annotations

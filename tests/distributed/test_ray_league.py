@@ -1,4 +1,4 @@
-"""``selfplay league --ray`` (issue 19): the league as Ray actors finishes, survives a killed rollout
+"""``selfplay league --ray``: the league as Ray actors finishes, survives a killed rollout
 worker and a killed driver, and its records agree exactly afterwards — with the PPO agent (rollouts in
 the learner's state) and the AlphaStar agent (chunks streamed to the learner). One local Ray instance."""
 

@@ -1,5 +1,5 @@
 """The examples run at a tiny budget; their records are checked: every finished game recorded exactly
-once, against the opponent drawn for that game (issue 20)."""
+once, against the opponent drawn for that game."""
 
 import sys
 from collections import Counter

@@ -1,4 +1,4 @@
-"""Our policies as tabular policies, and exploitability in training runs and the comparison (issue 18)."""
+"""Our policies as tabular policies, and exploitability in training runs and the comparison."""
 
 import numpy as np
 import pandas as pd

@@ -1,4 +1,4 @@
-"""RirRPS and the other repeated matrix games: rules, views, tie-breaking, resets (spec-selfplay §4)."""
+"""RirRPS and the other repeated matrix games: rules, views, tie-breaking, resets (docs/design/selfplay.md §4)."""
 
 import warnings
 

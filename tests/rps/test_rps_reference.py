@@ -1,4 +1,4 @@
-"""Fixed reference agents and the embedding basis (spec-selfplay §4, §6)."""
+"""Fixed reference agents and the embedding basis (docs/design/selfplay.md §4, §6)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Every bad input is a clear one-line error naming the parameter, with nothing written (issue 14)."""
+"""Every bad input is a clear one-line error naming the parameter, with nothing written."""
 
 from __future__ import annotations
 

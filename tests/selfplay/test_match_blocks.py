@@ -1,4 +1,4 @@
-"""A winrate matrix's games in blocks (issue 19): each block depends only on its own games and seeds,
+"""A winrate matrix's games in blocks: each block depends only on its own games and seeds,
 so blocks played elsewhere — here, on unpickled copies, before the first block — give exactly the
 scores of the local loop; and a matrix of one block is played as before."""
 

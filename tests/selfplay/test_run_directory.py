@@ -1,4 +1,4 @@
-"""Crash-safe run directories (architecture.md "Run directory"; issue 14): a save is one commit, a
+"""Crash-safe run directories (docs/design/run-directory.md): a save is one commit, a
 failure at any write of a save resumes from the last commit, one writer at a time, damage detected."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The six action heads and the value baseline (spec-alphastar.md §2), run in the order
+"""The six action heads and the value baseline (docs/design/alphastar.md §2), run in the order
 action type → delay → queue → selected units → target unit | location."""
 
 from .action_type import ActionTypeHead

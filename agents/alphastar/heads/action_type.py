@@ -1,4 +1,4 @@
-"""Action-type head (spec-alphastar.md §2, row "action-type head"; seed 000).
+"""Action-type head (docs/design/alphastar.md §2, row "action-type head"; mini-AlphaStar).
 
     x      = ReLU(ResBlocks(Linear(lstm_out)))                       ResBlocks with layer norm
     logits = mask(GLU(x, scalar_context), available_action_types) / temperature

@@ -1,4 +1,4 @@
-"""Delay head and queue head (spec-alphastar.md §2, rows "delay head" and "queue head"; seed 000).
+"""Delay head and queue head (docs/design/alphastar.md §2, rows "delay head" and "queue head"; mini-AlphaStar).
 
     logits = Linear(ReLU(Linear(ReLU(Linear(ae))))) / temperature      2 × linear+ReLU, then logits
     a      ~ softmax(logits)            (or the given argument when teacher forcing)

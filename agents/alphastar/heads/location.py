@@ -1,4 +1,4 @@
-"""Location head (spec-alphastar.md §2, row "location head"; seed 000).
+"""Location head (docs/design/alphastar.md §2, row "location head"; mini-AlphaStar).
 
 x = concat(ae reshaped to [AE / s², s, s], map_skip[-1])           s = map_skip side
 x = ReLU(conv1×1(ReLU(x)))

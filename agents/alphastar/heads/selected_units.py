@@ -1,5 +1,5 @@
-"""Selected-units head: a pointer network with its own LSTM (spec-alphastar.md §2, row
-"selected-units head"; seed 000).
+"""Selected-units head: a pointer network with its own LSTM (docs/design/alphastar.md §2, row
+"selected-units head"; mini-AlphaStar).
 
     func_embed = ReLU(Linear(multi-hot of the unit types that can take the chosen action))
     keys       = conv1d_k1(entity_embeddings) ; the end-of-selection token has a learned key

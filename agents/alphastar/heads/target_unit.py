@@ -1,4 +1,4 @@
-"""Target-unit head (spec-alphastar.md §2, row "target-unit head"; seed 000).
+"""Target-unit head (docs/design/alphastar.md §2, row "target-unit head"; mini-AlphaStar).
 
 Like the selected-units head with one pick and no LSTM; a terminal head (does not update ae):
 

@@ -1,4 +1,4 @@
-"""Value baseline (spec-alphastar.md §2, row "baselines (value)"; seed 000).
+"""Value baseline (docs/design/alphastar.md §2, row "baselines (value)"; mini-AlphaStar).
 
     x = concat(lstm_out, embedded_scalar(own), embedded_scalar(opponent))   opponent's: value only
     b = Linear_1(ReLU(ResBlocks(ReLU(Linear_hidden(x)))))                   ResBlocks with layer norm

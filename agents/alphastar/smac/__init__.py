@@ -1,4 +1,4 @@
-"""The AlphaStar agent on SMAC (spec-alphastar.md §5): features and masks of one seat
+"""The AlphaStar agent on SMAC (docs/design/alphastar.md §5): features and masks of one seat
 (``features``), the order executor (``executor``), the commander that ties them to a
 ``SMACBattle`` seat (``commander``) and the ``Policy``-contract wrapper (``policy``)."""
 

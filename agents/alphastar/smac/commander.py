@@ -1,4 +1,4 @@
-"""``SMACCommander``: the AlphaStar agent's seat of a ``SMACBattle`` (spec-alphastar.md §5).
+"""``SMACCommander``: the AlphaStar agent's seat of a ``SMACBattle`` (docs/design/alphastar.md §5).
 
 One commander plays one seat of all ``E`` games of a battle. Per environment step:
 

@@ -1,5 +1,5 @@
 """``CommanderEnv``: a ``SMACBattle`` played by AlphaStar commanders, as a two-seat batched
-environment of the suite (envs/base.py; spec-alphastar.md §5).
+environment of the suite (envs/base.py; docs/design/alphastar.md §5).
 
 In StarCraft II the game engine executes a player's orders; here the order executor plays that part,
 so it belongs to the environment: each seat's action is one *commander* action per game, and the

@@ -1,5 +1,5 @@
 """The order executor: each unit's current order and queue, turned into one per-unit SMAC action
-per environment step (spec-alphastar.md §5; spec-smac.md §2 for the per-unit actions).
+per environment step (docs/design/alphastar.md §5; docs/design/smac.md §2 for the per-unit actions).
 
 Orders (``kind``), all in the seat's frame (the frame of ``SideView.positions``):
 
@@ -19,7 +19,7 @@ Compass moves (rule): move along the axis with the larger offset to the point; i
 available (wall), along the other axis if the offset there is over ``ARRIVE_AXIS``; otherwise the
 unit stops and a MOVE / ATTACK_MOVE order ends (blocked: the engine has no path finding).
 
-Queue semantics (spec §5, "queued orders run after the current one ends"): every unit holds
+Queue semantics (docs/design/alphastar.md §5, "queued orders run after the current one ends"): every unit holds
 ``1 + queue_depth`` slots, slot 0 the current order. A command with ``queued=False`` replaces the
 current order and clears the queue; with ``queued=True`` it goes into the first free slot (an idle
 unit starts it at once). A queued command to a unit whose queue is full is not added (SC2 also caps
@@ -37,7 +37,7 @@ import torch
 IDLE, STOP, MOVE, ATTACK, ATTACK_MOVE, HEAL = range(6)
 ORDER_NAMES = ("idle", "stop", "move", "attack", "attack_move", "heal")
 
-# SMAC per-unit actions (spec-smac.md §2).
+# SMAC per-unit actions (docs/design/smac.md §2).
 NO_OP, SMAC_STOP, NORTH, SOUTH, EAST, WEST = range(6)
 FIRST_TARGET_ACTION = 6
 ARRIVE_RADIUS = 1.0

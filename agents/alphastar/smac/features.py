@@ -1,4 +1,4 @@
-"""What the AlphaStar commander sees of one seat of a ``SMACBattle`` (spec-alphastar.md §1, §5),
+"""What the AlphaStar commander sees of one seat of a ``SMACBattle`` (docs/design/alphastar.md §1, §5),
 and its action table.
 
 The battle is read through its public views (``battle.units``, a read-only ``UnitTable``, and ``battle.seat_view(seat)``), so this
@@ -11,7 +11,7 @@ Spatial planes ``[C, y, x]`` on a ``grid``×``grid`` grid of the 32×32 map (def
 one map unit; 16 or 8 for a cheaper network): ``SPATIAL_PLANES``; the location argument uses the
 same grid (flat index y·grid + x, the order's point is the cell centre).
 Scalars: the network's default scalar features (``AlphaStarConfig.default_scalar_features``).
-Masks (spec §5): available action types; selectable units per action type (own alive units; armed
+Masks (docs/design/alphastar.md §5): available action types; selectable units per action type (own alive units; armed
 ones for attack_unit, Medivacs for heal_unit); targetable units per action type (alive enemies that
 some own unit can hit for attack_unit; damaged living bio allies that SMAC lets a Medivac heal for
 heal_unit); locations = walkable cells. An action type whose argument has no legal choice is
@@ -30,12 +30,12 @@ from .executor import STOP as ORDER_STOP
 from .executor import ATTACK_MOVE as ORDER_ATTACK_MOVE
 from .executor import MOVE as ORDER_MOVE
 
-# Every unit type of the SMAC maps (spec-smac.md §8), the commander's unit-type ids.
+# Every unit type of the SMAC maps (docs/design/smac.md §8), the commander's unit-type ids.
 UNIT_TYPES = ("marine", "marauder", "medivac", "stalker", "zealot", "colossus", "zergling", "hydralisk", "baneling")
 HEALER_TYPES = (UNIT_TYPES.index("medivac"),)
 ARMED_TYPES = tuple(i for i in range(len(UNIT_TYPES)) if i not in HEALER_TYPES)
 
-# The commander's action types (spec §5), with the unit types able to carry each out.
+# The commander's action types (docs/design/alphastar.md §5), with the unit types able to carry each out.
 NO_OP, STOP, MOVE, ATTACK_UNIT, ATTACK_MOVE, HEAL_UNIT = range(6)
 COMMANDER_ACTION_TYPES: tuple[ActionTypeSpec, ...] = (
     ActionTypeSpec("no_op"),
@@ -73,7 +73,7 @@ ENTITY_FEATURES = (
 ENTITY_FEATURE_SIZE = sum(w for _, w in ENTITY_FEATURES)
 SPATIAL_PLANES = ("own_units", "enemy_units", "own_health", "enemy_health", "walkable", "terrain_height",
                   "own_order_goals", "last_location")
-MAP_SIZE = 32  # every SMAC map is 32×32 map units (spec-smac.md §7)
+MAP_SIZE = 32  # every SMAC map is 32×32 map units (docs/design/smac.md §7)
 GRID = 32  # default grid side: one cell per map unit (16 or 8: cells of 2×2 or 4×4 map units)
 SIGHT_RANGE = 9.0
 SHOOT_RANGE = 6.0

@@ -1,5 +1,5 @@
 """``AlphaStarSMACPolicy``: the AlphaStar network playing one seat of a ``SMACBattle`` under the
-suite's batched ``Policy`` contract (selfplay/policy.py).
+suite's batched ``Policy`` contract (selfplay/core/policy.py).
 
 What it takes: the policy is bound to one battle and seat at construction and reads the game
 through its ``SMACCommander`` (features, masks, order executor). The ``obs`` and ``mask`` arguments

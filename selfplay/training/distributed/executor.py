@@ -1,5 +1,5 @@
-"""Ray as an executor: ``map`` a function over tasks, one Ray task each (issue 19, "Comparisons and
-evaluation").
+"""Ray as an executor: ``map`` a function over tasks, one Ray task each (docs/guides/ray.md,
+"Comparisons and evaluations").
 
 ``RaySettings`` says where the tasks run — a local instance started for the call (``address=None``),
 the cluster this machine belongs to (``"auto"``), or a head node (``"HOST:PORT"``) — and what each

@@ -1,4 +1,4 @@
-"""The AlphaStar league as Ray actors (issue 19, "The league as Ray actors"; spec-selfplay §3).
+"""The AlphaStar league as Ray actors (docs/guides/ray.md, "The league as Ray actors"; docs/design/selfplay.md §3).
 
 Three kinds of actor, and the driver that watches them:
 
@@ -730,7 +730,7 @@ def train_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: Ra
 
 
 def check_league_records(out: str | Path) -> dict:
-    """That a league's committed records agree (issue 19, "Faults"); raises ``ValueError`` naming the
+    """That a league's committed records agree (docs/guides/ray.md, "Faults"); raises ``ValueError`` naming the
     first disagreement, else returns the counts it checked.
 
     - ``matches.csv`` is the committed match list, and each player's episode numbers run 0, 1, … with
