@@ -1,4 +1,4 @@
-"""Evaluating AlphaStar's league and writing its ``report.md`` (spec-selfplay §3).
+"""Evaluating AlphaStar's league and writing its ``report.md``.
 
 After training (``selfplay.training.league_loop``, or the Ray league), the league's historicals get a
 winrate matrix and its maxent Nash (on OpenSpiel games: the exact exploitability of each historical

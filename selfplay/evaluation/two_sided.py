@@ -1,4 +1,4 @@
-"""Evaluating a run with a learner per side (an asymmetric SMAC map; spec-smac §6–7).
+"""Evaluating a run with a learner per side (an asymmetric SMAC map).
 
 Side 0's evaluation checkpoints (rows, in seat 0) play side 1's (columns, in seat 1): W[i, j] is the
 row's win rate (draws ½). The cross-side game A = W − ½ is zero-sum; its equilibrium (p, q) and value
