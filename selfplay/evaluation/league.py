@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer
 from selfplay.training.registry import is_openspiel, is_smac
+
+if TYPE_CHECKING:
+    from selfplay.training.distributed.league import RayLeagueSettings
 
 VS_START, VS_SCRIPTED = "vs starting policy", "vs scripted AI"
 
@@ -186,10 +189,9 @@ def train_league(config: LeagueTrainConfig, out: str | Path) -> dict:
     return evaluate_league(trainer)
 
 
-def train_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: Any = None) -> dict:
-    """``selfplay league --ray``: train on Ray (``run_league_on_ray``; ``settings``: a
-    ``RayLeagueSettings``, default ones if ``None``), then evaluate the committed league here, the
-    matrix's further blocks as Ray tasks."""
+def train_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None) -> dict:
+    """``selfplay league --ray``: train on Ray (``run_league_on_ray``), then evaluate the committed league
+    here, the matrix's further blocks as Ray tasks."""
     from selfplay.training.distributed.executor import RayExecutor
     from selfplay.training.distributed.league import RayLeagueSettings, run_league_on_ray
 
