@@ -335,7 +335,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_league(args: argparse.Namespace) -> int:
-    from selfplay.training.league_loop import LeagueTrainConfig, train_league
+    from selfplay.evaluation.league import train_league
+    from selfplay.training.league_loop import LeagueTrainConfig
 
     spec = f"league:main={args.main},main_exploiters={args.main_exploiters},league_exploiters={args.league_exploiters}"
     if args.agent == "alphastar":
@@ -353,7 +354,8 @@ def cmd_league(args: argparse.Namespace) -> int:
                                agent_settings=settings)
     ray = _ray_settings(args)
     if ray is not None:
-        from selfplay.training.distributed.league import RayLeagueSettings, train_league_on_ray
+        from selfplay.evaluation.league import train_league_on_ray
+        from selfplay.training.distributed.league import RayLeagueSettings
 
         summary = train_league_on_ray(config, args.out, RayLeagueSettings(ray=ray, workers=args.workers, max_lag=args.max_lag,
                                                                        progress=True))

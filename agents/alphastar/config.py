@@ -84,6 +84,42 @@ def _positive(name: str, value: int) -> None:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
+# AlphaStarNetworkConfig's fields that must be positive integers
+POSITIVE_FIELDS = (
+    "entity_feature_size",
+    "max_entities",
+    "num_unit_types",
+    "spatial_channels",
+    "spatial_size",
+    "entity_d_model",
+    "entity_heads",
+    "entity_layers",
+    "entity_ff_size",
+    "entity_embedding_size",
+    "embedded_entity_size",
+    "spatial_stem_channels",
+    "spatial_resblocks",
+    "embedded_spatial_size",
+    "embedded_scalar_size",
+    "scalar_context_size",
+    "lstm_size",
+    "lstm_layers",
+    "action_type_hidden",
+    "action_type_resblocks",
+    "autoregressive_embedding_size",
+    "num_delays",
+    "delay_hidden",
+    "queue_hidden",
+    "max_selected_units",
+    "unit_key_size",
+    "selected_units_lstm_size",
+    "func_embed_size",
+    "location_resolution",
+    "value_hidden",
+    "value_resblocks",
+)
+
+
 @dataclass(frozen=True)
 class AlphaStarConfig:
     """Sizes of the AlphaStar network (design §2; defaults = the small column).
@@ -164,40 +200,17 @@ class AlphaStarConfig:
     value_resblocks: int = 2
 
     def __post_init__(self) -> None:
-        for name in (
-            "entity_feature_size",
-            "max_entities",
-            "num_unit_types",
-            "spatial_channels",
-            "spatial_size",
-            "entity_d_model",
-            "entity_heads",
-            "entity_layers",
-            "entity_ff_size",
-            "entity_embedding_size",
-            "embedded_entity_size",
-            "spatial_stem_channels",
-            "spatial_resblocks",
-            "embedded_spatial_size",
-            "embedded_scalar_size",
-            "scalar_context_size",
-            "lstm_size",
-            "lstm_layers",
-            "action_type_hidden",
-            "action_type_resblocks",
-            "autoregressive_embedding_size",
-            "num_delays",
-            "delay_hidden",
-            "queue_hidden",
-            "max_selected_units",
-            "unit_key_size",
-            "selected_units_lstm_size",
-            "func_embed_size",
-            "location_resolution",
-            "value_hidden",
-            "value_resblocks",
-        ):
+        for name in POSITIVE_FIELDS:
             _positive(name, getattr(self, name))
+        self._check_encoders()
+        self._check_heads()
+        names = [b.name for b in self.baselines]
+        if not names or len(set(names)) != len(names):
+            raise ValueError(f"baselines must list at least one BaselineSpec with unique names, got {names}")
+        self._check_scalar_features()
+
+    def _check_encoders(self) -> None:
+        """The entity encoder's heads and dropout, the scatter and the spatial downsampling fit together."""
         if not isinstance(self.scatter_channels, int) or self.scatter_channels < 0:
             raise ValueError(f"scatter_channels must be an int ≥ 0 (0: no scatter), got {self.scatter_channels!r}")
         if self.entity_d_model % self.entity_heads:
@@ -215,6 +228,9 @@ class AlphaStarConfig:
                 f"spatial_size ({self.spatial_size}) must be divisible by 2**len(spatial_downsample_channels)"
                 f" = {2 ** len(self.spatial_downsample_channels)}"
             )
+
+    def _check_heads(self) -> None:
+        """The location head's map sizes, and every action type's arguments and unit types."""
         skip = self.map_skip_size
         if self.autoregressive_embedding_size % (skip * skip):
             raise ValueError(
@@ -236,9 +252,9 @@ class AlphaStarConfig:
                     raise ValueError(
                         f"action type {spec.name!r}: unit_types entries must be in [0, num_unit_types), got {u}"
                     )
-        names = [b.name for b in self.baselines]
-        if not names or len(set(names)) != len(names):
-            raise ValueError(f"baselines must list at least one BaselineSpec with unique names, got {names}")
+
+    def _check_scalar_features(self) -> None:
+        """Unique names, context and non-context features both present, positive sizes."""
         features = self.scalar_features
         if features is not None:
             names = [f.name for f in features]

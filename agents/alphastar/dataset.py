@@ -115,6 +115,40 @@ def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | o
 
     The battle must reset finished games itself (``auto_reset=True``); the opponent is whatever
     plays seat 1 (``two_player=False``: the map's scripted AI)."""
+    _check_recording(battle, num_games, games_per_chunk, perturb)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = commander or SMACCommander(battle, 0)
+    rows, outcome = _play_games(battle, cmd, demonstrator, num_games, perturb, seed)
+    lengths = np.bincount(rows["game"], minlength=num_games)
+    chunks, total_bytes = _write_chunks(out, rows, outcome, lengths, games_per_chunk)
+    summary = {
+        "games": num_games,
+        "wins": int((outcome == 1).sum()),
+        "draws": int((outcome == 0).sum()),
+        "losses": int((outcome == -1).sum()),
+        "win_rate": float((outcome == 1).mean()),
+        "decisions": int(lengths.sum()),
+        "bytes": int(total_bytes),
+        "bytes_per_game": total_bytes / num_games,
+    }
+    meta = {
+        "map_name": getattr(battle, "map_name", None),
+        "seat": 0,
+        "demonstrator": getattr(demonstrator, "name", type(demonstrator).__name__),
+        "num_entities": cmd.n_entities,
+        "max_selected_units": cmd.max_selected_units,
+        "num_delays": cmd.config.num_delays,
+        "chunks": chunks,
+        "obs_fields": list(OBS_FIELDS),
+        "label_fields": list(LABEL_FIELDS),
+        **summary,
+    }
+    atomic_write_text(out / "meta.json", json.dumps(meta, indent=2))
+    return summary
+
+
+def _check_recording(battle, num_games: int, games_per_chunk: int, perturb: float) -> None:
     if not isinstance(num_games, int) or num_games < 1:
         raise ValueError(f"num_games must be a positive int, got {num_games!r}")
     if not isinstance(games_per_chunk, int) or games_per_chunk < 1:
@@ -123,9 +157,13 @@ def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | o
         raise ValueError(f"perturb must be in [0, 1], got {perturb!r}")
     if getattr(battle, "n_seats", 1) != 1:
         raise ValueError("record_demonstrations needs a battle with two_player=False (seat 1 scripted)")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    cmd = commander or SMACCommander(battle, 0)
+
+
+def _play_games(battle, cmd: SMACCommander, demonstrator, num_games: int, perturb: float,
+                seed: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """Play until games 0 … ``num_games``−1 have finished (env e starts as game e; a finished env takes
+    the next game id). Returns the rows of those games' decision steps, sorted by game (time order
+    kept; ``game``: the id), and each game's ``outcome`` (+1 win, 0 draw, −1 loss)."""
     config = cmd.network_config()
     E = cmd.num_envs
     battle.reset()
@@ -163,8 +201,14 @@ def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | o
                 next_game += 1
     rows = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     order = np.argsort(rows["game"], kind="stable")  # by game, time order kept
-    rows = {k: v[order] for k, v in rows.items()}
-    lengths = np.bincount(rows["game"], minlength=num_games)
+    return {k: v[order] for k, v in rows.items()}, outcome
+
+
+def _write_chunks(out: Path, rows: dict[str, np.ndarray], outcome: np.ndarray, lengths: np.ndarray,
+                  games_per_chunk: int) -> tuple[list[str], int]:
+    """``chunk_<c>.npz`` of ``games_per_chunk`` games each (``game`` counted from the chunk's first);
+    returns the chunks' file names and their total size in bytes."""
+    num_games = len(outcome)
     starts = np.concatenate([[0], np.cumsum(lengths)])
     total_bytes = 0
     chunks = []
@@ -179,30 +223,7 @@ def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | o
         _save_npz(path, arrays)
         total_bytes += path.stat().st_size
         chunks.append(path.name)
-    summary = {
-        "games": num_games,
-        "wins": int((outcome == 1).sum()),
-        "draws": int((outcome == 0).sum()),
-        "losses": int((outcome == -1).sum()),
-        "win_rate": float((outcome == 1).mean()),
-        "decisions": int(lengths.sum()),
-        "bytes": int(total_bytes),
-        "bytes_per_game": total_bytes / num_games,
-    }
-    meta = {
-        "map_name": getattr(battle, "map_name", None),
-        "seat": 0,
-        "demonstrator": getattr(demonstrator, "name", type(demonstrator).__name__),
-        "num_entities": cmd.n_entities,
-        "max_selected_units": cmd.max_selected_units,
-        "num_delays": cmd.config.num_delays,
-        "chunks": chunks,
-        "obs_fields": list(OBS_FIELDS),
-        "label_fields": list(LABEL_FIELDS),
-        **summary,
-    }
-    atomic_write_text(out / "meta.json", json.dumps(meta, indent=2))
-    return summary
+    return chunks, total_bytes
 
 
 @dataclass

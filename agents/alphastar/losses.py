@@ -409,7 +409,6 @@ def alphastar_rl_loss(
     first = next(iter(target.values))
     rewards = _per_reward(rewards, first)
     bootstraps = _per_reward(bootstrap_value, first)
-    pick_mask = target.selected_units_pick_mask
     zero = target.value.new_zeros(())
     terms = {"value_loss": zero, "pg_loss": zero, "upgo_loss": zero}
     total = zero
@@ -420,46 +419,16 @@ def alphastar_rl_loss(
             raise ValueError(f"config.reward_costs has no entry for reward {name!r}: {list(config.reward_costs)}")
         if name not in bootstraps:
             raise ValueError(f"bootstrap_value has no entry for reward {name!r}")
-        costs, values, boot = config.reward_costs[name], target.values[name], bootstraps[name]
-        value = td_lambda_value_loss(values, reward, boot, discounts, config.td_lambda, mask)
-        pg = split_vtrace_pg_loss(
-            target.log_probs,
-            behaviour_log_probs,
-            reward,
-            values,
-            boot,
-            discounts,
-            mask,
-            config.clip_rho_threshold,
-            config.clip_pg_rho_threshold,
-        )
-        upgo = zero
-        if costs.upgo_cost > 0:
-            upgo = split_upgo_loss(target.log_probs, behaviour_log_probs, reward, values, boot, discounts, mask)
+        costs = config.reward_costs[name]
+        value, pg, upgo = _reward_losses(target, behaviour_log_probs, name, reward, bootstraps[name], discounts, mask,
+                                         config, costs.upgo_cost > 0)
         for key, term in (("value_loss", value), ("pg_loss", pg), ("upgo_loss", upgo)):
             terms[f"{key}/{name}"] = term
             terms[key] = terms[key] + term
         total = total + costs.baseline_cost * value + costs.pg_cost * pg + costs.upgo_cost * upgo
 
-    terms["entropy_loss"] = entropy_loss(target.logits, target.argument_used, pick_mask, mask)
-    terms["kl_loss"] = zero
-    terms["action_type_kl_loss"] = zero
-    if sl_logits is not None:
-        terms["kl_loss"] = policy_kl_loss(
-            target.logits, sl_logits, target.argument_used, pick_mask, mask, direction=config.kl_direction
-        )
-        if early_game is not None:
-            # Multiplied by the early-game indicator, averaged over all valid steps (as AlphaStar).
-            early_used = {"action_type": target.argument_used["action_type"] & _step_mask(early_game, target.value)}
-            terms["action_type_kl_loss"] = policy_kl_loss(
-                target.logits,
-                sl_logits,
-                early_used,
-                pick_mask,
-                mask,
-                heads=("action_type",),
-                direction=config.kl_direction,
-            )
+    terms["entropy_loss"] = entropy_loss(target.logits, target.argument_used, target.selected_units_pick_mask, mask)
+    terms["kl_loss"], terms["action_type_kl_loss"] = _kl_losses(target, sl_logits, early_game, mask, config)
     terms["total"] = (
         total
         + config.kl_cost * terms["kl_loss"]
@@ -467,3 +436,50 @@ def alphastar_rl_loss(
         + config.entropy_cost * terms["entropy_loss"]
     )
     return terms
+
+
+def _reward_losses(target, behaviour_log_probs, name: str, reward, bootstrap, discounts, mask, config: RLLossConfig,
+                   upgo: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One reward's unweighted terms against its baseline ``name``: TD(λ) value loss, split V-trace
+    policy gradient and (when ``upgo``, else zero) split UPGO."""
+    values = target.values[name]
+    value = td_lambda_value_loss(values, reward, bootstrap, discounts, config.td_lambda, mask)
+    pg = split_vtrace_pg_loss(
+        target.log_probs,
+        behaviour_log_probs,
+        reward,
+        values,
+        bootstrap,
+        discounts,
+        mask,
+        config.clip_rho_threshold,
+        config.clip_pg_rho_threshold,
+    )
+    upgo_loss = target.value.new_zeros(())
+    if upgo:
+        upgo_loss = split_upgo_loss(target.log_probs, behaviour_log_probs, reward, values, bootstrap, discounts, mask)
+    return value, pg, upgo_loss
+
+
+def _kl_losses(target, sl_logits, early_game, mask, config: RLLossConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """The KL to the SL policy over every head, and the extra action-type KL in the early game (each
+    zero without ``sl_logits``; the second also without ``early_game``)."""
+    zero = target.value.new_zeros(())
+    if sl_logits is None:
+        return zero, zero
+    pick_mask = target.selected_units_pick_mask
+    kl = policy_kl_loss(target.logits, sl_logits, target.argument_used, pick_mask, mask, direction=config.kl_direction)
+    if early_game is None:
+        return kl, zero
+    # Multiplied by the early-game indicator, averaged over all valid steps (as AlphaStar).
+    early_used = {"action_type": target.argument_used["action_type"] & _step_mask(early_game, target.value)}
+    action_type_kl = policy_kl_loss(
+        target.logits,
+        sl_logits,
+        early_used,
+        pick_mask,
+        mask,
+        heads=("action_type",),
+        direction=config.kl_direction,
+    )
+    return kl, action_type_kl

@@ -17,6 +17,7 @@ positions ⌈δ·(M−1)⌉ … M−1 (δ = 0: the whole history; δ = 1: only t
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections import deque
 from dataclasses import dataclass, field
@@ -355,8 +356,87 @@ class DeltaLimitUniform(_SnapshotEveryEpisode, Scheme):
         return [menagerie[int(i)] for i in ids[size - d]]
 
 
-META_SOLVERS = ("maxent", "lp", "uniform", "rectified", "alpha_rank")
-META_GAMES = ("shift", "logit")
+# -- PSRO's parts, named as OpenSpiel's PSRO (psro_v2) names them --------------------------------
+#
+# An iteration (OpenSpiel: ``AbstractMetaTrainer.iteration``) runs the oracle (``update_agents``), adds
+# the new policy's row and column to the empirical meta-game (``update_empirical_gamestate``) and solves
+# it with the meta-solver (``update_meta_strategies``: the ``meta_strategy_method``); strategy selection
+# (``training_strategy_selector``) turns the solution into Ω, the opponents the next oracle trains
+# against. Each swappable part has one registry of named choices below.
+
+
+class WinRateOracle:
+    """The oracle's stopping rule. PSRO's oracle is the learner itself, trained by RL against Ω
+    (OpenSpiel's ``rl_oracle``); an iteration ends when the mean score of the learner's last ``window``
+    episodes reaches ``threshold`` (it beats the meta-strategy), or after ``max_episodes`` episodes
+    (the oracle always ends)."""
+
+    def __init__(self, threshold: float, window: int, max_episodes: int) -> None:
+        self.threshold, self.window, self.max_episodes = threshold, window, max_episodes
+        self.outcomes: deque[float] = deque(maxlen=window)
+        self.episodes = 0
+
+    def record(self, outcome: float) -> bool | None:
+        """Count one episode's score: ``None`` while the iteration goes on, else whether it ended beaten."""
+        self.outcomes.append(float(outcome))
+        self.episodes += 1
+        beaten = len(self.outcomes) == self.window and np.mean(self.outcomes) >= self.threshold
+        if beaten or self.episodes >= self.max_episodes:
+            return bool(beaten)
+        return None
+
+    def reset(self) -> None:
+        """A new iteration starts."""
+        self.outcomes.clear()
+        self.episodes = 0
+
+    def state_dict(self) -> dict:
+        return {"outcomes": list(self.outcomes), "episodes_in_iteration": self.episodes}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.outcomes = deque(state["outcomes"], maxlen=self.window)
+        self.episodes = int(state["episodes_in_iteration"])
+
+
+# oracle: name → its stopping rule, built from (threshold, window, max_episodes)
+ORACLES: dict[str, Callable[..., WinRateOracle]] = {"win-rate": WinRateOracle}
+
+
+def shift_meta_game(W: np.ndarray) -> np.ndarray:
+    """A = W − ½: the zero-sum game of the win rates (antisymmetric when W[j, i] = 1 − W[i, j])."""
+    return W - 0.5
+
+
+def logit_meta_game(W: np.ndarray) -> np.ndarray:
+    """A = log(W / (1 − W)), W clipped to [10⁻³, 1 − 10⁻³]: the win rates as log-odds."""
+    Wc = np.clip(W, 1e-3, 1 - 1e-3)
+    return np.log(Wc / (1 - Wc))
+
+
+# meta-game: name → the matrix game A the meta-solver solves, from the empirical win rates W
+META_GAMES: dict[str, Callable[[np.ndarray], np.ndarray]] = {"shift": shift_meta_game, "logit": logit_meta_game}
+
+# meta-solver (OpenSpiel's meta_strategy_method): name → the function of ``analysis.nash`` mapping A to the
+# meta-strategy p (imported at first use: the core needs numpy only)
+META_SOLVERS: dict[str, str] = {"maxent": "maxent_nash", "lp": "lp_nash", "uniform": "uniform",
+                                "rectified": "rectified_nash", "alpha_rank": "alpha_rank"}
+
+
+def probabilistic_selection(meta_strategy: dict[int, float]) -> dict[int, float]:
+    """Opponents drawn by the meta-strategy's probabilities (OpenSpiel's ``probabilistic``); entries it
+    gives no mass are never drawn."""
+    return {i: p for i, p in meta_strategy.items() if p > 0.0}
+
+
+def uniform_selection(meta_strategy: dict[int, float]) -> dict[int, float]:
+    """Opponents drawn uniformly over the whole population (OpenSpiel's ``uniform``), whatever the
+    meta-strategy."""
+    return {i: 1.0 / len(meta_strategy) for i in meta_strategy}
+
+
+# strategy selection (OpenSpiel's training_strategy_selector): name → Ω from the meta-strategy
+STRATEGY_SELECTORS: dict[str, Callable[[dict[int, float]], dict[int, float]]] = {
+    "probabilistic": probabilistic_selection, "uniform": uniform_selection}
 
 # An evaluator plays ``entry`` against each of ``opponents`` for ``matches`` matches and returns
 # entry's win rates (draws counted ½), shape (len(opponents),).
@@ -368,24 +448,31 @@ def resolve_meta_solver(solver: str | Callable[[np.ndarray], np.ndarray]) -> Cal
     if callable(solver):
         return solver
     if solver not in META_SOLVERS:
-        raise ValueError(f"solver must be one of {META_SOLVERS} or a callable, got {solver!r}")
+        raise ValueError(f"solver must be one of {tuple(META_SOLVERS)} or a callable, got {solver!r}")
     from selfplay.analysis import nash  # numpy/scipy only
 
-    function = getattr(nash, {"maxent": "maxent_nash", "lp": "lp_nash", "rectified": "rectified_nash"}.get(solver, solver), None)
+    function = getattr(nash, META_SOLVERS[solver], None)
     if function is None:
         raise ValueError(f"solver {solver!r} is not available in analysis.nash")
     return function
 
 
-class PSRO(Scheme):
-    """PSRO as the paper's authors framed it (design §2).
+def _check_choice(label: str, value: Any, registry: dict) -> None:
+    if not isinstance(value, str) or value not in registry:
+        raise ValueError(f"{label} must be one of {tuple(registry)}, got {value!r}")
 
-    Ω: the meta-solver's solution of the menagerie's empirical meta-game (maxent Nash of
-    A = W − ½ by default); the live learner is never its own opponent.
-    G: when the learner's win rate over its last ``window`` episodes reaches ``threshold`` — or the
-    iteration has lasted ``max_episodes_per_iteration`` episodes (the oracle always ends) — add a
-    frozen copy, fill its row/column of the meta-game with ``matches_per_pair`` matches against every
-    entry (through ``evaluate``), re-solve, and reset the window.
+
+class PSRO(Scheme):
+    """PSRO as the paper's authors framed it (design §2), its steps named as OpenSpiel's PSRO names them.
+
+    Ω (strategy selection, ``selector``): from the meta-strategy, the meta-solver's solution of the
+    menagerie's empirical meta-game (maxent Nash of A = W − ½ by default); ``probabilistic`` draws
+    by its probabilities. The live learner is never its own opponent.
+    G (the oracle's end, ``oracle``): when the learner's win rate over its last ``window`` episodes
+    reaches ``threshold`` — or the iteration has lasted ``max_episodes_per_iteration`` episodes (the
+    oracle always ends) — add a frozen copy, fill its row/column of the meta-game with
+    ``matches_per_pair`` matches against every entry (through ``evaluate``), re-solve (``solver`` on
+    the ``meta_game`` made of W), and start the next iteration.
 
     ``evaluate(entry, opponents, matches) -> win_rates``: the new entry's win rates (draws ½) against
     each of ``opponents``, shape ``(len(opponents),)``, *from the new entry's side*; the meta-game
@@ -406,6 +493,8 @@ class PSRO(Scheme):
         evaluate: Evaluator | None = None,
         name: str | None = None,
         defer_evaluator: bool = False,
+        oracle: str = "win-rate",
+        selector: str = "probabilistic",
     ) -> None:
         if not (isinstance(threshold, (int, float)) and 0.0 < threshold <= 1.0):
             raise ValueError(f"threshold must be in (0, 1], got {threshold!r}")
@@ -413,10 +502,11 @@ class PSRO(Scheme):
                              ("max_episodes_per_iteration", max_episodes_per_iteration)):
             if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
                 raise ValueError(f"{label} must be a positive integer, got {value!r}")
-        if meta_game not in META_GAMES:
-            raise ValueError(f"meta_game must be one of {META_GAMES}, got {meta_game!r}")
+        _check_choice("meta_game", meta_game, META_GAMES)
         if not callable(solver) and solver not in META_SOLVERS:
-            raise ValueError(f"solver must be one of {META_SOLVERS} or a callable, got {solver!r}")
+            raise ValueError(f"solver must be one of {tuple(META_SOLVERS)} or a callable, got {solver!r}")
+        _check_choice("oracle", oracle, ORACLES)
+        _check_choice("selector", selector, STRATEGY_SELECTORS)
         if evaluate is None and not defer_evaluator:
             raise ValueError(
                 "evaluate is required by PSRO: a callable evaluate(entry, opponents, matches) returning the new "
@@ -431,33 +521,39 @@ class PSRO(Scheme):
         self.matches_per_pair = matches_per_pair
         self.max_episodes_per_iteration = max_episodes_per_iteration
         self.meta_game = meta_game
+        self.selector = selector
         self.evaluate = evaluate
         self.name = name or "psro"
-        self._outcomes: deque[float] = deque(maxlen=window)
-        self._episodes_in_iteration = 0
+        self.oracle = ORACLES[oracle](self.threshold, window, max_episodes_per_iteration)
         self._meta: dict[tuple[int, int], float] = {}  # win rate of i against j, both orders stored
-        self._solution: dict[int, float] = {}
+        self._solution: dict[int, float] = {}  # the meta-strategy
         self._solves = 0  # bumped whenever the solution changes (part of Ω's cache key)
         self.iterations = 0
 
-    # Ω ------------------------------------------------------------------------------------
+    # meta-game and meta-solver ------------------------------------------------------------
     def meta_matrix(self, ids: Sequence[int]) -> np.ndarray:
         """The empirical meta-game W over ``ids`` (0.5 on the diagonal and for unplayed pairs)."""
         return np.array([[0.5 if i == j else self._meta.get((i, j), 0.5) for j in ids] for i in ids])
 
+    def extend_meta_game(self, entry: Entry, opponents: Sequence[Entry]) -> None:
+        """The new entry's row and column of W: ``matches_per_pair`` matches against every opponent."""
+        rates = np.asarray(self.evaluate(entry, opponents, self.matches_per_pair), dtype=float)
+        if rates.shape != (len(opponents),):
+            raise ValueError(f"evaluate returned shape {rates.shape}, expected ({len(opponents)},)")
+        for opp, w in zip(opponents, rates):
+            self._meta[(entry.id, opp.id)] = float(w)
+            self._meta[(opp.id, entry.id)] = 1.0 - float(w)
+
     def solve(self, ids: Sequence[int]) -> dict[int, float]:
-        W = self.meta_matrix(ids)
-        if self.meta_game == "shift":
-            A = W - 0.5
-        else:
-            Wc = np.clip(W, 1e-3, 1 - 1e-3)
-            A = np.log(Wc / (1 - Wc))
+        """The meta-strategy over ``ids``: the meta-solver's solution of the meta-game made of W."""
+        A = META_GAMES[self.meta_game](self.meta_matrix(ids))
         p = np.asarray(resolve_meta_solver(self.solver)(A), dtype=float)
         p = np.clip(p, 0.0, None)
         p /= p.sum()
         self._solves += 1
         return dict(zip(ids, p.tolist()))
 
+    # Ω: strategy selection ----------------------------------------------------------------
     def omega_key(self, menagerie: Menagerie, payoff: Payoff | None = None) -> Any:
         """Ω changes only with the menagerie or a new meta-game solution (never with the payoff)."""
         return (menagerie.next_id, len(menagerie), self._solves)
@@ -468,46 +564,38 @@ class PSRO(Scheme):
             raise ValueError("menagerie is empty: PSRO needs the initial policy as its first entry")
         if set(self._solution) != set(ids):
             self._solution = self.solve(ids)
-        return {i: p for i, p in self._solution.items() if p > 0.0}
+        return STRATEGY_SELECTORS[self.selector](self._solution)
 
-    # G ------------------------------------------------------------------------------------
+    # G: the oracle's iteration ------------------------------------------------------------
     def curate(
         self, menagerie: Menagerie, learner: LearnerInfo, payoff: Payoff | None = None, outcome: float | None = None
     ) -> Curation:
+        """One episode of the oracle; when its iteration ends, its policy joins the menagerie, the
+        meta-game gets the policy's row and column, and the meta-solver solves it again."""
         if outcome is None:
             raise ValueError("outcome is required by PSRO.curate: the learner's score (1, 0.5, 0) in the episode")
-        self._outcomes.append(float(outcome))
-        self._episodes_in_iteration += 1
-        beaten = len(self._outcomes) == self.window and np.mean(self._outcomes) >= self.threshold
-        if not (beaten or self._episodes_in_iteration >= self.max_episodes_per_iteration):
+        beaten = self.oracle.record(outcome)
+        if beaten is None:
             return Curation()
         if self.evaluate is None:
             raise ValueError("PSRO.evaluate is not set: the trainer must supply an evaluator to fill the meta-game")
         opponents = menagerie.entries
-        entry = add_snapshot(menagerie, learner, psro_iteration=self.iterations + 1, beaten=bool(beaten))
-        rates = np.asarray(self.evaluate(entry, opponents, self.matches_per_pair), dtype=float)
-        if rates.shape != (len(opponents),):
-            raise ValueError(f"evaluate returned shape {rates.shape}, expected ({len(opponents)},)")
-        for opp, w in zip(opponents, rates):
-            self._meta[(entry.id, opp.id)] = float(w)
-            self._meta[(opp.id, entry.id)] = 1.0 - float(w)
+        entry = add_snapshot(menagerie, learner, psro_iteration=self.iterations + 1, beaten=beaten)
+        self.extend_meta_game(entry, opponents)
         self._solution = self.solve(menagerie.ids)
-        self._outcomes.clear()
-        self._episodes_in_iteration = 0
+        self.oracle.reset()
         self.iterations += 1
         return Curation(added=[entry])
 
     def state_dict(self) -> dict:
         return {
-            "outcomes": list(self._outcomes),
-            "episodes_in_iteration": self._episodes_in_iteration,
+            **self.oracle.state_dict(),
             "meta": [[i, j, w] for (i, j), w in self._meta.items()],
             "iterations": self.iterations,
         }
 
     def load_state_dict(self, state: dict) -> None:
-        self._outcomes = deque(state["outcomes"], maxlen=self.window)
-        self._episodes_in_iteration = int(state["episodes_in_iteration"])
+        self.oracle.load_state_dict(state)
         self._meta = {(int(i), int(j)): float(w) for i, j, w in state["meta"]}
         self.iterations = int(state["iterations"])
         self._solution = {}
@@ -520,7 +608,29 @@ def _fmt(x: float) -> str:
 
 # -- spec strings -----------------------------------------------------------------------------
 
-SCHEME_NAMES = ("naive", "delta-uniform", "delta-limit-uniform", "psro", "league")
+
+@dataclass(frozen=True)
+class SchemeKind:
+    """A scheme a spec string can name: its class, and the parameters a spec must give."""
+
+    cls: type
+    required: tuple[str, ...] = ()
+
+    @property
+    def params(self) -> set[str]:
+        """The constructor's parameters a spec may set (``name`` is the spec itself; ``defer_evaluator``
+        is ``make_scheme``'s)."""
+        return set(inspect.signature(self.cls).parameters) - {"name", "defer_evaluator"}
+
+
+# The one registry of schemes by spec name (AlphaStar's league, ``league``, is not one learner's scheme).
+SCHEMES: dict[str, SchemeKind] = {
+    "naive": SchemeKind(NaiveSelfPlay),
+    "delta-uniform": SchemeKind(DeltaUniform, required=("delta",)),
+    "delta-limit-uniform": SchemeKind(DeltaLimitUniform, required=("delta",)),
+    "psro": SchemeKind(PSRO),
+}
+SCHEME_NAMES = (*SCHEMES, "league")
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -554,7 +664,9 @@ def make_scheme(spec: str, *, defer_evaluator: bool = False, **overrides: Any) -
 
     ``naive`` · ``delta-uniform:delta=D`` · ``delta-limit-uniform:delta=D`` (both also take
     ``add_every=K|update``) · ``psro[:solver=maxent|lp|uniform|rectified|alpha_rank,threshold=,window=,
-    matches_per_pair=,max_episodes_per_iteration=,meta_game=shift|logit]`` ·
+    matches_per_pair=,max_episodes_per_iteration=,meta_game=shift|logit,oracle=win-rate,
+    selector=probabilistic|uniform]`` (``SCHEMES``; PSRO's parts: ``META_SOLVERS``, ``META_GAMES``,
+    ``ORACLES``, ``STRATEGY_SELECTORS``) ·
     (``league[:...]`` names AlphaStar's league, which is not one learner's scheme: refused here,
     see ``selfplay.core.league.AlphaStarLeague`` and ``selfplay league``).
     ``overrides`` (e.g. ``evaluate=`` for PSRO) are passed to the constructor. PSRO needs
@@ -563,23 +675,18 @@ def make_scheme(spec: str, *, defer_evaluator: bool = False, **overrides: Any) -
     """
     name, kwargs = parse_spec(spec)
     kwargs.update(overrides)
-    allowed = {
-        "naive": set(),
-        "delta-uniform": {"delta", "add_every"},
-        "delta-limit-uniform": {"delta", "add_every"},
-        "psro": {"solver", "threshold", "window", "matches_per_pair", "max_episodes_per_iteration", "meta_game", "evaluate"},
-    }
     if name == "league":
         raise ValueError(f"spec {spec!r} is AlphaStar's league, which trains several learners and is not one "
                          "learner's scheme: build selfplay.AlphaStarLeague(LeagueConfig(...)) or run `selfplay league`")
-    if name not in allowed:
+    if name not in SCHEMES:
         raise ValueError(f"unknown scheme {name!r} in spec {spec!r}; known schemes: {', '.join(SCHEME_NAMES)}")
-    unknown = set(kwargs) - allowed[name]
+    kind = SCHEMES[name]
+    unknown = set(kwargs) - kind.params
     if unknown:
-        raise ValueError(f"unknown parameter(s) {sorted(unknown)} for scheme {name!r}; allowed: {sorted(allowed[name]) or 'none'}")
-    if name in ("delta-uniform", "delta-limit-uniform") and "delta" not in kwargs:
-        raise ValueError(f"scheme {name!r} needs delta, e.g. '{name}:delta=0.5'")
-    cls = {"naive": NaiveSelfPlay, "delta-uniform": DeltaUniform, "delta-limit-uniform": DeltaLimitUniform, "psro": PSRO}[name]
-    if name == "psro":
+        raise ValueError(f"unknown parameter(s) {sorted(unknown)} for scheme {name!r}; allowed: {sorted(kind.params) or 'none'}")
+    for required in kind.required:
+        if required not in kwargs:
+            raise ValueError(f"scheme {name!r} needs {required}, e.g. '{name}:{required}=0.5'")
+    if "defer_evaluator" in inspect.signature(kind.cls).parameters:
         kwargs["defer_evaluator"] = defer_evaluator
-    return cls(name=spec.strip(), **kwargs)
+    return kind.cls(name=spec.strip(), **kwargs)

@@ -27,7 +27,7 @@ from selfplay.training.loop import TrainConfig, train
 from selfplay.core.menagerie import Menagerie
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
 from selfplay.training.rundir import RunDir
-from selfplay.evaluation.runs import load_checkpoint_policies, pool_map, slug
+from selfplay.evaluation.runs import load_checkpoint_policies, pool_map, run_mode, slug
 from selfplay.utils.threads import torch_threads
 from selfplay.core.schemes import make_scheme
 
@@ -140,12 +140,13 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
 
     run = RunDir(run_dir)
     cfg = run.read_config()
-    if "league" in cfg:
+    mode = run_mode(cfg)
+    if mode == "league":
         raise ValueError(f"run_dir {str(run_dir)!r} is a league run: `selfplay league` evaluated it into its report.md")
     if matches < 1:
         raise ValueError(f"matches must be ≥ 1, got {matches}")
-    if (run.checkpoints / "side0").exists():  # a learner per side (asymmetric map)
-        from selfplay.training.two_sided import evaluate_two_sided
+    if mode == "two-sided":  # a learner per side (asymmetric map)
+        from selfplay.evaluation.two_sided import evaluate_two_sided
 
         return evaluate_two_sided(run_dir, matches, seed, scripted_games)
     kit = agent_kit(cfg["agent"], cfg["env"])

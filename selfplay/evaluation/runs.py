@@ -1,5 +1,5 @@
-"""What the evaluation layer's modules share about a comparison's runs: their folder names, loading
-their checkpoints, and mapping work over processes that die with their parent."""
+"""What the evaluation layer's modules share about a comparison's runs: their folder names, how a
+run was trained, loading their checkpoints, and mapping work over processes that die with their parent."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from selfplay.core.menagerie import Menagerie
-from selfplay.training.registry import agent_kit
-from selfplay.training.rundir import RunDir
+from selfplay.training.registry import agent_kit, is_two_sided
+from selfplay.training.rundir import RunDir, RunDirError
+from selfplay.training.trainer import MODES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -21,6 +22,21 @@ if TYPE_CHECKING:
 def slug(spec: str) -> str:
     """A file-name-safe form of a scheme spec: ``delta-uniform:delta=0.5`` → ``delta-uniform_delta-0.5``."""
     return re.sub(r"[^A-Za-z0-9.\-]+", "-", spec.replace(":", "_")).strip("-")
+
+
+def run_mode(config: dict) -> str:
+    """How a run was trained (one of ``trainer.MODES``), from its ``config.yaml``: the ``mode`` its trainer
+    recorded. A run written before runs recorded their mode is read by the rule that chose its trainer:
+    ``league`` if its configuration has a ``league`` spec, else ``two-sided`` if its environment is
+    asymmetric (``registry.is_two_sided``), else ``self-play``."""
+    mode = config.get("mode")
+    if mode is None:
+        if "league" in config:
+            return "league"
+        return "two-sided" if is_two_sided(str(config.get("env", ""))) else "self-play"
+    if mode not in MODES:
+        raise RunDirError(f"config.yaml's mode must be one of {', '.join(MODES)}, got {mode!r}")
+    return mode
 
 
 def _die_with_parent() -> None:

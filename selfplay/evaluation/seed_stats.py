@@ -247,6 +247,17 @@ class SeedStatistics:
     figures: dict[str, list[Path]] = field(default_factory=dict)
 
 
+@dataclass
+class RppOverSeeds:
+    """Relative population performance over seeds, per agent: every game's value, one table per seed,
+    the same-seed mean table, and the interval rows of every pair of schemes."""
+
+    values: dict[str, pd.DataFrame] = field(default_factory=dict)  # agent → rpp_values rows
+    seed_tables: dict[str, dict[int, pd.DataFrame]] = field(default_factory=dict)  # agent → seed → table
+    mean_tables: dict[str, pd.DataFrame] = field(default_factory=dict)  # agent → the same-seed mean table
+    intervals: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=RPP_INTERVAL_COLUMNS))
+
+
 def bootstrap_config(config) -> BootstrapConfig:
     return BootstrapConfig(confidence=getattr(config, "confidence", 0.95),
                            resamples=getattr(config, "bootstrap_resamples", 10_000), seed=0)
@@ -254,11 +265,11 @@ def bootstrap_config(config) -> BootstrapConfig:
 
 def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evaluations: dict,
                           timings: dict | None = None, run_map=None) -> SeedStatistics:
-    """Compute and write the statistics over seeds and their figures (see the module docstring);
-    ``timings`` gets the seconds of its stages (rpp, curves, seed_statistics: the rest)."""
+    """Compute and write the statistics over seeds and their figures (see the module docstring): for
+    each of the five artefacts (aggregate, improvement, RPP, curves, averaged winrate matrices) its
+    table is computed, written under ``evaluation/``, then plotted under ``figures/``. ``timings``
+    gets the seconds of its stages (rpp, curves, seed_statistics: the rest)."""
     import time
-
-    from selfplay.analysis import interval_plots, plots
 
     timings = {} if timings is None else timings
     started = time.perf_counter()
@@ -269,9 +280,77 @@ def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evalua
     imp = improvement_table(summary, bootstrap)
     atomic_write_text(evaluation / "aggregate.csv", agg.to_csv(index=False))
     atomic_write_text(evaluation / "improvement.csv", imp.to_csv(index=False))
-    paths: dict[str, list[Path]] = {"intervals": [], "improvement": [], "curves": [], "winrate_mean": [],
-                                    "rpp_seeds": []}
+    paths: dict[str, list[Path]] = {"intervals": plot_aggregate(agg, config, bootstrap.confidence, figures),
+                                    "improvement": plot_improvement(imp, summary, config, figures)}
 
+    t0 = time.perf_counter()
+    rpp = rpp_over_seeds(config, runs, bootstrap, run_map)
+    write_rpp(rpp, evaluation)
+    paths["rpp_seeds"] = plot_rpp_seeds(rpp, figures) if len(config.seeds) > 1 else []
+    timings["rpp"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    per_run = pd.concat([run_curves(r, config.episodes, config.checkpoints) for r in runs], ignore_index=True)
+    curves = curve_table(per_run, bootstrap)
+    atomic_write_text(evaluation / "curves.csv", curves.to_csv(index=False))
+    paths["curves"] = plot_curves(curves, config, bootstrap.confidence, figures)
+    timings["curves"] = time.perf_counter() - t0
+
+    means = mean_winrate_matrices(config, runs, evaluations, notes) if len(config.seeds) > 1 else {}
+    for (agent, scheme), (W, _) in means.items():
+        np.save(evaluation / f"winrate_mean_{agent}_{_slug(scheme)}.npy", W)
+    paths["winrate_mean"] = plot_mean_winrates(means, figures)
+    timings["seed_statistics"] = time.perf_counter() - started - timings["rpp"] - timings["curves"]
+    return SeedStatistics(agg, imp, rpp.intervals, rpp.mean_tables, curves, notes, paths)
+
+
+def rpp_over_seeds(config, runs, bootstrap: BootstrapConfig, run_map=None) -> RppOverSeeds:
+    """Plays every agent's cross-population games (``rpp_values``; none with fewer than two schemes)
+    and builds its per-seed tables, their mean (the same-seed mean) and the interval rows."""
+    out, rows = RppOverSeeds(), []
+    seeds, schemes = list(config.seeds), list(config.schemes)
+    for agent in config.agents:
+        if len(schemes) < 2:
+            continue
+        values = rpp_values(config, runs, agent, jobs=config.jobs or 2, run_map=run_map,
+                            cross_seed=getattr(config, "rpp_cross_seed", True) and len(seeds) > 1)
+        out.values[agent] = values
+        out.seed_tables[agent] = {s: rpp_seed_table(values, schemes, s) for s in seeds}
+        out.mean_tables[agent] = sum(out.seed_tables[agent].values()) / len(seeds)
+        rows += rpp_interval_rows(agent, values, schemes, seeds, bootstrap)
+    out.intervals = pd.DataFrame(rows, columns=RPP_INTERVAL_COLUMNS)
+    return out
+
+
+def write_rpp(rpp: RppOverSeeds, evaluation: Path) -> None:
+    """``rpp_values_<agent>.csv``, ``rpp_<agent>_s<seed>.csv`` and ``rpp_intervals.csv``."""
+    for agent, values in rpp.values.items():
+        atomic_write_text(evaluation / f"rpp_values_{agent}.csv", values.to_csv(index=False))
+        for s, table in rpp.seed_tables[agent].items():
+            atomic_write_text(evaluation / f"rpp_{agent}_s{s}.csv", table.to_csv())
+    atomic_write_text(evaluation / "rpp_intervals.csv", rpp.intervals.to_csv(index=False))
+
+
+def mean_winrate_matrices(config, runs, evaluations: dict, notes: list) -> dict[tuple[str, str], tuple[np.ndarray, int]]:
+    """(agent, scheme) → (W averaged over seeds, number of seeds), where every seed's matrix has the
+    same shape; a note in ``notes`` for each scheme whose seeds differ."""
+    out = {}
+    for agent in config.agents:
+        for scheme in config.schemes:
+            Ws = [np.asarray(evaluations[r.label]["W"]) for r in runs if r.agent == agent and r.scheme == scheme]
+            if len({W.shape for W in Ws}) != 1:
+                notes.append((agent, scheme, "winrate", "seeds have different checkpoint counts: no averaged matrix"))
+                continue
+            out[(agent, scheme)] = (np.mean(Ws, axis=0), len(Ws))
+    return out
+
+
+# ----------------------------------------------------------------------------- the figures
+def plot_aggregate(agg: pd.DataFrame, config, confidence: float, figures: Path) -> list[Path]:
+    """``intervals_<agent>.png``: mean and IQM with their intervals, one panel per metric."""
+    from selfplay.analysis import interval_plots
+
+    paths = []
     for agent in config.agents:
         rows = agg[agg["agent"] == agent]
         panels = {}
@@ -283,9 +362,18 @@ def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evalua
                 for r in m.itertuples()}
         if panels:
             path = figures / f"intervals_{agent}.png"
-            interval_plots.plot_interval_estimates(panels, bootstrap.confidence, path=path,
+            interval_plots.plot_interval_estimates(panels, confidence, path=path,
                                                    title=f"Interval estimates over seeds ({agent}, {len(config.seeds)} seeds)")
-            paths["intervals"].append(path)
+            paths.append(path)
+    return paths
+
+
+def plot_improvement(imp: pd.DataFrame, summary: pd.DataFrame, config, figures: Path) -> list[Path]:
+    """``improvement_<agent>_<metric>.png``: the matrix of P(X improves on Y) with its intervals."""
+    from selfplay.analysis import interval_plots
+
+    paths = []
+    for agent in config.agents:
         schemes = list(dict.fromkeys(summary.loc[summary["agent"] == agent, "scheme"]))
         for metric in dict.fromkeys(imp.loc[imp["agent"] == agent, "metric"]):
             m = imp[(imp["agent"] == agent) & (imp["metric"] == metric)]
@@ -297,72 +385,58 @@ def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evalua
             orientation = "higher" if METRICS[metric].higher_is_better else "lower"
             interval_plots.plot_improvement_matrix(P, schemes, L, H, path=path,
                                                    title=f"P(X improves on Y): {metric} ({orientation} is better)")
-            paths["improvement"].append(path)
+            paths.append(path)
+    return paths
 
-    # relative population performance over seeds
-    t0 = time.perf_counter()
-    rpp_rows, rpp_tables = [], {}
-    seeds = list(config.seeds)
-    for agent in config.agents:
-        if len(config.schemes) < 2:
-            continue
-        values = rpp_values(config, runs, agent, jobs=config.jobs or 2, run_map=run_map,
-                            cross_seed=getattr(config, "rpp_cross_seed", True) and len(seeds) > 1)
-        atomic_write_text(evaluation / f"rpp_values_{agent}.csv", values.to_csv(index=False))
-        tables = [rpp_seed_table(values, list(config.schemes), s) for s in seeds]
-        for s, table in zip(seeds, tables):
-            atomic_write_text(evaluation / f"rpp_{agent}_s{s}.csv", table.to_csv())
-            if len(seeds) > 1:
-                path = figures / f"rpp_{agent}_s{s}.png"
-                plots.plot_rpp_table(table.values, list(table.index), path=path,
-                                     title=f"Relative population performance ({agent}, seed {s})")
-                paths["rpp_seeds"].append(path)
-        mean = sum(tables) / len(tables)
-        rpp_tables[agent] = mean
-        rpp_rows += rpp_interval_rows(agent, values, list(config.schemes), seeds, bootstrap)
-    rpp_intervals = pd.DataFrame(rpp_rows, columns=RPP_INTERVAL_COLUMNS)
-    atomic_write_text(evaluation / "rpp_intervals.csv", rpp_intervals.to_csv(index=False))
 
-    timings["rpp"] = time.perf_counter() - t0
+def plot_rpp_seeds(rpp: RppOverSeeds, figures: Path) -> list[Path]:
+    """``rpp_<agent>_s<seed>.png``: one RPP table per seed."""
+    from selfplay.analysis import plots
 
-    # curves over training
-    t0 = time.perf_counter()
-    per_run = pd.concat([run_curves(r, config.episodes, config.checkpoints) for r in runs], ignore_index=True)
-    curves = curve_table(per_run, bootstrap)
-    atomic_write_text(evaluation / "curves.csv", curves.to_csv(index=False))
-    labels = {"maxent_nash_support": "maxent-Nash support of the first k checkpoints",
-              "win_rate_vs_scripted": "win rate vs the scripted AI"}
+    paths = []
+    for agent, tables in rpp.seed_tables.items():
+        for s, table in tables.items():
+            path = figures / f"rpp_{agent}_s{s}.png"
+            plots.plot_rpp_table(table.values, list(table.index), path=path,
+                                 title=f"Relative population performance ({agent}, seed {s})")
+            paths.append(path)
+    return paths
+
+
+CURVE_LABELS = {"maxent_nash_support": "maxent-Nash support of the first k checkpoints",
+                "win_rate_vs_scripted": "win rate vs the scripted AI"}
+
+
+def plot_curves(curves: pd.DataFrame, config, confidence: float, figures: Path) -> list[Path]:
+    """``curves_<agent>.png``: each curve's mean over seeds with its band, one panel per curve."""
+    from selfplay.analysis import interval_plots
+
+    paths = []
     for agent in config.agents:
         c = curves[curves["agent"] == agent]
         panels = {}
         for curve in dict.fromkeys(c["curve"]):
-            panels[labels.get(curve, curve)] = {
+            panels[CURVE_LABELS.get(curve, curve)] = {
                 scheme: (g["episode"], g["mean"], g["ci_low"], g["ci_high"])
                 for scheme, g in c[c["curve"] == curve].groupby("scheme", sort=False)}
         if panels:
             path = figures / f"curves_{agent}.png"
             interval_plots.plot_curves_with_bands(panels, path=path,
-                                                  title=f"Over training: mean over seeds, {bootstrap.confidence:.0%} CI ({agent})")
-            paths["curves"].append(path)
+                                                  title=f"Over training: mean over seeds, {confidence:.0%} CI ({agent})")
+            paths.append(path)
+    return paths
 
-    timings["curves"] = time.perf_counter() - t0
 
-    # winrate matrices averaged over seeds (where the checkpoints align)
-    if len(seeds) > 1:
-        for agent in config.agents:
-            for scheme in config.schemes:
-                Ws = [np.asarray(evaluations[r.label]["W"]) for r in runs if r.agent == agent and r.scheme == scheme]
-                if len({W.shape for W in Ws}) != 1:
-                    notes.append((agent, scheme, "winrate", "seeds have different checkpoint counts: no averaged matrix"))
-                    continue
-                W = np.mean(Ws, axis=0)
-                name = f"{agent}_{_slug(scheme)}"
-                np.save(evaluation / f"winrate_mean_{name}.npy", W)
-                path = figures / f"winrate_mean_{name}.png"
-                plots.plot_winrate_matrix(W, title=f"{scheme} ({agent}), mean over {len(Ws)} seeds", path=path)
-                paths["winrate_mean"].append(path)
-    timings["seed_statistics"] = time.perf_counter() - started - timings["rpp"] - timings["curves"]
-    return SeedStatistics(agg, imp, rpp_intervals, rpp_tables, curves, notes, paths)
+def plot_mean_winrates(means: dict[tuple[str, str], tuple[np.ndarray, int]], figures: Path) -> list[Path]:
+    """``winrate_mean_<agent>_<scheme>.png``: each averaged winrate matrix."""
+    from selfplay.analysis import plots
+
+    paths = []
+    for (agent, scheme), (W, n) in means.items():
+        path = figures / f"winrate_mean_{agent}_{_slug(scheme)}.png"
+        plots.plot_winrate_matrix(W, title=f"{scheme} ({agent}), mean over {n} seeds", path=path)
+        paths.append(path)
+    return paths
 
 
 def _slug(spec: str) -> str:

@@ -12,6 +12,7 @@ the initial policy shared by all players.
 Matchmaking is logged as it happens: for every draw, the opponent's kind is counted, and the
 probability the rules gave that kind at that moment (from the explicit ``league.distribution``) is
 accumulated, so ``matchmaking.csv`` compares measured frequencies with the rules' expectations.
+The league's evaluation and ``report.md`` are the evaluation layer's (``selfplay.evaluation.league``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import numpy as np
 from selfplay.core.league import AlphaStarLeague, LeagueConfig
 from selfplay.core.menagerie import Menagerie
 from selfplay.core.schemes import LearnerInfo, parse_spec
-from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac, make_env
+from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.training.trainer import Player, Trainer
 from selfplay.utils.seeding import derive_seed
@@ -89,6 +90,7 @@ class LeagueMode:
     """Every player a learner; opponents by the league's matchmaking; the league's checkpoint and reset
     rules after each update. Players take turns, one rollout (until their learner updates) each."""
 
+    name = "league"
     turn = "update"
 
     def __init__(self, config: LeagueTrainConfig, league: AlphaStarLeague, sl_policy: Any) -> None:
@@ -193,126 +195,3 @@ class LeagueTrainer(Trainer):
         super().export()
         self.run.write_rows(self.run.root / "matchmaking.csv", ("player", "opponent_kind", "drawn", "measured", "expected"),
                             self.mode.matchmaking_rows())
-
-
-VS_START, VS_SCRIPTED = "vs starting policy", "vs scripted AI"
-
-
-@dataclass
-class EvaluatedPolicy:
-    """A league policy the report measures: a historical checkpoint, or a player's final weights."""
-
-    player: str
-    kind: str
-    step: int
-    policy: Any
-    final: bool
-
-    @property
-    def label(self) -> str:
-        return f"{self.player} (final)" if self.final else self.player
-
-
-def evaluated_policies(trainer: LeagueTrainer) -> list[EvaluatedPolicy]:
-    """The historicals in menagerie order, then every player's current weights where they are newer
-    than its last checkpoint (what training produced last is measured too)."""
-    rows = [EvaluatedPolicy(e.tags["parent"], e.tags["kind"], e.step, e.policy, False)
-            for e in trainer.league.menagerie.entries]
-    for name, player in trainer.league.players.items():
-        mine = [r for r in rows if r.player == name]
-        if not mine or mine[-1].step < trainer.steps[name]:
-            rows.append(EvaluatedPolicy(name, player.kind, trainer.steps[name], trainer.learners[name].snapshot(), True))
-    return rows
-
-
-def checkpoint_win_rates(trainer: LeagueTrainer, policies: list[Any]) -> dict[str, np.ndarray]:
-    """Each policy's win rate (draws ½) against the policy all players started from (the SL policy
-    for the AlphaStar agent; ``2 · matches`` games, both seats) and, on SMAC, against the map's
-    scripted AI (50 games)."""
-    from selfplay.training.matches import play_matches, scripted_win_rates
-
-    cfg, kit = trainer.config, trainer.kit
-    pairs = np.array([[i, len(policies)] for i in range(len(policies))])
-    rates = {VS_START: play_matches(trainer.env_name, list(policies) + [trainer.sl_policy], pairs, 2 * cfg.matches,
-                                    seed=cfg.seed + 1, stack_policies=kit.stack_policies).mean(axis=1)}
-    if is_smac(cfg.env):
-        rates[VS_SCRIPTED] = scripted_win_rates(trainer.env_name, policies, 50, seed=cfg.seed,
-                                                stack_policies=kit.stack_policies)
-    return rates
-
-
-def evaluate_league(trainer: LeagueTrainer, blocks: Any = None) -> dict:
-    """Winrate matrix and maxent Nash of the league's historicals; figures and ``report.md``
-    (``blocks``: a ``RayExecutor`` that plays the matrix's further blocks as tasks, ``play_matches``)."""
-    from selfplay.analysis import plots
-    from selfplay.training.matches import evaluate_population
-    from selfplay.utils.io import atomic_write_text
-
-    cfg = trainer.config
-    entries = trainer.league.menagerie.entries
-    run = trainer.run
-    lines = [f"# League: `{cfg.league}` on `{cfg.env}` with `{cfg.agent}`", "",
-             f"{cfg.steps} learner steps per player; checkpoint rule min/max steps {cfg.min_steps}/{cfg.max_steps}; "
-             f"{len(entries)} historical checkpoints; {trainer.seconds:.0f} s of training.", "",
-             "## Historicals per player", ""]
-    lines += [f"- `{n}` ({p.kind}): {len(trainer.league.historicals(parent=n))} checkpoints, {trainer.steps[n]} steps"
-              for n, p in trainer.league.players.items()]
-    lines += ["", "## Matchmaking: measured frequency vs the rules' expectation at each draw", "",
-              "| player | opponent kind | drawn | measured | expected |", "|---|---|---|---|---|"]
-    lines += [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.3f} | {r[4]:.3f} |" for r in trainer.matchmaking_rows()]
-    summary = {"historicals": len(entries)}
-    if len(entries) >= 2:
-        ev = evaluate_population(trainer.env_name, [e.policy for e in entries], cfg.matches, seed=cfg.seed,
-                                 stack_policies=trainer.kit.stack_policies, ids=[e.id for e in entries], blocks=blocks)
-        run.evaluation.mkdir(parents=True, exist_ok=True)
-        np.savez(run.evaluation / "winrate.npz", W=ev.W, counts=ev.counts, nash=ev.nash, ids=np.array(ev.ids))
-        labels = [f"{e.tags['parent']}@{e.step}" for e in entries]
-        plots.plot_winrate_matrix(ev.W, ev.nash, ids=labels, title=cfg.league, path=run.figures / "winrate_matrix.png")
-        support = {labels[i]: round(float(p), 4) for i, p in enumerate(ev.nash) if p > 1e-6}
-        summary.update(nash_support=len(support), lower_triangle_winrate=ev.lower_triangle_winrate)
-        lines += ["", "## The league's historicals", "", f"Maxent Nash support: {support}", "",
-                  "![winrate matrix](figures/winrate_matrix.png)"]
-        if is_openspiel(cfg.env):  # exact exploitability of each historical and of the Nash mixture up to it
-            from selfplay.training.openspiel_eval import evaluate_exploitability
-
-            exact = evaluate_exploitability(trainer.env_name, ev.ids, [e.step for e in entries],
-                                            [e.policy for e in entries], ev.W, run.evaluation)
-            summary.update(exact)
-            lines += ["", f"Exact exploitability (NashConv/2): last historical {exact['exploitability_final']:.4f}, "
-                      f"maxent-Nash mixture of all historicals {exact['nash_mixture_exploitability_final']:.4f} "
-                      "(per historical, in order of entry: `evaluation/exploitability.csv`, whose `episode` column "
-                      "holds the learner step here)."]
-    if entries:
-        evaluated = evaluated_policies(trainer)
-        measures = checkpoint_win_rates(trainer, [r.policy for r in evaluated])
-        start = "the SL policy" if cfg.agent == "alphastar" else "the initial policy every player starts from"
-        lines += ["", "## Each checkpoint against the starting policy and the map's scripted AI", "",
-                  f"Win rates (draws ½): against {start} ({2 * cfg.matches} games, both seats)"
-                  + (" and against SMAC's scripted AI (50 games)." if VS_SCRIPTED in measures else ".")
-                  + " \"(final)\": a player's weights at the end of training.", "",
-                  "| checkpoint | player type | step | " + " | ".join(measures) + " |",
-                  "|---|---|---|" + "---|" * len(measures)]
-        lines += [f"| {r.label} | {r.kind} | {r.step} | " + " | ".join(f"{rates[i]:.2f}" for rates in measures.values())
-                  + " |" for i, r in enumerate(evaluated)]
-        curves = {m: {} for m in measures}
-        for m, rates in measures.items():
-            for r, rate in zip(evaluated, rates):
-                steps, values = curves[m].setdefault(r.player, ([], []))
-                steps.append(r.step)
-                values.append(float(rate))
-        plots.plot_checkpoint_curves(curves, title=f"{cfg.league} on {cfg.env}", path=run.figures / "checkpoints.png")
-        lines += ["", "![checkpoint win rates](figures/checkpoints.png)"]
-        for kind in sorted({r.kind for r in evaluated}):
-            rows = [i for i, r in enumerate(evaluated) if r.kind == kind]
-            summary[f"vs_start_last_{kind}"] = float(measures[VS_START][rows[-1]])
-            if VS_SCRIPTED in measures:
-                summary[f"vs_scripted_best_{kind}"] = float(max(measures[VS_SCRIPTED][i] for i in rows))
-                summary[f"vs_scripted_last_{kind}"] = float(measures[VS_SCRIPTED][rows[-1]])
-    atomic_write_text(run.report, "\n".join(lines) + "\n")
-    return summary
-
-
-def train_league(config: LeagueTrainConfig, out: str | Path) -> dict:
-    trainer = LeagueTrainer(config, out)
-    trainer.train()
-    return evaluate_league(trainer)

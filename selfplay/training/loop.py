@@ -75,6 +75,7 @@ class TrainConfig:
 class SelfPlayMode:
     """One learner, one scheme ⟨Ω, G⟩, one menagerie; evaluation checkpoints every episodes/checkpoints."""
 
+    name = "self-play"
     turn = "step"
 
     def __init__(self, config: TrainConfig, scheme: Scheme, psro_evaluator) -> None:

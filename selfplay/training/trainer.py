@@ -17,7 +17,9 @@ A *mode* is the thin policy over it (``TrainingMode``): which opponents a player
 happens after a finished game (the scheme's G, evaluation checkpoints) and after an update (the
 league's checkpoint and reset rules), when a player is done, and the mode's own resumable state.
 The single-learner (``loop.SelfPlayMode``), per-side (``two_sided.PerSideMode``) and league
-(``league_loop.LeagueMode``) modes are the three there are.
+(``league_loop.LeagueMode``) modes are the three there are; each has a ``name`` (``MODES``) that the
+run records as ``mode`` in its configuration (``config.yaml`` and the committed state), so readers of
+the run directory know its layout without looking at its folders.
 
 ``turn`` says how players interleave: ``"step"`` — every player advances one environment step per
 round; ``"update"`` — a player plays its games until its learner updates (the league's turns).
@@ -60,7 +62,11 @@ class Player:
         return {"episodes": self.episodes, "steps": self.steps, "updates": self.updates}
 
 
+MODES = ("self-play", "two-sided", "league")  # the modes' names, as ``mode`` in config.yaml
+
+
 class TrainingMode(Protocol):
+    name: str  # one of MODES
     turn: str  # "step" or "update"
 
     def start(self, trainer: "Trainer") -> None:
@@ -113,7 +119,7 @@ class Trainer:
                  progress_total: int | None = None, progress_unit: str = "ep") -> None:
         self.run, self.config, self.kit, self.mode, self.players = run, config, kit, mode, players
         self.rng = rng
-        self.run_config = run_config  # what defines the run (compared on resume, written to config.yaml)
+        self.run_config = {"mode": mode.name, **run_config}  # what defines the run (compared on resume, in config.yaml)
         self.progress, self.tensorboard = progress, tensorboard
         self.progress_total, self.progress_unit = progress_total, progress_unit
         self.matches: list[tuple] = []
@@ -167,6 +173,8 @@ class Trainer:
                                   "without manifest.json); start afresh with another --out")
             return False
         state = self.run.load_commit()
+        if "mode" not in state["config"]:  # committed before runs recorded their mode: it is the resuming trainer's
+            state["config"] = {"mode": self.run_config["mode"], **state["config"]}
         differ = [f"{k}: {state['config'].get(k)!r} in the directory, {v!r} now" for k, v in self.run_config.items()
                   if state["config"].get(k) != v]
         differ += [f"{k}: {v!r} in the directory, absent now" for k, v in state["config"].items() if k not in self.run_config]

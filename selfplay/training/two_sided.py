@@ -8,7 +8,8 @@ populations, like two-population fictitious play). PSRO's single meta-game does 
 
 The loop, run directory and resume are the trainer core's (``selfplay.training.trainer``); the run
 directory has ``menagerie/side{0,1}/`` and ``checkpoints/side{0,1}/``, and ``matches.csv`` names the
-side as the player (``side0``, ``side1``).
+side as the player (``side0``, ``side1``). Its evaluation across sides is the evaluation layer's
+(``selfplay.evaluation.two_sided``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ SIDES = (0, 1)
 class PerSideMode:
     """A learner per side; side s draws from the other side's menagerie with its own scheme and payoff."""
 
+    name = "two-sided"
     turn = "step"
 
     def __init__(self, config) -> None:
@@ -108,50 +110,3 @@ class TwoSidedTrainer(Trainer):
         super().__init__(RunDir(out).create(), config, kit, mode, players, np.random.default_rng(config.seed),
                          config.run_config(), progress=config.progress, tensorboard=config.tensorboard,
                          progress_total=2 * config.episodes)
-
-
-def evaluate_two_sided(run_dir: str | Path, matches: int = 25, seed: int = 0, scripted_games: int = 100) -> dict:
-    """W[i, j]: side-0 checkpoint i (in seat 0) against side-1 checkpoint j (in seat 1); the zero-sum
-    game A = W − ½ solved for both sides; side 0's checkpoints against the map's scripted AI."""
-    from selfplay.analysis.nash import solve_zero_sum
-    from selfplay.training.matches import play_matches, scripted_win_rates
-    from selfplay.utils.io import atomic_write_json
-
-    run = RunDir(run_dir)
-    cfg = run.read_config()
-    kit = agent_kit(cfg["agent"], cfg["env"])
-    sides = [Menagerie.load(run.checkpoints / f"side{s}", kit.load_policy) for s in SIDES]
-    P, Q = [e.policy for e in sides[0]], [e.policy for e in sides[1]]
-    ii, jj = np.meshgrid(np.arange(len(P)), np.arange(len(Q)), indexing="ij")
-    pairs = np.stack([ii.ravel(), jj.ravel() + len(P)], axis=1)
-    env = env_for_agent(cfg["env"], cfg["agent"])
-    scores = play_matches(env, P + Q, pairs, matches, seed, kit.stack_policies, home_seat=0)
-    W = scores.mean(axis=1).reshape(len(P), len(Q))
-    p, q, value = solve_zero_sum(W - 0.5)
-    vs_ai = scripted_win_rates(env, P, scripted_games, seed=seed, stack_policies=kit.stack_policies)
-    run.evaluation.mkdir(parents=True, exist_ok=True)
-    np.savez(run.evaluation / "winrate.npz", W=W, p=p, q=q, vs_scripted=vs_ai)
-    _plot_cross_matrix(W, p, q, f"{cfg['scheme']} on {cfg['env']}", run.figures / "winrate_matrix.png")
-    summary = {"side0_value": float(value + 0.5), "side0_nash_support": int((p > 1e-6).sum()),
-               "side1_nash_support": int((q > 1e-6).sum()), "final_vs_final": float(W[-1, -1]),
-               "vs_scripted_first": float(vs_ai[0]), "vs_scripted_final": float(vs_ai[-1])}
-    atomic_write_json(run.evaluation / "summary.json", summary)
-    return summary
-
-
-def _plot_cross_matrix(W: np.ndarray, p: np.ndarray, q: np.ndarray, title: str, path: Path) -> None:
-    """Heatmap of side 0's checkpoints (rows) against side 1's (columns) with each side's Nash mass."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.5, 5.5), layout="constrained")
-    grid = fig.add_gridspec(2, 2, width_ratios=(6, 1), height_ratios=(1, 6))
-    ax = fig.add_subplot(grid[1, 0])
-    image = ax.imshow(W, cmap="RdBu", vmin=0, vmax=1, interpolation="nearest", aspect="auto")
-    ax.set_xlabel("side 1 checkpoint")
-    ax.set_ylabel("side 0 checkpoint")
-    fig.add_subplot(grid[0, 0], sharex=ax).bar(np.arange(len(q)), q, color="0.3")
-    fig.add_subplot(grid[1, 1], sharey=ax).barh(np.arange(len(p)), p, color="0.3")
-    fig.colorbar(image, ax=ax, label="side 0 win rate")
-    fig.suptitle(title)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)

@@ -6,15 +6,9 @@ menagerie against the SL policy and the scripted AI."""
 import numpy as np
 import torch
 
-from selfplay.training import league_loop
-from selfplay.training.league_loop import (
-    VS_SCRIPTED,
-    VS_START,
-    LeagueTrainConfig,
-    LeagueTrainer,
-    evaluate_league,
-    evaluated_policies,
-)
+from selfplay.evaluation import league as league_report
+from selfplay.evaluation.league import VS_SCRIPTED, VS_START, evaluate_league, evaluated_policies
+from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer
 
 
 def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path, monkeypatch, sl_checkpoint):
@@ -36,13 +30,13 @@ def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path,
     resets = [m for m in trainer.metrics if m["player"] == "main_exploiter_0" and m["reset"] == 1]
     assert resets, "the main exploiter must reset to the SL policy after its checkpoints"
     assert all(m["reset"] == 0 for m in trainer.metrics if m["player"] == "main_0")
-    measured, measure = [], league_loop.checkpoint_win_rates  # the per-checkpoint win rates evaluate_league measures
+    measured, measure = [], league_report.checkpoint_win_rates  # the per-checkpoint win rates evaluate_league measures
 
     def recording(trainer_, policies):
         measured.append(measure(trainer_, policies))
         return measured[-1]
 
-    monkeypatch.setattr(league_loop, "checkpoint_win_rates", recording)
+    monkeypatch.setattr(league_report, "checkpoint_win_rates", recording)
     summary = evaluate_league(trainer)
     monkeypatch.undo()
     assert summary["historicals"] == len(league.menagerie)

@@ -9,11 +9,11 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
+from selfplay.evaluation.league import train_league_on_ray  # noqa: E402
 from selfplay.training.distributed.league import (  # noqa: E402
     RayLeagueSettings,
     check_league_records,
     run_league_on_ray,
-    train_league_on_ray,
 )
 from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer  # noqa: E402
 
@@ -80,7 +80,7 @@ def test_league_on_ray_survives_killed_worker_learner_coordinator_and_driver_wit
 
 
 def test_check_league_records_finds_a_game_missing_from_the_payoff(tmp_path):
-    from selfplay.training.league_loop import train_league
+    from selfplay.evaluation.league import train_league
 
     train_league(small(steps=256, min_steps=100, max_steps=200, matches=1), tmp_path)
     check_league_records(tmp_path)  # the single-process league passes the same check

@@ -3,7 +3,8 @@ import csv
 import numpy as np
 import pytest
 
-from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer, evaluate_league
+from selfplay.evaluation.league import evaluate_league
+from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer
 
 
 def test_league_trains_checkpoints_every_player_type_and_matchmaking_follows_the_rules(tmp_path):

@@ -72,7 +72,7 @@ from typing import Any, Callable, Hashable
 import numpy as np
 
 from selfplay.training.distributed.executor import RaySettings, connect
-from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer, evaluate_league, opponent_kind
+from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer, opponent_kind
 from selfplay.training.trainer import RECENT_GAMES
 from selfplay.utils.seeding import derive_seed
 
@@ -716,17 +716,6 @@ def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayL
             ray.kill(handle)
     return RayLeagueResult(progress, finished, restarts["workers"], time.perf_counter() - started, learned,
                            restarts["coordinator"])
-
-
-def train_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None) -> dict:
-    """``selfplay league --ray``: train on Ray, then evaluate the committed league here (as ``train_league``)."""
-    from selfplay.training.distributed.executor import RayExecutor
-
-    settings = settings or RayLeagueSettings()
-    run_league_on_ray(config, out, settings)
-    trainer = LeagueTrainer(config, out)
-    trainer.load()
-    return evaluate_league(trainer, blocks=RayExecutor(settings.ray))
 
 
 def check_league_records(out: str | Path) -> dict:

@@ -1,0 +1,202 @@
+"""Evaluating AlphaStar's league and writing its ``report.md``.
+
+After training (``selfplay.training.league_loop``, or the Ray league), the league's historicals get a
+winrate matrix and its maxent Nash (on OpenSpiel games: the exact exploitability of each historical
+and of the Nash mixture), and every historical — with each player's final weights where they are
+newer than its last checkpoint — is measured against the policy all players started from and, on
+SMAC, against the map's scripted AI. ``report.md`` gathers the run's settings, the matchmaking
+frequencies against the rules' expectations, and these measures with their figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer
+from selfplay.training.registry import is_openspiel, is_smac
+
+if TYPE_CHECKING:
+    from selfplay.training.distributed.league import RayLeagueSettings
+
+VS_START, VS_SCRIPTED = "vs starting policy", "vs scripted AI"
+
+
+@dataclass
+class EvaluatedPolicy:
+    """A league policy the report measures: a historical checkpoint, or a player's final weights."""
+
+    player: str
+    kind: str
+    step: int
+    policy: Any
+    final: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.player} (final)" if self.final else self.player
+
+
+def evaluated_policies(trainer: LeagueTrainer) -> list[EvaluatedPolicy]:
+    """The historicals in menagerie order, then every player's current weights where they are newer
+    than its last checkpoint (what training produced last is measured too)."""
+    rows = [EvaluatedPolicy(e.tags["parent"], e.tags["kind"], e.step, e.policy, False)
+            for e in trainer.league.menagerie.entries]
+    for name, player in trainer.league.players.items():
+        mine = [r for r in rows if r.player == name]
+        if not mine or mine[-1].step < trainer.steps[name]:
+            rows.append(EvaluatedPolicy(name, player.kind, trainer.steps[name], trainer.learners[name].snapshot(), True))
+    return rows
+
+
+def checkpoint_win_rates(trainer: LeagueTrainer, policies: list[Any]) -> dict[str, np.ndarray]:
+    """Each policy's win rate (draws ½) against the policy all players started from (the SL policy
+    for the AlphaStar agent; ``2 · matches`` games, both seats) and, on SMAC, against the map's
+    scripted AI (50 games)."""
+    from selfplay.training.matches import play_matches, scripted_win_rates
+
+    cfg, kit = trainer.config, trainer.kit
+    pairs = np.array([[i, len(policies)] for i in range(len(policies))])
+    rates = {VS_START: play_matches(trainer.env_name, list(policies) + [trainer.sl_policy], pairs, 2 * cfg.matches,
+                                    seed=cfg.seed + 1, stack_policies=kit.stack_policies).mean(axis=1)}
+    if is_smac(cfg.env):
+        rates[VS_SCRIPTED] = scripted_win_rates(trainer.env_name, policies, 50, seed=cfg.seed,
+                                                stack_policies=kit.stack_policies)
+    return rates
+
+
+def evaluate_league(trainer: LeagueTrainer, blocks: Any = None) -> dict:
+    """Winrate matrix and maxent Nash of the league's historicals, each checkpoint against the starting
+    policy (and the scripted AI); figures and ``report.md``; returns the summary (``blocks``: a
+    ``RayExecutor`` that plays the matrix's further blocks as tasks, ``play_matches``)."""
+    from selfplay.utils.io import atomic_write_text
+
+    summary = {"historicals": len(trainer.league.menagerie.entries)}
+    lines = overview_lines(trainer)
+    lines += historicals_section(trainer, summary, blocks)
+    lines += checkpoints_section(trainer, summary)
+    atomic_write_text(trainer.run.report, "\n".join(lines) + "\n")
+    return summary
+
+
+def overview_lines(trainer: LeagueTrainer) -> list[str]:
+    """The report's head: the run's settings, the historicals per player, and the matchmaking table."""
+    cfg, league = trainer.config, trainer.league
+    lines = [f"# League: `{cfg.league}` on `{cfg.env}` with `{cfg.agent}`", "",
+             f"{cfg.steps} learner steps per player; checkpoint rule min/max steps {cfg.min_steps}/{cfg.max_steps}; "
+             f"{len(league.menagerie.entries)} historical checkpoints; {trainer.seconds:.0f} s of training.", "",
+             "## Historicals per player", ""]
+    lines += [f"- `{n}` ({p.kind}): {len(league.historicals(parent=n))} checkpoints, {trainer.steps[n]} steps"
+              for n, p in league.players.items()]
+    lines += ["", "## Matchmaking: measured frequency vs the rules' expectation at each draw", "",
+              "| player | opponent kind | drawn | measured | expected |", "|---|---|---|---|---|"]
+    lines += [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.3f} | {r[4]:.3f} |" for r in trainer.matchmaking_rows()]
+    return lines
+
+
+def historicals_section(trainer: LeagueTrainer, summary: dict, blocks: Any = None) -> list[str]:
+    """With at least two historicals: their winrate matrix and maxent Nash (``evaluation/winrate.npz``,
+    ``figures/winrate_matrix.png``) and, on OpenSpiel games, their exact exploitability; adds the
+    measures to ``summary`` and returns the report's lines."""
+    from selfplay.analysis import plots
+    from selfplay.training.matches import evaluate_population
+
+    cfg, run, entries = trainer.config, trainer.run, trainer.league.menagerie.entries
+    if len(entries) < 2:
+        return []
+    ev = evaluate_population(trainer.env_name, [e.policy for e in entries], cfg.matches, seed=cfg.seed,
+                             stack_policies=trainer.kit.stack_policies, ids=[e.id for e in entries], blocks=blocks)
+    run.evaluation.mkdir(parents=True, exist_ok=True)
+    np.savez(run.evaluation / "winrate.npz", W=ev.W, counts=ev.counts, nash=ev.nash, ids=np.array(ev.ids))
+    labels = [f"{e.tags['parent']}@{e.step}" for e in entries]
+    plots.plot_winrate_matrix(ev.W, ev.nash, ids=labels, title=cfg.league, path=run.figures / "winrate_matrix.png")
+    support = {labels[i]: round(float(p), 4) for i, p in enumerate(ev.nash) if p > 1e-6}
+    summary.update(nash_support=len(support), lower_triangle_winrate=ev.lower_triangle_winrate)
+    lines = ["", "## The league's historicals", "", f"Maxent Nash support: {support}", "",
+             "![winrate matrix](figures/winrate_matrix.png)"]
+    if is_openspiel(cfg.env):  # exact exploitability of each historical and of the Nash mixture up to it
+        from selfplay.training.openspiel_eval import evaluate_exploitability
+
+        exact = evaluate_exploitability(trainer.env_name, ev.ids, [e.step for e in entries],
+                                        [e.policy for e in entries], ev.W, run.evaluation)
+        summary.update(exact)
+        lines += ["", f"Exact exploitability (NashConv/2): last historical {exact['exploitability_final']:.4f}, "
+                  f"maxent-Nash mixture of all historicals {exact['nash_mixture_exploitability_final']:.4f} "
+                  "(per historical, in order of entry: `evaluation/exploitability.csv`, whose `episode` column "
+                  "holds the learner step here)."]
+    return lines
+
+
+def checkpoints_section(trainer: LeagueTrainer, summary: dict) -> list[str]:
+    """With at least one historical: every evaluated policy (``evaluated_policies``) against the starting
+    policy and, on SMAC, the scripted AI (``checkpoint_win_rates``), as a table and as curves over the
+    learner steps (``figures/checkpoints.png``); adds each player type's last and best rates to
+    ``summary`` and returns the report's lines."""
+    from selfplay.analysis import plots
+
+    cfg = trainer.config
+    if not trainer.league.menagerie.entries:
+        return []
+    evaluated = evaluated_policies(trainer)
+    measures = checkpoint_win_rates(trainer, [r.policy for r in evaluated])
+    start = "the SL policy" if cfg.agent == "alphastar" else "the initial policy every player starts from"
+    lines = ["", "## Each checkpoint against the starting policy and the map's scripted AI", "",
+             f"Win rates (draws ½): against {start} ({2 * cfg.matches} games, both seats)"
+             + (" and against SMAC's scripted AI (50 games)." if VS_SCRIPTED in measures else ".")
+             + " \"(final)\": a player's weights at the end of training.", "",
+             "| checkpoint | player type | step | " + " | ".join(measures) + " |",
+             "|---|---|---|" + "---|" * len(measures)]
+    lines += [f"| {r.label} | {r.kind} | {r.step} | " + " | ".join(f"{rates[i]:.2f}" for rates in measures.values())
+              + " |" for i, r in enumerate(evaluated)]
+    plots.plot_checkpoint_curves(checkpoint_curves(evaluated, measures), title=f"{cfg.league} on {cfg.env}",
+                                 path=trainer.run.figures / "checkpoints.png")
+    lines += ["", "![checkpoint win rates](figures/checkpoints.png)"]
+    summary.update(checkpoint_summary(evaluated, measures))
+    return lines
+
+
+def checkpoint_curves(evaluated: list[EvaluatedPolicy], measures: dict[str, np.ndarray]) -> dict:
+    """measure → player → (steps, win rates), in the order of ``evaluated``."""
+    curves: dict = {m: {} for m in measures}
+    for m, rates in measures.items():
+        for r, rate in zip(evaluated, rates):
+            steps, values = curves[m].setdefault(r.player, ([], []))
+            steps.append(r.step)
+            values.append(float(rate))
+    return curves
+
+
+def checkpoint_summary(evaluated: list[EvaluatedPolicy], measures: dict[str, np.ndarray]) -> dict:
+    """Per player type: the last policy's rate against the starting policy and, on SMAC, the last and
+    the best rate against the scripted AI."""
+    out = {}
+    for kind in sorted({r.kind for r in evaluated}):
+        rows = [i for i, r in enumerate(evaluated) if r.kind == kind]
+        out[f"vs_start_last_{kind}"] = float(measures[VS_START][rows[-1]])
+        if VS_SCRIPTED in measures:
+            out[f"vs_scripted_best_{kind}"] = float(max(measures[VS_SCRIPTED][i] for i in rows))
+            out[f"vs_scripted_last_{kind}"] = float(measures[VS_SCRIPTED][rows[-1]])
+    return out
+
+
+def train_league(config: LeagueTrainConfig, out: str | Path) -> dict:
+    """``selfplay league``: train (or resume) the league into ``out``, then evaluate it here."""
+    trainer = LeagueTrainer(config, out)
+    trainer.train()
+    return evaluate_league(trainer)
+
+
+def train_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None) -> dict:
+    """``selfplay league --ray``: train on Ray (``run_league_on_ray``), then evaluate the committed league
+    here, the matrix's further blocks as Ray tasks."""
+    from selfplay.training.distributed.executor import RayExecutor
+    from selfplay.training.distributed.league import RayLeagueSettings, run_league_on_ray
+
+    settings = settings or RayLeagueSettings()
+    run_league_on_ray(config, out, settings)
+    trainer = LeagueTrainer(config, out)
+    trainer.load()
+    return evaluate_league(trainer, blocks=RayExecutor(settings.ray))
