@@ -45,6 +45,7 @@ from .heads import (
 )
 from .scalar_encoder import ScalarEncoder, split_scalars
 from .spatial_encoder import SpatialEncoder
+from selfplay.utils.seeding import keeps_global_rng
 
 UNUSED = -1
 
@@ -150,9 +151,21 @@ def _check_shape(name: str, tensor: torch.Tensor, expected: tuple[int, ...]) -> 
         raise ValueError(f"{name} must have shape {tuple(expected)}, got {tuple(tensor.shape)}")
 
 
+def seeded_network(config: AlphaStarConfig, seed: int) -> "AlphaStarNet":
+    """A new network whose initial weights depend only on ``seed``. Its modules draw their initial
+    values from torch's default generator (``nn.Linear`` and the others take no generator), so it is
+    built inside ``torch.random.fork_rng`` with that generator seeded: the caller's global generator
+    state is restored afterwards, as if untouched. (``AlphaStarNet(config)`` alone leaves the global
+    state as it was too, but its weights then depend on that state.)"""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        return AlphaStarNet(config)
+
+
 class AlphaStarNet(nn.Module):
     """The AlphaStar agent's network (spec §2) for any ``AlphaStarConfig``."""
 
+    @keeps_global_rng  # its layers keep torch's initialisation, drawn from the (forked) global generator
     def __init__(self, config: AlphaStarConfig | None = None) -> None:
         super().__init__()
         self.config = config = config or AlphaStarConfig()

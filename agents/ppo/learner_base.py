@@ -27,7 +27,7 @@ from .config import ENV_DEFAULTS, BatchSizes, ppo_config
 from .gae import standardize_advantages
 from .loss import ppo_loss
 
-from selfplay.utils.seeding import derive_seed
+from selfplay.utils.seeding import Stream, derive_seed
 
 
 class PPOLearnerBase:
@@ -75,7 +75,7 @@ class PPOLearnerBase:
         """A frozen copy of the current weights; the same object while ``weight_version`` is unchanged."""
         if self._snapshot is None or self._snapshot.weight_version != self.weight_version:
             self._snapshot = self.frozen_class(copy.deepcopy(self.network), self.weight_version,
-                                               derive_seed(self.seed, self.weight_version))
+                                               derive_seed(self.seed, Stream.SNAPSHOT, self.weight_version))
         return self._snapshot
 
     def restore(self, frozen) -> None:

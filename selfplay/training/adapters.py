@@ -31,6 +31,7 @@ import numpy as np
 from selfplay.core.menagerie import Entry, Menagerie
 from selfplay.core.payoff import Payoff
 from selfplay.core.schemes import Curation, LearnerInfo, Scheme, make_scheme
+from selfplay.utils.seeding import Stream, derive_seed
 
 LEARNER_KEY = "learner"
 
@@ -297,8 +298,8 @@ class MatchEvaluator:
     ½), each pair played in both seats (half the games each) by ``selfplay.training.matches.play_matches``,
     all pairs in one batched environment ``env_name`` (a registry name: ``"rirrps"``, ``"smac:3m"``,
     ...). PSRO stores ``W[entry, o] = w`` and ``W[o, entry] = 1 − w``. ``stack_policies`` (e.g. the
-    PPO kit's) evaluates all policies in one forward pass; games are seeded ``seed, seed + 1, ...`` per
-    call, so a run is reproducible.
+    PPO kit's) evaluates all policies in one forward pass; call *c*'s games are seeded
+    ``derive_seed(seed, MATCH_CALL, c)``, so a run is reproducible.
     """
 
     def __init__(self, env_name: str, seed: int = 0, stack_policies: Callable[[list], Any] | None = None,
@@ -316,7 +317,7 @@ class MatchEvaluator:
             return np.zeros(0)
         policies = [entry.policy] + [o.policy for o in opponents]
         pairs = np.stack([np.zeros(len(opponents), dtype=np.int64), np.arange(1, len(opponents) + 1)], axis=1)
-        scores = play_matches(self.env_name, policies, pairs, matches, seed=self.seed + self.calls,
+        scores = play_matches(self.env_name, policies, pairs, matches, seed=derive_seed(self.seed, Stream.MATCH_CALL, self.calls),
                               stack_policies=self.stack_policies, max_games=self.max_games, device=self.device)
         self.calls += 1
         return scores.mean(axis=1)

@@ -74,7 +74,7 @@ import numpy as np
 from selfplay.training.distributed.executor import RaySettings, connect
 from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer, evaluate_league, opponent_kind
 from selfplay.training.trainer import RECENT_GAMES
-from selfplay.utils.seeding import derive_seed
+from selfplay.utils.seeding import Stream, derive_seed
 
 
 # agents whose workers stream recorded chunks to the learner (``take_batch`` / ``update_on``), V-trace
@@ -417,7 +417,7 @@ class LeagueLearner:
         torch.set_num_threads(1)
         kit = agent_kit(config.agent, config.env)
         env = make_env(env_for_agent(config.env, config.agent), 1, seed=0)  # for the network's shapes only
-        self.learner = kit.make_learner(env, config.seed + 1 + index, **config.agent_settings)
+        self.learner = kit.make_learner(env, derive_seed(config.seed, Stream.LEARNER, index), **config.agent_settings)
         self.counts = {"updates": 0, "samples": 0, "update_s": 0.0, "lost_chunks": 0}
 
     def update(self, state: dict) -> tuple[dict, dict]:
@@ -473,7 +473,7 @@ class RolloutWorker:
         self.config, self.worker, self.coordinator, self.learners = config, worker, coordinator, learners
         self.kit = agent_kit(config.agent, config.env)
         self.env_name = env_for_agent(config.env, config.agent)
-        self.rng = np.random.default_rng(derive_seed(config.seed, 202, worker))
+        self.rng = np.random.default_rng(derive_seed(config.seed, Stream.SAMPLER, 1 + worker))
         self.envs: dict[str, Any] = {}
         self.local: dict[str, Any] = {}  # player -> a learner object that acts (its state comes with each lease)
         self.runners: dict[str, Any] = {}
@@ -507,16 +507,24 @@ class RolloutWorker:
                 self.stats["revoked"] += 1
                 self.runners.pop(lease["player"], None)
 
+    def make_player(self, name: str, index: int) -> None:
+        """This worker's environment for player ``name`` (the ``index``-th; its own seed per worker) and a
+        learner object that acts (its state comes with each lease), made at the player's first lease."""
+        from selfplay.training.registry import make_env
+
+        cfg = self.config
+        if name not in self.envs:
+            self.envs[name] = make_env(self.env_name, cfg.num_envs, seed=derive_seed(cfg.seed, Stream.ENV, index, 1 + self.worker))
+            self.local[name] = self.kit.make_learner(self.envs[name], derive_seed(cfg.seed, Stream.LEARNER, index),
+                                                     **cfg.agent_settings)
+
     def _play(self, lease: dict) -> None:
         import ray
 
         from selfplay.training.games import GameRunner
-        from selfplay.training.registry import make_env
 
-        name, index, cfg = lease["player"], lease["index"], self.config
-        if name not in self.envs:
-            self.envs[name] = make_env(self.env_name, cfg.num_envs, seed=derive_seed(cfg.seed, 101, index, 1 + self.worker))
-            self.local[name] = self.kit.make_learner(self.envs[name], cfg.seed + 1 + index, **cfg.agent_settings)
+        name = lease["player"]
+        self.make_player(name, lease["index"])
         learner = self.local[name]
         runner = self.runners.get(name) if lease["continues"] else None
         recorder = getattr(learner, "recorder", None) if runner is not None else None
