@@ -45,7 +45,6 @@ from .heads import (
 )
 from .scalar_encoder import ScalarEncoder, split_scalars
 from .spatial_encoder import SpatialEncoder
-from selfplay.utils.seeding import keeps_global_rng
 
 UNUSED = -1
 
@@ -155,8 +154,8 @@ def seeded_network(config: AlphaStarConfig, seed: int) -> "AlphaStarNet":
     """A new network whose initial weights depend only on ``seed``. Its modules draw their initial
     values from torch's default generator (``nn.Linear`` and the others take no generator), so it is
     built inside ``torch.random.fork_rng`` with that generator seeded: the caller's global generator
-    state is restored afterwards, as if untouched. (``AlphaStarNet(config)`` alone leaves the global
-    state as it was too, but its weights then depend on that state.)"""
+    state is restored afterwards, as if untouched. Library code builds the network only this way
+    (``AlphaStarNet(config)`` itself draws from, and advances, the global generator)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(int(seed))
         return AlphaStarNet(config)
@@ -165,7 +164,6 @@ def seeded_network(config: AlphaStarConfig, seed: int) -> "AlphaStarNet":
 class AlphaStarNet(nn.Module):
     """The AlphaStar agent's network (spec §2) for any ``AlphaStarConfig``."""
 
-    @keeps_global_rng  # its layers keep torch's initialisation, drawn from the (forked) global generator
     def __init__(self, config: AlphaStarConfig | None = None) -> None:
         super().__init__()
         self.config = config = config or AlphaStarConfig()
