@@ -743,8 +743,9 @@ def check_league_records(out: str | Path) -> dict:
 
     - ``matches.csv`` is the committed match list, and each player's episode numbers run 0, 1, … with
       no gap or repeat (no game counted twice, none lost);
-    - with an undecayed payoff (``decay=1``), for every pair the payoff's game count equals the finished
-      games between them in ``matches.csv`` (either side as the learner; self-play is not recorded);
+    - the payoff is ``matches.csv`` replayed: every league game (self-play is not recorded), in file
+      order, through a fresh payoff with the league's decay (``Payoff.update``) reproduces the committed
+      table's wins, draws, losses and games of every pair exactly, whatever the decay;
     - the menagerie's index names exactly the committed policy files, and has one historical per
       main player at the start plus one per ``checkpoint`` row of ``metrics.csv``;
     - each player's update counter equals its rows in ``metrics.csv``.
@@ -765,19 +766,7 @@ def check_league_records(out: str | Path) -> dict:
         if state["players"][name]["episodes"] != len(rows):
             raise ValueError(f"player {name} counted {state['players'][name]['episodes']} episodes, matches.csv has {len(rows)}")
     payoff = Payoff.from_dict(state["mode"]["league"]["payoff"])
-    games = 0.0
-    if payoff.decay == 1.0:
-        played: dict[tuple[str, str], int] = {}
-        for (player, opponent), n in matches.groupby(["player", "opponent"]).size().items():
-            if player != opponent:
-                played[(player, opponent)] = played.get((player, opponent), 0) + int(n)
-                played[(opponent, player)] = played.get((opponent, player), 0) + int(n)
-        for home, away in {(h, a) for h, a in played} | {(str(h), str(a)) for h, a in payoff._counts}:
-            key = lambda k: int(k) if k.isdigit() else k
-            have = payoff.games(key(home), key(away))
-            if have != played.get((home, away), 0):
-                raise ValueError(f"the payoff counts {have} games {home} vs {away}, matches.csv {played.get((home, away), 0)}")
-            games += have
+    games = _check_payoff_replay(payoff, matches)
     metrics = pd.read_csv(run.metrics) if run.metrics.exists() else pd.DataFrame(columns=["player", "checkpoint"])
     index = state["menageries"]["menagerie"]
     files = sorted(p.name for p in run.menagerie.glob("policy_*.pt"))
@@ -793,4 +782,24 @@ def check_league_records(out: str | Path) -> dict:
             raise ValueError(f"player {name} counted {saved['updates']} updates, metrics.csv has "
                              f"{int((metrics['player'] == name).sum())} rows")
     return {"games": len(matches), "self_play_games": int((matches["player"] == matches["opponent"]).sum()),
-            "payoff_games": games / 2, "menagerie": len(index["entries"]), "updates": len(metrics)}
+            "payoff_games": games, "menagerie": len(index["entries"]), "updates": len(metrics)}
+
+
+def _check_payoff_replay(payoff, matches) -> int:
+    """Replay ``matches`` (``player, opponent, score`` rows in order; an opponent that is a number is a
+    menagerie id) through a fresh payoff with ``payoff``'s decay; raises ``ValueError`` naming the first
+    pair whose ``[wins, draws, losses, games]`` differ from ``payoff``'s, else returns the games replayed."""
+    from selfplay.core.payoff import Payoff
+
+    replayed = Payoff(payoff.decay)
+    games = 0
+    for player, opponent, score in zip(matches["player"], matches["opponent"], matches["score"]):
+        if player != opponent:  # the league does not record self-play
+            replayed.update(player, int(opponent) if opponent.isdigit() else opponent, float(score))
+            games += 1
+    for home, away in dict.fromkeys([*payoff._counts, *replayed._counts]):
+        have, want = payoff.counts(home, away), replayed.counts(home, away)
+        if not np.array_equal(have, want):
+            raise ValueError(f"the payoff holds [wins, draws, losses, games] = {have.tolist()} for {home} vs {away}; "
+                             f"replaying matches.csv (decay {payoff.decay}) gives {want.tolist()}")
+    return games
