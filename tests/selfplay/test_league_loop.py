@@ -72,6 +72,11 @@ def test_league_records_replay_the_decayed_payoff_exactly(tmp_path):
     train_league(cfg, tmp_path)
     counts = check_league_records(tmp_path)
     assert counts["payoff_games"] == counts["games"] - counts["self_play_games"] > 0
+    # every player's last num_envs games were drawn but still running when training ended: never finished
+    from selfplay.training.distributed.league_report import drawn_and_finished
+
+    table = drawn_and_finished(tmp_path)
+    assert len(table) == 3 and (table["unfinished"] == cfg.num_envs).all()
     # hand-check the pair with the most games: replaying them by the update rule gives the decayed counts
     trainer = LeagueTrainer(cfg, tmp_path)
     assert trainer.load()
@@ -101,3 +106,27 @@ def test_league_records_replay_the_decayed_payoff_exactly(tmp_path):
     (tmp_path / "matches.csv").write_text("\n".join(lines) + "\n")
     with pytest.raises(ValueError, match=r"replaying matches.csv \(decay 0.99\)"):
         check_league_records(tmp_path)
+
+
+def test_ray_report_names_the_lost_node_and_the_replacement(tmp_path):
+    from types import SimpleNamespace
+
+    from selfplay.training.distributed.league_report import ray_report_lines
+
+    (tmp_path / "matchmaking.csv").write_text("player,opponent_kind,drawn,measured,expected\nmain_0,main,40,1.0,1.0\n")
+    (tmp_path / "matches.csv").write_text("player,episode,step,opponent,opponent_kind,seat,score\n"
+                                          + "".join(f"main_0,{i},{i},0,historical:main,0,1.0\n" for i in range(24)))
+    events = [{"seconds": 12.0, "event": "worker lost", "worker": 1, "node": "a1b2c3d4e5f6a7b8", "node_lost": True,
+               "replaced_by": 2, "detail": "The actor died"},
+              {"seconds": 30.0, "event": "worker lost", "worker": 0, "node": "ffff0000ffff0000", "node_lost": False,
+               "replaced_by": 3, "detail": "killed"},
+              {"seconds": 40.0, "event": "coordinator lost: every actor restarted from the last commit", "worker": None,
+               "node": None, "node_lost": None, "replaced_by": None, "detail": "killed"}]
+    result = SimpleNamespace(workers={2: {"dropped_games": 8, "games_in_play_at_end": 8}, 3: {}}, restarts=2,
+                             coordinator_restarts=1, events=events)
+    text = "\n".join(ray_report_lines(tmp_path, result))
+    assert "2 lost and replaced, 1 node(s) lost from the cluster (`a1b2c3d4e5f6`)" in text
+    assert "worker 1 on node `a1b2c3d4e5f6`, which left the cluster; replaced by worker 2" in text
+    assert "worker 0 on node `ffff0000ffff`, still in the cluster (the worker's process died); replaced by worker 3" in text
+    assert "restarted 1 time(s)" in text and "dropped 8 games and had 8 in play" in text
+    assert "| main_0 | 40 | 24 | 16 |" in text
