@@ -43,7 +43,7 @@ class PPOLearnerBase:
 
     def _setup(self, config, seed, device, spec, network_class) -> None:
         """The common construction: check ``config`` (default ``ppo_config(family)``) and ``seed``, then the
-        network (initialised from ``seed``), the sampling generator, the optimiser and an empty rollout."""
+        network (initialised from ``derive_seed(seed, INITIAL_WEIGHTS)``), the sampling generator (``seed``), the optimiser and an empty rollout."""
         config_class = ENV_DEFAULTS[self.family][0]
         self.config = ppo_config(self.family) if config is None else config
         if type(self.config) is not config_class:
@@ -55,7 +55,8 @@ class PPOLearnerBase:
         self.spec = spec(self.config)
         self.device = torch.device(device)
         self.generator = torch.Generator(device=self.device).manual_seed(self.seed)
-        self.network = network_class(self.spec, torch.Generator().manual_seed(self.seed)).to(self.device)
+        init = torch.Generator().manual_seed(derive_seed(self.seed, Stream.INITIAL_WEIGHTS))  # not the sampler's stream
+        self.network = network_class(self.spec, init).to(self.device)
         self.optimizer = self._new_optimizer()
         self.weight_version = 0
         self.buffer = None

@@ -27,7 +27,8 @@ SEED_BITS = 63  # seeds fit torch's and numpy's generators (non-negative, < 2⁶
 class Stream(str, Enum):
     """The named random streams of the suite (indices in brackets)."""
 
-    LEARNER = "learner"  # a learner's initial weights and its action sampling [side or player index]
+    LEARNER = "learner"  # a learner: its action sampling, its initial weights from it [side or player index]
+    INITIAL_WEIGHTS = "initial-weights"  # a PPO learner's initial weights, from the learner's seed
     ENV = "env"  # a training environment's games [side or player index, (Ray) 1 + worker]
     ENV_RESUMED = "env-resumed"  # a resumed run's environment, after this many updates [updates]
     SAMPLER = "sampler"  # the trainer's generator: seats, opponents drawn, curation [(Ray) 1 + worker]
