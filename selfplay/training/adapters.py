@@ -90,6 +90,9 @@ class PolicyWrapper:
             raise ValueError("model must have predict(obs), act(obs) or be callable obs -> actions")
         self.model, self.deterministic = model, deterministic
 
+    def __repr__(self) -> str:
+        return f"PolicyWrapper({getattr(self.model, '__qualname__', type(self.model).__name__)})"
+
     def _fn(self, obs: np.ndarray) -> Any:
         if self._call == "predict":
             return self.model.predict(obs, deterministic=self.deterministic)
