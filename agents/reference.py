@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from selfplay.utils.seeding import Stream, derive_seed
+
 
 class FixedActionPolicy:
     """Plays ``action`` in every game, every step."""
@@ -81,14 +83,14 @@ def embedding_basis(env, episodes: int = 1000, seed: int = 0) -> dict[str, np.nd
     ``env`` is a batched two-player environment whose ``step`` returns ``info["trajectory"]`` per seat
     for finished games (``envs.rps.RepeatedMatrixGame``); its games are all used at once and reset.
     The fixed agent sits in seat 0 and the trajectories are from its view; the random agent of agent
-    ``a`` is seeded with ``seed + a``.
+    ``a`` is seeded with ``derive_seed(seed, REFERENCE, a)``.
     """
     if not isinstance(episodes, int) or episodes < 1:
         raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
     device = getattr(env, "device", "cpu")
     basis = {}
     for a, fixed in enumerate(reference_agents(env.n_actions, getattr(env, "action_names", None), device)):
-        random_agent = UniformRandomPolicy(env.n_actions, seed + a, device)
+        random_agent = UniformRandomPolicy(env.n_actions, derive_seed(seed, Stream.REFERENCE, a), device)
         obs = env.reset()
         rows, collected = [], 0
         while collected < episodes:

@@ -20,7 +20,6 @@ its own outcome; the scheme's G runs after each game. After every PPO update the
 from __future__ import annotations
 
 import argparse
-import copy
 import time
 from dataclasses import dataclass, field
 
@@ -33,6 +32,8 @@ from torch.distributions import Categorical
 from selfplay.analysis.winrate import lower_triangle_winrate
 from selfplay.envs.rps import RirRPS
 from selfplay.training.adapters import MatchEvaluator, OpponentEnv, SelfPlaySession, SelfPlayVectorEnv, SessionVectorEnv
+from selfplay.training.snapshots import torch_snapshot
+from selfplay.utils.seeding import Stream, derive_seed
 from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
 from selfplay.core.schemes import make_scheme
 
@@ -77,19 +78,12 @@ class Agent(nn.Module):
         return action, dist.log_prob(action), dist.entropy(), self.critic(x)
 
 
-class FrozenAgent:
-    """A frozen copy of the agent speaking the suite's policy protocol
-    (``act(obs, state, mask, episode_start) -> (actions, state, info)``); picklable for AsyncVectorEnv."""
-
-    def __init__(self, agent: Agent):
-        self.actor = copy.deepcopy(agent.actor).requires_grad_(False)
-
-    def initial_state(self, batch: int):
-        return None
-
-    def act(self, obs, state=None, mask=None, episode_start=None):
-        logits = self.actor(torch.as_tensor(obs, dtype=torch.float32))
-        return Categorical(logits=logits).sample(), None, {}
+def frozen_agent(agent: Agent, seed: int, version: int):
+    """A frozen copy of the agent's actor (observations → logits) speaking the suite's policy protocol
+    (``act(obs, state, mask, episode_start) -> (actions, state, info)``): the library's ``torch_snapshot``,
+    picklable for AsyncVectorEnv (a closure over ``agent`` would be refused there), sampling with its
+    own generator, seeded per weight version."""
+    return torch_snapshot(agent.actor, seed=derive_seed(seed, Stream.SNAPSHOT, version))
 
 
 @dataclass
@@ -126,7 +120,7 @@ def main(argv=None) -> Result:
     envs = make_vector_env(args, session)
     obs_size = int(np.prod(envs.single_observation_space.shape))
     agent = Agent(obs_size, int(envs.single_action_space.n))
-    session.add_initial_policy(FrozenAgent(agent))  # menagerie_0 = {π}
+    session.add_initial_policy(frozen_agent(agent, args.seed, 0))  # menagerie_0 = {π}
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
     same_step = envs.metadata["autoreset_mode"] == gym.vector.AutoresetMode.SAME_STEP
 
@@ -139,7 +133,7 @@ def main(argv=None) -> Result:
     logprobs, rewards, dones, values, valid = (torch.zeros((T, n)) for _ in range(5))
 
     result = Result(session, 0, 0.0)
-    checkpoints: list[FrozenAgent] = []
+    checkpoints: list = []
     start = time.perf_counter()
     next_obs, info = envs.reset(seed=args.seed)
     current = np.asarray(info["opponent"]).copy()  # each env's opponent, as announced at its game's start
@@ -198,10 +192,11 @@ def main(argv=None) -> Result:
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
         # the weights changed: one frozen copy per weight version, made only if G adds it
-        session.on_policy_update(freeze=lambda: FrozenAgent(agent))
+        version = result.updates + 1
+        session.on_policy_update(freeze=lambda: frozen_agent(agent, args.seed, version))
         result.updates += 1
         if args.checkpoints and (update + 1) % max(1, num_updates // args.checkpoints) == 0:
-            checkpoints.append(FrozenAgent(agent))
+            checkpoints.append(frozen_agent(agent, args.seed, version))
 
     envs.close()
     result.seconds = time.perf_counter() - start

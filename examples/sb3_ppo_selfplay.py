@@ -9,7 +9,8 @@
   dummy   SB3's ``DummyVecEnv`` over ``OpponentEnv`` copies sharing one session.
 
 After every PPO update (SB3 calls ``_on_rollout_start`` before the next rollout) the session gets a
-``freeze`` function; SB3's policy is copied only if G adds that weight version.
+``freeze`` function; SB3's policy is copied only if G adds that weight version, by the library's
+``sb3_snapshot`` (a frozen, picklable copy: ``copy.deepcopy(model.policy)`` fails after an update).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 
 from selfplay.envs.rps import RirRPS
 from selfplay.training.adapters import MatchEvaluator, OpponentEnv, PolicyWrapper, SelfPlaySession, SelfPlayVecEnv
+from selfplay.training.snapshots import sb3_snapshot
 from selfplay.core.schemes import make_scheme
 
 
@@ -44,11 +46,7 @@ def parse_args(argv=None):
 
 def freeze(model: PPO) -> PolicyWrapper:
     """A frozen copy of SB3's current policy as a suite policy (``predict`` sampled, not greedy)."""
-    policy = model.policy
-    frozen = type(policy)(**policy._get_constructor_parameters())
-    frozen.load_state_dict(policy.state_dict())
-    frozen.set_training_mode(False)
-    return PolicyWrapper(frozen, deterministic=False)
+    return sb3_snapshot(model, deterministic=False)
 
 
 class SelfPlayCallback(BaseCallback):

@@ -23,7 +23,7 @@ from dataclasses import asdict
 import torch
 
 from .config import HEADS, AlphaStarConfig
-from .network import AlphaStarNet
+from .network import AlphaStarNet, seeded_network
 from .smac.env import ObsLayout
 from selfplay.utils.io import atomic_write
 
@@ -104,8 +104,9 @@ def save_policy(policy: AlphaStarPolicy, path: str | os.PathLike) -> None:
 
 
 def network_from_dict(config: dict, state_dict: dict | None = None) -> AlphaStarNet:
-    """An ``AlphaStarNet`` from a saved ``asdict(config)`` (and weights)."""
-    net = AlphaStarNet(config_from_dict(config))
+    """An ``AlphaStarNet`` from a saved ``asdict(config)`` (and weights; without them, the initial
+    weights of seed 0)."""
+    net = seeded_network(config_from_dict(config), 0)
     if state_dict is not None:
         net.load_state_dict(state_dict)
     return net

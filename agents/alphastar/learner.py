@@ -47,7 +47,7 @@ from .actor import AlphaStarPolicy, batch_first, config_from_dict, layers_first
 from .config import HEADS
 from .losses import RLLossConfig, alphastar_rl_loss
 from .network import AlphaStarNet, AlphaStarOutput
-from selfplay.utils.seeding import derive_seed
+from selfplay.utils.seeding import Stream, derive_seed
 
 
 @dataclass(frozen=True)
@@ -409,7 +409,7 @@ class AlphaStarLearner:
             net = copy.deepcopy(self.actor_net).eval()
             for p in net.parameters():
                 p.requires_grad_(False)
-            policy = AlphaStarPolicy(net, self.config.temperature, derive_seed(self.seed, self.weight_version))
+            policy = AlphaStarPolicy(net, self.config.temperature, derive_seed(self.seed, Stream.SNAPSHOT, self.weight_version))
             policy.weight_version = self.weight_version
             self._snapshot = policy
         return self._snapshot

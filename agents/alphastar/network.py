@@ -150,6 +150,17 @@ def _check_shape(name: str, tensor: torch.Tensor, expected: tuple[int, ...]) -> 
         raise ValueError(f"{name} must have shape {tuple(expected)}, got {tuple(tensor.shape)}")
 
 
+def seeded_network(config: AlphaStarConfig, seed: int) -> "AlphaStarNet":
+    """A new network whose initial weights depend only on ``seed``. Its modules draw their initial
+    values from torch's default generator (``nn.Linear`` and the others take no generator), so it is
+    built inside ``torch.random.fork_rng`` with that generator seeded: the caller's global generator
+    state is restored afterwards, as if untouched. Library code builds the network only this way
+    (``AlphaStarNet(config)`` itself draws from, and advances, the global generator)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        return AlphaStarNet(config)
+
+
 class AlphaStarNet(nn.Module):
     """The AlphaStar agent's network (design §2) for any ``AlphaStarConfig``."""
 

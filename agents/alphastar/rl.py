@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .actor import network_from_dict
 from .learner import AlphaStarLearner, AlphaStarRLConfig
-from .network import AlphaStarNet
+from .network import seeded_network
 from .smac.env import check_same_layout
 
 
@@ -46,11 +46,10 @@ def make_alphastar_learner(env, seed: int, seat: int = 0, sl_checkpoint: str | o
         raise ValueError("the alphastar agent plays a CommanderEnv ('smac-commander:MAP'; "
                          "registry.env_for_agent maps 'smac:MAP' to it)")
     config = AlphaStarRLConfig.from_overrides(**rl_overrides)
-    torch.manual_seed(seed)
     if sl_checkpoint is None:
         from .sl import QUICK_NETWORK
 
-        sl_net = AlphaStarNet(env.network_config(**QUICK_NETWORK))
+        sl_net = seeded_network(env.network_config(**QUICK_NETWORK), seed)
     else:
         data = torch.load(sl_checkpoint, weights_only=False)
         if "network_config" not in data or "state_dict" not in data:

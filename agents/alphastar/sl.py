@@ -29,11 +29,12 @@ import torch
 from .config import HEADS
 from .dataset import DemonstrationDataset, record_demonstrations
 from .demonstrators import make_demonstrator
-from .network import AlphaStarNet
+from .network import AlphaStarNet, seeded_network
 from .smac.commander import CommanderConfig, SMACCommander
 from .smac.policy import AlphaStarSMACPolicy
 from .supervised import per_head_accuracy, supervised_loss
 from selfplay.utils.io import atomic_write, atomic_write_text
+from selfplay.utils.seeding import Stream, derive_seed
 
 # A network small enough for the quick run on 2 CPU cores (every other size: the config defaults).
 QUICK_NETWORK = dict(
@@ -120,7 +121,7 @@ def train_sl(net: AlphaStarNet, dataset: DemonstrationDataset, games: np.ndarray
     history = []
     t0 = time.perf_counter()
     for epoch in range(config.epochs):
-        lanes = dataset.lanes(games, config.batch_size, config.seq_len, seed=seed * 100003 + epoch)
+        lanes = dataset.lanes(games, config.batch_size, config.seq_len, seed=derive_seed(seed, Stream.SL_EPOCH, epoch))
         state = net.initial_state(config.batch_size)
         sums, n = {}, 0
         for k in range(lanes.shape[0]):
@@ -225,7 +226,6 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
     replaces the settings (its ``map_name`` is set to ``map_name``). Returns the metrics dict."""
     from selfplay.envs.smac import SMACBattle  # the battles demonstrations are recorded on (envs: a layer below agents)
 
-    torch.manual_seed(seed)
     if config is None:
         config = SLConfig.quick(map_name) if quick else SLConfig(map_name=map_name)
     config = replace(config, map_name=map_name)
@@ -233,15 +233,17 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
 
-    battle = SMACBattle(map_name, config.num_envs, two_player=False, seed=seed)
+    battle = SMACBattle(map_name, config.num_envs, two_player=False, seed=derive_seed(seed, Stream.DEMONSTRATIONS, 0))
     commander = SMACCommander(battle, 0, CommanderConfig(grid=config.grid))
     net_config = commander.network_config(**config.network)
     demonstrator = make_demonstrator(config.demonstrator)
     summary = record_demonstrations(battle, demonstrator, config.num_games, out / "demonstrations",
-                                    commander=commander, perturb=config.perturb, seed=seed)
+                                    commander=commander, perturb=config.perturb,
+                                    seed=derive_seed(seed, Stream.DEMONSTRATIONS, 1))
     t_record = time.perf_counter() - t0
     if config.perturb > 0:  # the recorded games were perturbed: measure the demonstrator on its own
-        clean = play_demonstrator(SMACBattle(map_name, config.num_envs, two_player=False, seed=seed + 1),
+        clean = play_demonstrator(SMACBattle(map_name, config.num_envs, two_player=False,
+                                             seed=derive_seed(seed, Stream.SL_EVALUATION, 0)),
                                   demonstrator, config.eval_games)
     else:
         clean = {k: summary[k] for k in ("games", "win_rate")}
@@ -250,15 +252,18 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
         f"demonstrator alone {clean['win_rate']:.3f}) in {t_record:.0f}s")
 
     dataset = DemonstrationDataset(out / "demonstrations", net_config)
-    train_games, val_games = dataset.split(config.validation_fraction, seed=seed)
-    net = AlphaStarNet(net_config)
+    train_games, val_games = dataset.split(config.validation_fraction, seed=derive_seed(seed, Stream.SL_SPLIT))
+    net = seeded_network(net_config, derive_seed(seed, Stream.SL_NETWORK))
     history = train_sl(net, dataset, train_games, config, seed=seed, log=log)
     t_train = time.perf_counter() - t0 - t_record
     validation = evaluate_sl(net, dataset, val_games, config.batch_size, config.seq_len)
     log("validation: " + ", ".join(f"{k} {v:.3f}" for k, v in validation.items() if k.endswith("accuracy")))
 
-    eval_battle = SMACBattle(map_name, min(config.num_envs, config.eval_games), two_player=False, seed=seed + 1)
-    play = play_vs_scripted(net, eval_battle, config.eval_games, config.eval_temperature, seed=seed)
+    # the same games as the demonstrator's measure above (paired)
+    eval_battle = SMACBattle(map_name, min(config.num_envs, config.eval_games), two_player=False,
+                             seed=derive_seed(seed, Stream.SL_EVALUATION, 0))
+    play = play_vs_scripted(net, eval_battle, config.eval_games, config.eval_temperature,
+                            seed=derive_seed(seed, Stream.SL_EVALUATION, 1))
     log(f"SL policy vs scripted: win rate {play['win_rate']:.3f} over {play['games']} games")
 
     checkpoint = out / "sl_checkpoint.pt"

@@ -26,7 +26,7 @@ from .config import ENV_DEFAULTS, BatchSizes, ppo_config
 from .gae import standardize_advantages
 from .loss import ppo_loss
 
-from selfplay.utils.seeding import derive_seed
+from selfplay.utils.seeding import Stream, derive_seed
 
 
 class PPOLearnerBase:
@@ -42,7 +42,7 @@ class PPOLearnerBase:
 
     def _setup(self, config, seed, device, spec, network_class) -> None:
         """The common construction: check ``config`` (default ``ppo_config(family)``) and ``seed``, then the
-        network (initialised from ``seed``), the sampling generator, the optimiser and an empty rollout."""
+        network (initialised from ``derive_seed(seed, INITIAL_WEIGHTS)``), the sampling generator (``seed``), the optimiser and an empty rollout."""
         config_class = ENV_DEFAULTS[self.family][0]
         self.config = ppo_config(self.family) if config is None else config
         if type(self.config) is not config_class:
@@ -54,7 +54,8 @@ class PPOLearnerBase:
         self.spec = spec(self.config)
         self.device = torch.device(device)
         self.generator = torch.Generator(device=self.device).manual_seed(self.seed)
-        self.network = network_class(self.spec, torch.Generator().manual_seed(self.seed)).to(self.device)
+        init = torch.Generator().manual_seed(derive_seed(self.seed, Stream.INITIAL_WEIGHTS))  # not the sampler's stream
+        self.network = network_class(self.spec, init).to(self.device)
         self.optimizer = self._new_optimizer()
         self.weight_version = 0
         self.buffer = None
@@ -74,7 +75,7 @@ class PPOLearnerBase:
         """A frozen copy of the current weights; the same object while ``weight_version`` is unchanged."""
         if self._snapshot is None or self._snapshot.weight_version != self.weight_version:
             self._snapshot = self.frozen_class(copy.deepcopy(self.network), self.weight_version,
-                                               derive_seed(self.seed, self.weight_version))
+                                               derive_seed(self.seed, Stream.SNAPSHOT, self.weight_version))
         return self._snapshot
 
     def restore(self, frozen) -> None:

@@ -21,6 +21,7 @@ from torch import nn
 
 from .config import MultiUnitPPOConfig
 from .network import MASKED_LOGIT, MLPBody
+from selfplay.utils.seeding import keeps_global_rng
 
 BODIES = MultiUnitPPOConfig.BODIES
 
@@ -137,6 +138,7 @@ class MultiUnitActorCritic(nn.Module):
     policy head, 1 for the value head, zero biases; every draw from ``generator``.
     """
 
+    @keeps_global_rng
     def __init__(self, spec: MultiUnitSpec, generator: torch.Generator | None = None):
         super().__init__()
         self.spec = spec

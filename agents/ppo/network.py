@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from selfplay.utils.seeding import keeps_global_rng
+
 MASKED_LOGIT = -1e8
 
 
@@ -116,6 +118,7 @@ class LSTMBody(nn.Module):
 class ActorCritic(nn.Module):
     """Body + policy head (logits over actions) + value head (a scalar)."""
 
+    @keeps_global_rng
     def __init__(self, spec: NetworkSpec, generator: torch.Generator | None = None):
         super().__init__()
         self.spec = spec

@@ -126,7 +126,7 @@ class BattleEngine:
         self.device = torch.device(device)
         self.scripted_sides = tuple(scripted_sides)
         self.generator = torch.Generator(device=self.device)
-        self.generator.manual_seed(int(seed) if seed is not None else int(torch.seed() % (2**63)))
+        self.generator.manual_seed(int(seed) if seed is not None else int(np.random.SeedSequence().entropy % (2**63)))
 
         self.mirror_spawns = bool(mirror_spawns)
         names = spec.units(0) + spec.units(1, self.mirror_spawns)

@@ -18,6 +18,7 @@ import numpy as np
 
 from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer
 from selfplay.training.registry import is_openspiel, is_smac
+from selfplay.utils.seeding import Stream, derive_seed
 
 if TYPE_CHECKING:
     from selfplay.training.distributed.league import RayLeagueSettings
@@ -61,7 +62,7 @@ def checkpoint_win_rates(trainer: LeagueTrainer, policies: list[Any]) -> dict[st
     cfg, kit = trainer.config, trainer.kit
     pairs = np.array([[i, len(policies)] for i in range(len(policies))])
     rates = {VS_START: play_matches(trainer.env_name, list(policies) + [trainer.sl_policy], pairs, 2 * cfg.matches,
-                                    seed=cfg.seed + 1, stack_policies=kit.stack_policies).mean(axis=1)}
+                                    seed=derive_seed(cfg.seed, Stream.VS_START), stack_policies=kit.stack_policies).mean(axis=1)}
     if is_smac(cfg.env):
         rates[VS_SCRIPTED] = scripted_win_rates(trainer.env_name, policies, 50, seed=cfg.seed,
                                                 stack_policies=kit.stack_policies)
@@ -191,12 +192,17 @@ def train_league(config: LeagueTrainConfig, out: str | Path) -> dict:
 
 def train_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None) -> dict:
     """``selfplay league --ray``: train on Ray (``run_league_on_ray``), then evaluate the committed league
-    here, the matrix's further blocks as Ray tasks."""
+    here, the matrix's further blocks as Ray tasks; ``report.md`` gains the Ray run's section
+    (``league_report``: actors lost and replaced, drawn versus finished games)."""
     from selfplay.training.distributed.executor import RayExecutor
     from selfplay.training.distributed.league import RayLeagueSettings, run_league_on_ray
+    from selfplay.training.distributed.league_report import append_ray_report
 
     settings = settings or RayLeagueSettings()
-    run_league_on_ray(config, out, settings)
+    result = run_league_on_ray(config, out, settings)
     trainer = LeagueTrainer(config, out)
     trainer.load()
-    return evaluate_league(trainer, blocks=RayExecutor(settings.ray))
+    summary = evaluate_league(trainer, blocks=RayExecutor(settings.ray))
+    append_ray_report(out, result)
+    return {**summary, "replaced_workers": result.restarts, "coordinator_restarts": result.coordinator_restarts,
+            "nodes_lost": len({e["node"] for e in result.events if e["node_lost"] is True})}

@@ -29,6 +29,7 @@ import pandas as pd
 from selfplay.analysis.statistics import (BootstrapConfig, Interval, aggregate, cross_seed_interval, curve_intervals,
                                  improvement_interval, interval_estimate, is_significant, smallest_rank_test_p)
 from selfplay.utils.io import atomic_write_text
+from selfplay.utils.seeding import Stream, derive_seed
 
 
 @dataclass(frozen=True)
@@ -126,8 +127,9 @@ def improvement_table(summary: pd.DataFrame, bootstrap: BootstrapConfig | None =
 # ----------------------------------------------------------------------------- relative population performance
 def rpp_tasks(config, runs, agent: str, cross_seed: bool = True) -> list[tuple]:
     """The cross-population games to play: (scheme_x, seed_x, scheme_y, seed_y, task) for every pair of
-    schemes x before y and every pair of seeds (only equal seeds unless ``cross_seed``). The game of a
-    same-seed pair has the seed it had when only one seed was compared."""
+    schemes x before y and every pair of seeds (only equal seeds unless ``cross_seed``). The game of schemes
+    i < j, seeds sx and sy is seeded ``derive_seed(sx, RPP, sy, i, j)``: a same-seed pair has the seed it
+    had when only one seed was compared."""
     paths = {(r.scheme, r.seed): r.path for r in runs if r.agent == agent}
     schemes = list(dict.fromkeys(r.scheme for r in runs if r.agent == agent))
     seeds = list(dict.fromkeys(r.seed for r in runs if r.agent == agent))
@@ -135,11 +137,11 @@ def rpp_tasks(config, runs, agent: str, cross_seed: bool = True) -> list[tuple]:
     for i, x in enumerate(schemes):
         for j in range(i + 1, len(schemes)):
             y = schemes[j]
-            for a, sx in enumerate(seeds):
-                for b, sy in enumerate(seeds):
+            for sx in seeds:
+                for sy in seeds:
                     if sx != sy and not cross_seed:
                         continue
-                    game_seed = sx + 7919 * (i + 1) + j if sx == sy else 104729 * (a + 1) + 1299709 * (b + 1) + 7919 * (i + 1) + j
+                    game_seed = derive_seed(sx, Stream.RPP, sy, i, j)
                     out.append((x, sx, y, sy, (config.env, agent, str(paths[(x, sx)]), str(paths[(y, sy)]),
                                                config.matches, game_seed)))
     return out

@@ -15,7 +15,10 @@ Routes, from least to most integrated — each one the same ⟨Ω, G⟩ bookkeep
   vector env over one batched engine: the fast route);
 * Stable-Baselines3: ``SelfPlayVecEnv`` (``selfplay.training.sb3_adapters``), a ``VecEnv`` over one batched engine.
 
-``PolicyWrapper`` makes a third-party model a suite policy; ``MatchEvaluator`` is PSRO's ready
+``PolicyWrapper`` makes a third-party model a suite policy; ``torch_snapshot`` and ``sb3_snapshot``
+(``selfplay.training.snapshots``) make frozen, picklable copies of a torch module or an SB3 model for
+the menagerie (an opponent must be picklable to reach ``AsyncVectorEnv``'s workers: not a closure
+or lambda); ``MatchEvaluator`` is PSRO's ready
 ``evaluate`` (the suite's batched ``play_matches``). Neither torch nor gymnasium is imported by this
 module: the session route needs numpy only.
 """
@@ -31,6 +34,7 @@ import numpy as np
 from selfplay.core.menagerie import Entry, Menagerie
 from selfplay.core.payoff import Payoff
 from selfplay.core.schemes import Curation, LearnerInfo, Scheme, make_scheme
+from selfplay.utils.seeding import Stream, derive_seed
 
 LEARNER_KEY = "learner"
 
@@ -40,6 +44,9 @@ _LAZY = {
     "SessionVectorEnv": "selfplay.training.gym_adapters",
     "SelfPlayVecEnv": "selfplay.training.sb3_adapters",
     "OpponentGames": "selfplay.training.opponent_games",
+    "TorchSnapshot": "selfplay.training.snapshots",
+    "torch_snapshot": "selfplay.training.snapshots",
+    "sb3_snapshot": "selfplay.training.snapshots",
 }
 
 
@@ -67,19 +74,29 @@ class PolicyWrapper:
     returning ``(actions, state)`` (Stable-Baselines3) or actions; an object with ``act(obs)``
     returning actions; a callable ``obs -> actions``. The model receives ``obs`` as a float32 numpy
     array ``(batch, obs_size)`` and returns integer actions ``(batch,)``. It is feed-forward
-    (``state`` is always ``None``) and sees no mask: an illegal choice raises ``ValueError``.
+    (``state`` is always ``None``) and sees no mask: an illegal choice raises ``ValueError``. The
+    wrapper pickles when ``model`` does (the ``AsyncVectorEnv`` route sends opponents to workers);
+    ``selfplay.training.snapshots.sb3_snapshot`` wraps a frozen copy of an SB3 model's policy.
     """
 
     def __init__(self, model: Any, deterministic: bool = False) -> None:
         if hasattr(model, "predict"):
-            self._fn: Callable = lambda obs: model.predict(obs, deterministic=deterministic)
+            self._call = "predict"
         elif hasattr(model, "act"):
-            self._fn = model.act
+            self._call = "act"
         elif callable(model):
-            self._fn = model
+            self._call = "call"
         else:
             raise ValueError("model must have predict(obs), act(obs) or be callable obs -> actions")
-        self.model = model
+        self.model, self.deterministic = model, deterministic
+
+    def __repr__(self) -> str:
+        return f"PolicyWrapper({getattr(self.model, '__qualname__', type(self.model).__name__)})"
+
+    def _fn(self, obs: np.ndarray) -> Any:
+        if self._call == "predict":
+            return self.model.predict(obs, deterministic=self.deterministic)
+        return self.model.act(obs) if self._call == "act" else self.model(obs)
 
     def initial_state(self, batch: int) -> None:
         return None
@@ -297,8 +314,8 @@ class MatchEvaluator:
     ½), each pair played in both seats (half the games each) by ``selfplay.training.matches.play_matches``,
     all pairs in one batched environment ``env_name`` (a registry name: ``"rirrps"``, ``"smac:3m"``,
     ...). PSRO stores ``W[entry, o] = w`` and ``W[o, entry] = 1 − w``. ``stack_policies`` (e.g. the
-    PPO kit's) evaluates all policies in one forward pass; games are seeded ``seed, seed + 1, ...`` per
-    call, so a run is reproducible.
+    PPO kit's) evaluates all policies in one forward pass; call *c*'s games are seeded
+    ``derive_seed(seed, MATCH_CALL, c)``, so a run is reproducible.
     """
 
     def __init__(self, env_name: str, seed: int = 0, stack_policies: Callable[[list], Any] | None = None,
@@ -316,7 +333,7 @@ class MatchEvaluator:
             return np.zeros(0)
         policies = [entry.policy] + [o.policy for o in opponents]
         pairs = np.stack([np.zeros(len(opponents), dtype=np.int64), np.arange(1, len(opponents) + 1)], axis=1)
-        scores = play_matches(self.env_name, policies, pairs, matches, seed=self.seed + self.calls,
+        scores = play_matches(self.env_name, policies, pairs, matches, seed=derive_seed(self.seed, Stream.MATCH_CALL, self.calls),
                               stack_policies=self.stack_policies, max_games=self.max_games, device=self.device)
         self.calls += 1
         return scores.mean(axis=1)

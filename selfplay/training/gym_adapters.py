@@ -27,6 +27,7 @@ records against ``session.records``.
 from __future__ import annotations
 
 import os
+import pickle
 from typing import Any
 
 import gymnasium as gym
@@ -181,6 +182,11 @@ class SessionVectorEnv(VectorWrapper):
     the outcome reported in the step's infos is recorded in the session (payoff, records, then G),
     and only then is the next opponent drawn — the order of Algorithm 1 for every game. A game cut
     short by truncation (a ``TimeLimit`` wrapper) has no outcome: it is abandoned, not recorded.
+
+    Over an ``AsyncVectorEnv`` every opponent policy must pickle to reach the workers: a closure or a
+    lambda is refused with a one-line ``ValueError`` naming it and the fix (the menagerie's policies
+    here, each later one before it is first sent). Hand the session frozen copies made by
+    ``selfplay.training.snapshots.torch_snapshot(module)`` or ``sb3_snapshot(model)``.
     """
 
     def __init__(self, env: VectorEnv, session: SelfPlaySession) -> None:
@@ -196,6 +202,21 @@ class SessionVectorEnv(VectorWrapper):
         self.episodes: list[Episode | None] = [None] * self.num_envs
         self._sent: list[set[int]] = [set() for _ in range(self.num_envs)]  # policy keys each sub-env holds
         self._keys: dict[int, tuple[int, Any]] = {}  # id(policy) -> (key, policy: kept so that the id stays its own)
+        self._pickles = _crosses_processes(env)  # opponents go to worker processes: each must pickle
+        for entry in session.menagerie.entries:
+            self._check_picklable(entry)
+
+    def _check_picklable(self, entry: Any) -> None:
+        """A one-line ``ValueError`` naming an opponent policy that cannot reach the workers, before it is sent."""
+        if not self._pickles:
+            return
+        try:
+            pickle.dumps(entry.policy)
+        except Exception as error:  # pickling raises PicklingError, AttributeError or TypeError by case
+            raise ValueError(f"opponent policy {_describe(entry.policy)} (menagerie entry {entry.id}) cannot be pickled "
+                             f"to reach AsyncVectorEnv's worker processes ({type(error).__name__}: {error}); give the "
+                             "session a frozen, picklable copy instead of a closure or lambda: "
+                             "selfplay.training.snapshots.torch_snapshot(module) or sb3_snapshot(model)") from None
 
     def _assign(self, games: np.ndarray) -> None:
         """Draw the opponents of ``games`` (abandoning their games in progress) and send them."""
@@ -206,6 +227,8 @@ class SessionVectorEnv(VectorWrapper):
         for g, episode in zip(games, self.session.start_episodes([int(g) for g in games])):
             self.episodes[g] = episode
             entry = episode.opponent
+            if id(entry.policy) not in self._keys:
+                self._check_picklable(entry)
             key = self._keys.setdefault(id(entry.policy), (len(self._keys), entry.policy))[0]
             first = key not in self._sent[g]
             self._sent[g].add(key)
@@ -236,6 +259,25 @@ class SessionVectorEnv(VectorWrapper):
         if len(ended) and self.mode == AutoresetMode.NEXT_STEP:
             self._assign(ended)  # they reset at the next step, with these opponents
         return obs, rewards, terminations, truncations, infos
+
+
+def _crosses_processes(env: Any) -> bool:
+    """Whether ``env`` (through any vector wrappers) is an ``AsyncVectorEnv``, whose sub-environments
+    live in worker processes."""
+    while env is not None:
+        if isinstance(env, gym.vector.AsyncVectorEnv):
+            return True
+        env = getattr(env, "env", None)
+    return False
+
+
+def _describe(policy: Any) -> str:
+    """A policy's name for an error message: a function's qualified name, else a short repr."""
+    name = getattr(policy, "__qualname__", None)
+    if name is not None and callable(policy):
+        return f"{name!r} (a {type(policy).__name__})"
+    text = repr(policy)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class SelfPlayVectorEnv(VectorEnv):

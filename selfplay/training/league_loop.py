@@ -30,7 +30,7 @@ from selfplay.core.schemes import LearnerInfo, parse_spec
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.training.trainer import Player, Trainer
-from selfplay.utils.seeding import derive_seed
+from selfplay.utils.seeding import Stream, derive_seed
 
 
 @dataclass
@@ -174,13 +174,15 @@ class LeagueTrainer(Trainer):
         kit = agent_kit(config.agent, config.env)
         league = AlphaStarLeague(config.league_config(), name=config.league)
         self.env_name = env_for_agent(config.env, config.agent)
-        envs = {name: make_env(self.env_name, config.num_envs, seed=derive_seed(config.seed, 101, i))
+        envs = {name: make_env(self.env_name, config.num_envs, seed=derive_seed(config.seed, Stream.ENV, i))
                 for i, name in enumerate(league.players)}
-        players = [Player(name, kit.make_learner(envs[name], config.seed + 1 + i, **config.agent_settings), envs[name])
+        players = [Player(name, kit.make_learner(envs[name], derive_seed(config.seed, Stream.LEARNER, i),
+                                                 **config.agent_settings), envs[name])
                    for i, name in enumerate(league.players)]
-        sl_policy = kit.make_learner(next(iter(envs.values())), config.seed, **config.agent_settings).snapshot()
+        sl_policy = kit.make_learner(next(iter(envs.values())), derive_seed(config.seed, Stream.START_POLICY),
+                                     **config.agent_settings).snapshot()
         super().__init__(RunDir(out).create(), config, kit, LeagueMode(config, league, sl_policy), players,
-                         np.random.default_rng(config.seed), config.run_config(), progress=config.progress,
+                         np.random.default_rng(derive_seed(config.seed, Stream.SAMPLER)), config.run_config(), progress=config.progress,
                          tensorboard=config.tensorboard, progress_total=config.steps * len(players), progress_unit="step")
 
     league = property(lambda self: self.mode.league)

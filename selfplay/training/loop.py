@@ -22,7 +22,7 @@ from selfplay.core.schemes import PSRO, LearnerInfo, Scheme, make_scheme
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_two_sided, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.training.trainer import Player, RunResult, Trainer
-from selfplay.utils.seeding import derive_seed
+from selfplay.utils.seeding import Stream, derive_seed
 
 LEARNER_KEY = "learner"
 
@@ -143,12 +143,13 @@ class SelfPlayTrainer(Trainer):
             raise ValueError(f"{config.env!r} is asymmetric: use selfplay.training.two_sided.TwoSidedTrainer (or train())")
         kit = agent_kit(config.agent, config.env)
         self.env_name = env_for_agent(config.env, config.agent)  # what the agent plays (registry)
-        env = make_env(self.env_name, config.num_envs, seed=config.seed, device=config.device)
-        learner = kit.make_learner(env, config.seed, **config.agent_settings)
+        env = make_env(self.env_name, config.num_envs, seed=derive_seed(config.seed, Stream.ENV, 0), device=config.device)
+        learner = kit.make_learner(env, derive_seed(config.seed, Stream.LEARNER, 0), **config.agent_settings)
         mode = SelfPlayMode(config, scheme if scheme is not None else make_scheme(config.scheme, defer_evaluator=True),
                             self._psro_evaluator)
         super().__init__(RunDir(out).create(), config, kit, mode, [Player(LEARNER_KEY, learner, env)],
-                         np.random.default_rng(config.seed), config.run_config(), progress=config.progress,
+                         np.random.default_rng(derive_seed(config.seed, Stream.SAMPLER)), config.run_config(),
+                         progress=config.progress,
                          tensorboard=config.tensorboard, progress_total=config.episodes)
 
     # the single-learner view of the run, as the evaluation code and tests read it
@@ -167,7 +168,7 @@ class SelfPlayTrainer(Trainer):
             return False
         # the environment restarts its games from a seed derived from the progress made
         p = self.players[0]
-        p.env = make_env(self.env_name, self.config.num_envs, seed=derive_seed(self.config.seed, p.updates),
+        p.env = make_env(self.env_name, self.config.num_envs, seed=derive_seed(self.config.seed, Stream.ENV_RESUMED, p.updates),
                          device=self.config.device)
         return True
 

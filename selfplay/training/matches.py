@@ -5,10 +5,11 @@ many pairs in one batched environment, each seat's actions computed for all game
 forward pass (``stack_policies``) or, without one, one pass per distinct policy.
 
 **Blocks.** The games are played in blocks of at most ``max_games`` (16 384 by default). Block *k*
-plays in an environment seeded with ``seed + k``; block 0 samples actions with the stack's (or the
-policies') generators as they are, blocks *k* ≥ 1 with fresh ones: the stack's generator seeded with
-``derive_seed(seed, k)``, or, without a stack, copies of the policies whose generators are seeded with
-``derive_seed(seed, k, i)`` (policy *i*). So a block's games depend only on its own games and seeds,
+plays in an environment seeded with ``derive_seed(seed, MATCH_ENV, k)``; block 0 samples actions with
+the stack's (or the policies') generators as they are, blocks *k* ≥ 1 with fresh ones: the stack's
+generator seeded with ``derive_seed(seed, MATCH_POLICY, k)``, or, without a stack, copies of the
+policies whose generators are seeded with ``derive_seed(seed, MATCH_POLICY, k, i)`` (policy *i*);
+deduplicated play samples with ``derive_seed(seed, MATCH_POLICY, k)``. So a block's games depend only on its own games and seeds,
 not on the blocks before it, and ``blocks`` (on Ray, a ``RayExecutor``) can run blocks 1, 2, … as
 separate tasks while the caller plays block 0, with the results of the local loop exactly.
 ``evaluate_population`` turns a population of policies into a winrate matrix, its maxent Nash and its
@@ -29,7 +30,7 @@ import torch
 
 from selfplay.training.batching import assign_state, group_by_policy, index_state
 from selfplay.training.registry import make_env
-from selfplay.utils.seeding import derive_seed
+from selfplay.utils.seeding import Stream, derive_seed
 
 MAX_GAMES = 16384  # games per block (module docstring): the default keeps every existing run's results
 
@@ -77,7 +78,7 @@ def play_matches(
         gather = blocks.submit(play_block, common, tasks[1:])  # blocks 1, 2, … elsewhere, block 0 here
     cache: dict = {}  # what this process's blocks share (the feed-forward logits table of _play_deduplicated)
     results = [_play_games(env_name, policies, _stack(stack_policies, policies), seat0[:max_games],
-                           seat1[:max_games], seed, device, cache)] if tasks else []
+                           seat1[:max_games], seed, 0, device, cache)] if tasks else []
     results += gather() if gather is not None else [play_block(common, task, cache) for task in tasks[1:]]
     winners = np.concatenate([w for w, _ in results]) if results else np.empty(0, dtype=np.int64)
     draws = np.concatenate([d for _, d in results]) if results else np.empty(0, dtype=bool)
@@ -103,13 +104,13 @@ def play_block(common: tuple, task: tuple, cache: dict | None = None) -> tuple[n
     k, seat0, seat1, seed = task
     stack = _stack(stack_policies, policies)
     if stack is not None and hasattr(stack, "generator"):
-        stack.generator.manual_seed(derive_seed(seed, k))
+        stack.generator.manual_seed(derive_seed(seed, Stream.MATCH_POLICY, k))
     elif stack is None:
         policies = copy.deepcopy(list(policies))  # the caller's policies keep their generators' state
         for i, policy in enumerate(policies):
             if isinstance(getattr(policy, "generator", None), torch.Generator):
-                policy.generator.manual_seed(derive_seed(seed, k, i))
-    return _play_games(env_name, policies, stack, seat0, seat1, seed + k, device, cache)
+                policy.generator.manual_seed(derive_seed(seed, Stream.MATCH_POLICY, k, i))
+    return _play_games(env_name, policies, stack, seat0, seat1, seed, k, device, cache)
 
 
 def _scatter_rows(out: torch.Tensor | None, n: int, idx: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
@@ -120,13 +121,13 @@ def _scatter_rows(out: torch.Tensor | None, n: int, idx: torch.Tensor, rows: tor
     return out
 
 
-def _play_games(env_name, policies, stack, seat0, seat1, seed, device, cache=None):
-    """Play one game per row (policy indices per seat) until every game has ended once."""
+def _play_games(env_name, policies, stack, seat0, seat1, seed, k, device, cache=None):
+    """Play block ``k``'s games, one per row (policy indices per seat), until every game has ended once."""
     n = len(seat0)
-    env = make_env(env_name, n, seed=seed, device=device)
+    env = make_env(env_name, n, seed=derive_seed(seed, Stream.MATCH_ENV, k), device=device)
     if stack is not None and _can_deduplicate(env, stack, 2 * n + len(policies)):
-        return _play_deduplicated(env, stack, torch.as_tensor(seat0), torch.as_tensor(seat1), seed,
-                                  {} if cache is None else cache)
+        return _play_deduplicated(env, stack, torch.as_tensor(seat0), torch.as_tensor(seat1),
+                                  derive_seed(seed, Stream.MATCH_POLICY, k), {} if cache is None else cache)
     obs = env.reset()
     players = [torch.as_tensor(seat0), torch.as_tensor(seat1)]
     groups = [group_by_policy([policies[i] for i in p.tolist()]) for p in players] if stack is None else None
@@ -255,7 +256,7 @@ def scripted_win_rates(env_name: str, policies: Sequence[Any], games: int, seed:
     (SMAC's built-in AI in single-player mode): all policies' games in one batch; draws (timeouts)
     count ½."""
     n = len(policies) * games
-    env = make_env(env_name, n, seed=seed, device=device, scripted_enemy=True)
+    env = make_env(env_name, n, seed=derive_seed(seed, Stream.SCRIPTED_GAMES), device=device, scripted_enemy=True)
     who = torch.as_tensor(np.repeat(np.arange(len(policies)), games))
     stack = None
     if stack_policies is not None and len(policies) > 1:

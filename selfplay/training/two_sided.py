@@ -24,7 +24,7 @@ from selfplay.core.schemes import PSRO, LearnerInfo, make_scheme
 from selfplay.training.registry import agent_kit, env_for_agent, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.training.trainer import Player, Trainer
-from selfplay.utils.seeding import derive_seed
+from selfplay.utils.seeding import Stream, derive_seed
 
 SIDES = (0, 1)
 
@@ -105,8 +105,10 @@ class TwoSidedTrainer(Trainer):
         self.env_name = env_for_agent(config.env, config.agent)
         players = []
         for s in SIDES:
-            env = make_env(self.env_name, config.num_envs, seed=derive_seed(config.seed, 7, s), device=config.device)
-            players.append(Player(f"side{s}", kit.make_learner(env, config.seed + s, seat=s, **config.agent_settings), env, seat=s))
-        super().__init__(RunDir(out).create(), config, kit, mode, players, np.random.default_rng(config.seed),
+            env = make_env(self.env_name, config.num_envs, seed=derive_seed(config.seed, Stream.ENV, s), device=config.device)
+            learner = kit.make_learner(env, derive_seed(config.seed, Stream.LEARNER, s), seat=s, **config.agent_settings)
+            players.append(Player(f"side{s}", learner, env, seat=s))
+        sampler = np.random.default_rng(derive_seed(config.seed, Stream.SAMPLER))
+        super().__init__(RunDir(out).create(), config, kit, mode, players, sampler,
                          config.run_config(), progress=config.progress, tensorboard=config.tensorboard,
                          progress_total=2 * config.episodes)

@@ -16,6 +16,7 @@ from selfplay.agents.alphastar.sl import SLConfig, evaluate_sl, play_vs_scripted
 from selfplay.agents.alphastar.smac import AlphaStarSMACPolicy, CommanderConfig, SMACCommander
 from selfplay.agents.alphastar.supervised import supervised_loss
 from selfplay.envs.smac import SMACBattle
+from selfplay.utils.seeding import Stream, derive_seed
 
 from .conftest import TINY
 
@@ -97,13 +98,14 @@ def test_run_sl_writes_metrics_and_checkpoint(tmp_path, monkeypatch):
     # the checkpoint is the network whose numbers were saved: re-evaluating it gives them back exactly ...
     net = network_from_dict(ckpt["network_config"], ckpt["state_dict"])
     dataset = DemonstrationDataset(tmp_path / "demonstrations", net.config)
-    _, val_games = dataset.split(config.validation_fraction, seed=0)
+    _, val_games = dataset.split(config.validation_fraction, seed=derive_seed(0, Stream.SL_SPLIT))
     validation = evaluate_sl(net, dataset, val_games, config.batch_size, config.seq_len)
     assert validation["action_type_accuracy"] == pytest.approx(saved["action_type_accuracy"], abs=1e-12)
     assert validation["loss"] == pytest.approx(saved["validation"]["loss"], rel=1e-9)
     # ... and it holds the trained weights, not the ones training started from
     assert any(not torch.equal(started[k], v) for k, v in ckpt["state_dict"].items())
-    play = play_vs_scripted(net, SMACBattle("3m", 2, two_player=False, seed=1), 2, config.eval_temperature, seed=0)
+    battle = SMACBattle("3m", 2, two_player=False, seed=derive_seed(0, Stream.SL_EVALUATION, 0))
+    play = play_vs_scripted(net, battle, 2, config.eval_temperature, seed=derive_seed(0, Stream.SL_EVALUATION, 1))
     assert play["win_rate"] == saved["win_rate_vs_scripted"]
     # perturbed recordings: the demonstrator's own win rate comes from separate clean games
     assert saved["demonstrator_eval"]["games"] == config.eval_games

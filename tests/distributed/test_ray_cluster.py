@@ -21,7 +21,7 @@ def test_league_survives_the_removal_of_a_node(tmp_path):
     try:
         ray.init(address=cluster.address, log_to_driver=False)
         cluster.wait_for_nodes()
-        config = LeagueTrainConfig(league="league:main=1,main_exploiters=1,league_exploiters=0,decay=1.0", steps=1024,
+        config = LeagueTrainConfig(league="league:main=1,main_exploiters=1,league_exploiters=0", steps=1024,
                                    min_steps=300, max_steps=600, num_envs=16, matches=2,
                                    agent_settings={"horizon": 128, "epochs": 1}, tensorboard=False)
         removed = []
@@ -35,6 +35,9 @@ def test_league_survives_the_removal_of_a_node(tmp_path):
                                    on_poll=remove_a_node)
         assert removed and result.restarts >= 1  # the worker on the removed node died (and a replacement was asked for)
         assert result.progress["done"]
+        # the driver names the node that left and the worker that replaced the one it held
+        lost = [e for e in result.events if e["event"] == "worker lost" and e["node_lost"]]
+        assert {e["node"] for e in lost} == {nodes[1].node_id} and all(e["replaced_by"] >= 2 for e in lost)
         counts = check_league_records(tmp_path)
         assert counts["games"] - counts["self_play_games"] == counts["payoff_games"] > 0
         trainer = LeagueTrainer(config, tmp_path)

@@ -57,3 +57,77 @@ def test_league_on_smac_reports_each_checkpoint_against_the_scripted_ai(tmp_path
     summary = evaluate_league(trainer)
     assert {"vs_scripted_best_main", "vs_scripted_best_main_exploiter"} <= set(summary)
     assert "scripted AI" in (tmp_path / "report.md").read_text()
+
+
+def test_league_records_replay_the_decayed_payoff_exactly(tmp_path):
+    """With the league's default decay (0.99 here), ``check_league_records`` replays matches.csv through
+    a fresh decayed payoff and finds the committed table exactly; a single changed score is found."""
+    from collections import Counter
+
+    from selfplay.training.distributed.league import check_league_records
+    from selfplay.training.league_loop import train_league
+
+    cfg = LeagueTrainConfig(league="league:main=1,main_exploiters=1,league_exploiters=1,decay=0.99", steps=256,
+                            min_steps=100, max_steps=200, num_envs=16, matches=1, tensorboard=False,
+                            agent_settings={"horizon": 128, "epochs": 1})
+    train_league(cfg, tmp_path)
+    counts = check_league_records(tmp_path)
+    assert counts["payoff_games"] == counts["games"] - counts["self_play_games"] > 0
+    # every player's last num_envs games were drawn but still running when training ended: never finished
+    from selfplay.training.distributed.league_report import drawn_and_finished
+
+    table = drawn_and_finished(tmp_path)
+    assert len(table) == 3 and (table["unfinished"] == cfg.num_envs).all()
+    # hand-check the pair with the most games: replaying them by the update rule gives the decayed counts
+    trainer = LeagueTrainer(cfg, tmp_path)
+    assert trainer.load()
+    payoff = trainer.league.payoff
+    assert payoff.decay == 0.99
+    rows = [r for r in csv.DictReader(open(tmp_path / "matches.csv")) if r["player"] != r["opponent"]]
+    (home, away), n = Counter((r["player"], r["opponent"]) for r in rows).most_common(1)[0]
+    assert n >= 2
+    away_key = int(away) if away.isdigit() else away
+    expected = np.zeros(4)
+    for r in rows:
+        if {r["player"], r["opponent"]} == {home, away}:
+            expected *= 0.99
+            score = float(r["score"]) if r["player"] == home else 1.0 - float(r["score"])
+            expected[{1.0: 0, 0.5: 1, 0.0: 2}[score]] += 1
+            expected[3] += 1
+    assert np.array_equal(payoff.counts(home, away_key), expected)
+    assert expected[3] < sum({r["player"], r["opponent"]} == {home, away} for r in rows)  # decayed: < the games
+    # one flipped score in matches.csv: the replay no longer reproduces the payoff
+    lines = (tmp_path / "matches.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    i = next(k for k, line in enumerate(lines[1:], 1)
+             if line.split(",")[header.index("player")] != line.split(",")[header.index("opponent")])
+    cells = lines[i].split(",")
+    cells[header.index("score")] = "0.5" if float(cells[header.index("score")]) != 0.5 else "1.0"
+    lines[i] = ",".join(cells)
+    (tmp_path / "matches.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"replaying matches.csv \(decay 0.99\)"):
+        check_league_records(tmp_path)
+
+
+def test_ray_report_names_the_lost_node_and_the_replacement(tmp_path):
+    from types import SimpleNamespace
+
+    from selfplay.training.distributed.league_report import ray_report_lines
+
+    (tmp_path / "matchmaking.csv").write_text("player,opponent_kind,drawn,measured,expected\nmain_0,main,40,1.0,1.0\n")
+    (tmp_path / "matches.csv").write_text("player,episode,step,opponent,opponent_kind,seat,score\n"
+                                          + "".join(f"main_0,{i},{i},0,historical:main,0,1.0\n" for i in range(24)))
+    events = [{"seconds": 12.0, "event": "worker lost", "worker": 1, "node": "a1b2c3d4e5f6a7b8", "node_lost": True,
+               "replaced_by": 2, "detail": "The actor died"},
+              {"seconds": 30.0, "event": "worker lost", "worker": 0, "node": "ffff0000ffff0000", "node_lost": False,
+               "replaced_by": 3, "detail": "killed"},
+              {"seconds": 40.0, "event": "coordinator lost: every actor restarted from the last commit", "worker": None,
+               "node": None, "node_lost": None, "replaced_by": None, "detail": "killed"}]
+    result = SimpleNamespace(workers={2: {"dropped_games": 8, "games_in_play_at_end": 8}, 3: {}}, restarts=2,
+                             coordinator_restarts=1, events=events)
+    text = "\n".join(ray_report_lines(tmp_path, result))
+    assert "2 lost and replaced, 1 node(s) lost from the cluster (`a1b2c3d4e5f6`)" in text
+    assert "worker 1 on node `a1b2c3d4e5f6`, which left the cluster; replaced by worker 2" in text
+    assert "worker 0 on node `ffff0000ffff`, still in the cluster (the worker's process died); replaced by worker 3" in text
+    assert "restarted 1 time(s)" in text and "dropped 8 games and had 8 in play" in text
+    assert "| main_0 | 40 | 24 | 16 |" in text

@@ -56,7 +56,11 @@ chunks, comes with each call; the AlphaStar learner keeps only the frozen SL net
 LSTM states, a cache), so Ray restarts one that died and retries the update from the last commit.
 A coordinator that dies takes the other actors down with it, and the driver restarts them all from
 the last commit (games reported since are not counted, chunk batches queued are dropped). A run whose driver
-was killed resumes from the last commit (``selfplay league --ray`` again). Scheduling
+was killed resumes from the last commit (``selfplay league --ray`` again). The driver
+(``LeagueDriver``) records every actor lost — the worker, the node it ran on and whether that node
+left the cluster, the worker that replaced it; coordinator restarts — in ``ray_events.csv``, and
+``train_league_on_ray`` adds them to ``report.md`` with each player's opponents drawn versus games
+finished (``league_report``). Scheduling
 order is not reproducible across runs (as the asynchronous AlphaStar learner): the Ray league is
 not bit-for-bit the single-process one; the single-process path stays the default and is unchanged.
 """
@@ -74,7 +78,7 @@ import numpy as np
 from selfplay.training.distributed.executor import RaySettings, connect
 from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer, opponent_kind
 from selfplay.training.trainer import RECENT_GAMES
-from selfplay.utils.seeding import derive_seed
+from selfplay.utils.seeding import Stream, derive_seed
 
 
 # agents whose workers stream recorded chunks to the learner (``take_batch`` / ``update_on``), V-trace
@@ -176,6 +180,7 @@ class LeagueCoordinator:
         self.busy = {"lease_s": 0.0, "report_s": 0.0, "finish_s": 0.0, "commit_s": 0.0, "handoff_to_finish_s": 0.0}
         self.first_lease: float | None = None
         self.last_finish: float | None = None
+        self.committed = _committed_games(t.matches)  # (games, league games) the last commit holds
 
     # -- leases -------------------------------------------------------------------------------
     def players(self) -> list[str]:
@@ -361,6 +366,7 @@ class LeagueCoordinator:
         t.seconds = time.perf_counter() - self.start
         committing = time.perf_counter()
         t.save()
+        self.committed = _committed_games(t.matches)
         now = time.perf_counter()
         self.busy["commit_s"] += now - committing
         self.busy["finish_s"] += now - began
@@ -390,6 +396,7 @@ class LeagueCoordinator:
         return {"steps": sum(p.steps for p in t.players), "episodes": sum(p.episodes for p in t.players),
                 "updates": sum(p.updates for p in t.players), "held": len(self.held), **self.counts, **self.busy,
                 "pending": sum(len(v) for v in self.pending.values()),
+                "committed_games": self.committed[0], "committed_league_games": self.committed[1],
                 "done": not self.held and not any(self.pending.values()) and all(self._done(p) for p in t.players),
                 "play_seconds": (self.last_finish - self.first_lease) if self.last_finish and self.first_lease else 0.0}
 
@@ -400,6 +407,11 @@ class LeagueCoordinator:
         t.save()
         t.run.unlock()
         return self.progress()
+
+
+def _committed_games(matches: list[tuple]) -> tuple[int, int]:
+    """(games, league games — against another player or a historical, the games the payoff records)."""
+    return len(matches), sum(1 for m in matches if m[0] != m[3])
 
 
 class LeagueLearner:
@@ -417,7 +429,7 @@ class LeagueLearner:
         torch.set_num_threads(1)
         kit = agent_kit(config.agent, config.env)
         env = make_env(env_for_agent(config.env, config.agent), 1, seed=0)  # for the network's shapes only
-        self.learner = kit.make_learner(env, config.seed + 1 + index, **config.agent_settings)
+        self.learner = kit.make_learner(env, derive_seed(config.seed, Stream.LEARNER, index), **config.agent_settings)
         self.counts = {"updates": 0, "samples": 0, "update_s": 0.0, "lost_chunks": 0}
 
     def update(self, state: dict) -> tuple[dict, dict]:
@@ -473,20 +485,29 @@ class RolloutWorker:
         self.config, self.worker, self.coordinator, self.learners = config, worker, coordinator, learners
         self.kit = agent_kit(config.agent, config.env)
         self.env_name = env_for_agent(config.env, config.agent)
-        self.rng = np.random.default_rng(derive_seed(config.seed, 202, worker))
+        self.rng = np.random.default_rng(derive_seed(config.seed, Stream.SAMPLER, 1 + worker))
         self.envs: dict[str, Any] = {}
         self.local: dict[str, Any] = {}  # player -> a learner object that acts (its state comes with each lease)
         self.runners: dict[str, Any] = {}
         self.cache: dict[tuple, Any] = {}  # opponent token -> frozen policy
         self.chunks = config.agent in CHUNK_AGENTS
         self.epochs: dict[str, int] = {}  # player -> runs of games started here (chunk sequence epochs)
+        # games whose opponent was drawn but which never finished here: dropped when the worker started a
+        # new run of games for a player (its lease was another worker's last, or was revoked), and those
+        # still in play when the league was done
         self.stats = {"leases": 0, "reports": 0, "report_s": 0.0, "lease_s": 0.0, "fetches": 0, "fetch_s": 0.0,
-                      "steps": 0, "play_s": 0.0, "revoked": 0}
+                      "steps": 0, "play_s": 0.0, "revoked": 0, "dropped_games": 0, "games_in_play_at_end": 0}
 
     def pid(self) -> int:
         import os
 
         return os.getpid()
+
+    def node(self) -> str:
+        """The id of the Ray node this worker runs on."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
 
     def run(self) -> dict:
         import ray
@@ -496,6 +517,7 @@ class RolloutWorker:
             lease = ray.get(self.coordinator.lease.remote(self.worker))
             self.stats["lease_s"] += time.perf_counter() - t0
             if lease.get("done"):
+                self.stats["games_in_play_at_end"] = sum(r.n for r in self.runners.values())
                 return self.stats
             if lease.get("wait"):
                 time.sleep(0.01)
@@ -505,18 +527,27 @@ class RolloutWorker:
                 self._play(lease)
             except _Revoked:
                 self.stats["revoked"] += 1
-                self.runners.pop(lease["player"], None)
+                dropped = self.runners.pop(lease["player"], None)
+                self.stats["dropped_games"] += dropped.n if dropped is not None else 0
+
+    def make_player(self, name: str, index: int) -> None:
+        """This worker's environment for player ``name`` (the ``index``-th; its own seed per worker) and a
+        learner object that acts (its state comes with each lease), made at the player's first lease."""
+        from selfplay.training.registry import make_env
+
+        cfg = self.config
+        if name not in self.envs:
+            self.envs[name] = make_env(self.env_name, cfg.num_envs, seed=derive_seed(cfg.seed, Stream.ENV, index, 1 + self.worker))
+            self.local[name] = self.kit.make_learner(self.envs[name], derive_seed(cfg.seed, Stream.LEARNER, index),
+                                                     **cfg.agent_settings)
 
     def _play(self, lease: dict) -> None:
         import ray
 
         from selfplay.training.games import GameRunner
-        from selfplay.training.registry import make_env
 
-        name, index, cfg = lease["player"], lease["index"], self.config
-        if name not in self.envs:
-            self.envs[name] = make_env(self.env_name, cfg.num_envs, seed=derive_seed(cfg.seed, 101, index, 1 + self.worker))
-            self.local[name] = self.kit.make_learner(self.envs[name], cfg.seed + 1 + index, **cfg.agent_settings)
+        name = lease["player"]
+        self.make_player(name, lease["index"])
         learner = self.local[name]
         runner = self.runners.get(name) if lease["continues"] else None
         recorder = getattr(learner, "recorder", None) if runner is not None else None
@@ -526,6 +557,8 @@ class RolloutWorker:
         self._lease, self._pending, self._steps = lease["lease"], [], 0
         started = time.perf_counter()
         if runner is None:
+            if name in self.runners:
+                self.stats["dropped_games"] += self.runners[name].n
             runner = GameRunner(self.envs[name], learner, self._draw, self.rng)
             self.runners[name] = runner
             self.epochs[name] = self.epochs.get(name, -1) + 1
@@ -585,6 +618,11 @@ class RayLeagueResult:
     seconds: float
     learners: dict[str, dict] = field(default_factory=dict)  # each learner's updates, samples and update time
     coordinator_restarts: int = 0
+    events: list[dict] = field(default_factory=list)  # actors lost and replaced (``EVENT_COLUMNS``), in order
+
+
+EVENT_COLUMNS = ("seconds", "event", "worker", "node", "node_lost", "replaced_by", "detail")
+EVENTS_FILE = "ray_events.csv"  # in the run directory: one row per event, appended by every run of the league
 
 
 class _CoordinatorDied(Exception):
@@ -597,125 +635,227 @@ class _Actors:
     learners: dict[str, Any]
     workers: dict[int, Any] = field(default_factory=dict)
     running: dict[Any, int] = field(default_factory=dict)  # run() result ref -> worker id
+    nodes: dict[int, Any] = field(default_factory=dict)  # worker id -> ref of the node id it runs on
 
     def all(self) -> list:
         return [self.coordinator, *self.learners.values(), *self.workers.values()]
 
 
-def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None,
-                      on_poll: Callable[[dict, dict], None] | None = None) -> RayLeagueResult:
-    """Train the league with Ray actors into ``out`` (resuming its last commit); returns counters.
+class LeagueDriver:
+    """Starts a Ray league's actors and watches them until the league is done (``run_league_on_ray``).
 
-    The driver starts the actors and watches them: a rollout worker that dies is replaced (its lease
-    released); a coordinator that dies takes every actor down with it and all restart from the last
-    commit (``max_coordinator_restarts``); learners are restarted by Ray. ``on_poll(progress, actors)``
-    is called every ``poll_seconds`` with the coordinator's progress and the live actors
-    (``{"coordinator", "learners": {name: handle}, "workers": {id: handle}}``): a progress display,
-    or a test that kills one."""
-    settings = settings or RayLeagueSettings()
-    ray = connect(settings.ray)
-    started = time.perf_counter()
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+    A rollout worker that dies is replaced by a new one (a new worker id; its lease released) and the
+    loss is recorded with the node the worker ran on and whether that node is gone from the cluster; a
+    worker's own error (a bug, not a fault of the cluster) is raised. A coordinator that dies takes
+    every actor down with it and all restart from the last commit. Every loss is an event
+    (``EVENT_COLUMNS``), returned in the result and appended to ``ray_events.csv`` in the run directory.
+    """
 
-    # the coordinator writes the run directory: on the driver's node, where `out` is
-    here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
-    coordinator_cls = ray.remote(LeagueCoordinator).options(num_cpus=0, scheduling_strategy=here)
-    # a learner holds nothing between updates (the rollout brings the state): Ray restarts one whose
-    # process or node died and retries the update there
-    learner_cls = ray.remote(LeagueLearner).options(num_cpus=settings.cpus_per_learner, num_gpus=settings.gpus_per_learner,
-                                                    max_restarts=-1, max_task_retries=-1)
-    worker_cls = ray.remote(RolloutWorker).options(num_cpus=settings.cpus_per_worker,
-                                                    resources=settings.resources_for(config.env))
-    finished: dict[int, dict] = {}
-    restarts = {"workers": 0, "coordinator": 0}
-    next_wid = [0]
+    def __init__(self, config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings,
+                 on_poll: Callable[[dict, dict], None] | None = None) -> None:
+        self.config, self.out, self.settings, self.on_poll = config, Path(out), settings, on_poll
+        self.ray = connect(settings.ray)
+        self.started = time.perf_counter()
+        self.finished: dict[int, dict] = {}  # worker id -> the counters its run() returned
+        self.worker_restarts = 0
+        self.coordinator_restarts = 0
+        self.next_worker = 0
+        self.events: list[dict] = []
+        self.actors: _Actors | None = None
+        self.bar = self._progress_bar()
+        self._classes()
 
-    def call(ref):
-        try:
-            return ray.get(ref)
-        except ray.exceptions.RayActorError:
-            raise _CoordinatorDied from None
+    def _classes(self) -> None:
+        """The actor classes with their resources: the coordinator writes the run directory, so it runs on
+        the driver's node; a learner holds nothing between updates (the rollout brings the state), so Ray
+        restarts one whose process or node died and retries the update there."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    def spawn(actors: _Actors) -> None:
-        wid = next_wid[0]
-        next_wid[0] += 1
-        actors.workers[wid] = worker_cls.remote(config, wid, actors.coordinator, actors.learners)
-        actors.running[actors.workers[wid].run.remote()] = wid
+        ray, s = self.ray, self.settings
+        here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(), soft=False)
+        self.coordinator_cls = ray.remote(LeagueCoordinator).options(num_cpus=0, scheduling_strategy=here)
+        self.learner_cls = ray.remote(LeagueLearner).options(num_cpus=s.cpus_per_learner, num_gpus=s.gpus_per_learner,
+                                                             max_restarts=-1, max_task_retries=-1)
+        self.worker_cls = ray.remote(RolloutWorker).options(num_cpus=s.cpus_per_worker,
+                                                            resources=s.resources_for(self.config.env))
 
-    def start() -> _Actors:
-        coordinator = coordinator_cls.remote(config, str(out), settings.max_lag)
-        names = call(coordinator.players.remote())
-        actors = _Actors(coordinator, {name: learner_cls.remote(config, i) for i, name in enumerate(names)})
-        call(coordinator.set_learners.remote(actors.learners))
-        for _ in range(settings.workers):
-            spawn(actors)
-        return actors
-
-    def drive(actors: _Actors) -> dict:
-        """Watch the actors until the league is done; returns the coordinator's last progress."""
-        while actors.running:
-            ready, _ = ray.wait(list(actors.running), num_returns=1, timeout=settings.poll_seconds)
-            for ref in ready:
-                wid = actors.running.pop(ref)
-                try:
-                    finished[wid] = ray.get(ref)
-                    actors.workers.pop(wid, None)
-                except ray.exceptions.RayError as error:
-                    call(actors.coordinator.release_worker.remote(wid))  # raises if the coordinator is the one gone
-                    if not isinstance(error, ray.exceptions.RayActorError):
-                        raise  # a bug in the worker, not a fault of the cluster
-                    actors.workers.pop(wid, None)
-                    restarts["workers"] += 1
-                    if restarts["workers"] > settings.max_worker_restarts:
-                        raise RuntimeError(f"rollout workers died {restarts['workers']} times (max_worker_restarts="
-                                           f"{settings.max_worker_restarts}); the run directory holds the last commit")
-                    spawn(actors)
-            progress = call(actors.coordinator.progress.remote())
-            if bar is not None:
-                bar.update(progress["steps"] - bar.n)
-            if on_poll is not None:
-                on_poll(progress, {"coordinator": actors.coordinator, "learners": dict(actors.learners),
-                                   "workers": dict(actors.workers)})
-            if progress["done"]:  # the league is done: a replacement still waiting for a CPU is not needed
-                ready, _ = ray.wait(list(actors.running), num_returns=len(actors.running), timeout=5.0)
-                for ref in ready:
-                    try:
-                        finished[actors.running[ref]] = ray.get(ref)
-                    except ray.exceptions.RayError:
-                        pass
-                break
-        return call(actors.coordinator.close.remote())
-
-    bar = None
-    if settings.progress:
+    def _progress_bar(self) -> Any:
+        if not self.settings.progress:
+            return None
         from tqdm import tqdm
 
-        league = config.league_config()
-        bar = tqdm(total=config.steps * (league.main + league.main_exploiters + league.league_exploiters), unit="step",
-                   leave=False)
-    actors = None
-    try:
+        league = self.config.league_config()
+        players = league.main + league.main_exploiters + league.league_exploiters
+        return tqdm(total=self.config.steps * players, unit="step", leave=False)
+
+    # -- the run -------------------------------------------------------------------------------
+    def run(self) -> RayLeagueResult:
+        """Train until the league is done (resuming its last commit); the actors are gone afterwards."""
+        try:
+            progress, learned = self._until_done()
+        finally:
+            if self.bar is not None:
+                self.bar.close()
+            self._kill_actors()
+            self._nodes_lost()
+            self._write_events()
+        return RayLeagueResult(progress, self.finished, self.worker_restarts, time.perf_counter() - self.started,
+                               learned, self.coordinator_restarts, list(self.events))
+
+    def _until_done(self) -> tuple[dict, dict]:
         while True:
             try:
-                actors = start()
-                progress = drive(actors)
-                learned = dict(zip(actors.learners, ray.get([h.stats.remote() for h in actors.learners.values()])))
+                self.actors = self._start()
+                progress = self._watch()
+                handles = self.actors.learners
+                return progress, dict(zip(handles, self.ray.get([h.stats.remote() for h in handles.values()])))
+            except _CoordinatorDied as died:
+                self._coordinator_died(str(died))
+
+    def _start(self) -> _Actors:
+        coordinator = self.coordinator_cls.remote(self.config, str(self.out), self.settings.max_lag)
+        names = self._call(coordinator.players.remote())
+        actors = _Actors(coordinator, {name: self.learner_cls.remote(self.config, i) for i, name in enumerate(names)})
+        self._call(coordinator.set_learners.remote(actors.learners))
+        for _ in range(self.settings.workers):
+            self._spawn(actors)
+        return actors
+
+    def _spawn(self, actors: _Actors) -> int:
+        wid, self.next_worker = self.next_worker, self.next_worker + 1
+        handle = self.worker_cls.remote(self.config, wid, actors.coordinator, actors.learners)
+        actors.workers[wid] = handle
+        actors.nodes[wid] = handle.node.remote()  # runs before run(): an actor's calls run in order
+        actors.running[handle.run.remote()] = wid
+        return wid
+
+    def _call(self, ref: Any) -> Any:
+        """A coordinator call's result; its death becomes ``_CoordinatorDied``."""
+        try:
+            return self.ray.get(ref)
+        except self.ray.exceptions.RayActorError as error:
+            raise _CoordinatorDied(_first_line(error)) from None
+
+    def _watch(self) -> dict:
+        """Poll the actors until the league is done; returns the coordinator's last progress."""
+        ray, actors = self.ray, self.actors
+        while actors.running:
+            ready, _ = ray.wait(list(actors.running), num_returns=1, timeout=self.settings.poll_seconds)
+            for ref in ready:
+                self._worker_returned(ref)
+            progress = self._call(actors.coordinator.progress.remote())
+            if self.bar is not None:
+                self.bar.update(progress["steps"] - self.bar.n)
+            if self.on_poll is not None:
+                self.on_poll(progress, {"coordinator": actors.coordinator, "learners": dict(actors.learners),
+                                        "workers": dict(actors.workers)})
+            if progress["done"]:
+                self._last_workers()
                 break
-            except _CoordinatorDied:
-                restarts["coordinator"] += 1
-                if restarts["coordinator"] > settings.max_coordinator_restarts:
-                    raise RuntimeError(f"the coordinator died {restarts['coordinator']} times (max_coordinator_restarts="
-                                       f"{settings.max_coordinator_restarts}); the run directory holds the last commit")
-                for handle in actors.all() if actors is not None else []:
-                    ray.kill(handle)
-                actors = None
-    finally:
-        if bar is not None:
-            bar.close()
-        for handle in actors.all() if actors is not None else []:
-            ray.kill(handle)
-    return RayLeagueResult(progress, finished, restarts["workers"], time.perf_counter() - started, learned,
-                           restarts["coordinator"])
+        return self._call(actors.coordinator.close.remote())
+
+    def _worker_returned(self, ref: Any) -> None:
+        """A worker's ``run`` ended: its counters, or — if it died — its release, an event, a replacement."""
+        actors = self.actors
+        wid = actors.running.pop(ref)
+        try:
+            self.finished[wid] = self.ray.get(ref)
+        except self.ray.exceptions.RayActorError as error:
+            self._call(actors.coordinator.release_worker.remote(wid))
+            self._worker_died(wid, error)
+        else:
+            actors.workers.pop(wid, None)
+
+    def _worker_died(self, wid: int, error: Exception) -> None:
+        actors = self.actors
+        actors.workers.pop(wid, None)
+        self.worker_restarts += 1
+        if self.worker_restarts > self.settings.max_worker_restarts:
+            self._event("worker lost", wid, error, self._node_of(wid), None)
+            raise RuntimeError(f"rollout workers died {self.worker_restarts} times (max_worker_restarts="
+                               f"{self.settings.max_worker_restarts}); the run directory holds the last commit")
+        node = self._node_of(wid)
+        self._event("worker lost", wid, error, node, self._spawn(actors))
+
+    def _last_workers(self) -> None:
+        """The league is done: collect the workers' counters (they end at their next lease). A replacement
+        still waiting for a CPU is not needed (killed with the others); one that died now is recorded."""
+        actors = self.actors
+        ready, _ = self.ray.wait(list(actors.running), num_returns=len(actors.running), timeout=5.0)
+        for ref in ready:
+            wid = actors.running.pop(ref)
+            try:
+                self.finished[wid] = self.ray.get(ref)
+            except self.ray.exceptions.RayActorError as error:
+                self._event("worker lost after the league was done", wid, error, self._node_of(wid), None)
+
+    def _coordinator_died(self, detail: str) -> None:
+        self.coordinator_restarts += 1
+        self._event("coordinator lost: every actor restarted from the last commit", None, detail,
+                    None, None)
+        if self.coordinator_restarts > self.settings.max_coordinator_restarts:
+            raise RuntimeError(f"the coordinator died {self.coordinator_restarts} times (max_coordinator_restarts="
+                               f"{self.settings.max_coordinator_restarts}); the run directory holds the last commit")
+        self._kill_actors()
+
+    def _kill_actors(self) -> None:
+        if self.actors is not None:
+            for handle in self.actors.all():
+                self.ray.kill(handle)
+        self.actors = None
+
+    # -- the record of what was lost -------------------------------------------------------------
+    def _node_of(self, wid: int) -> str | None:
+        """The node a worker ran on, if it said so before it died."""
+        ref = self.actors.nodes.get(wid)
+        if ref is None:
+            return None
+        try:
+            return self.ray.get(ref, timeout=0)
+        except (self.ray.exceptions.RayError, self.ray.exceptions.GetTimeoutError):
+            return None  # it died before answering: the node is unknown
+
+    def _event(self, event: str, worker: int | None, error: Any, node: str | None, replaced_by: int | None) -> None:
+        alive = {n["NodeID"]: n["Alive"] for n in self.ray.nodes()} if node is not None else {}
+        self.events.append({"seconds": round(time.perf_counter() - self.started, 3), "event": event, "worker": worker,
+                            "node": node, "node_lost": None if node is None else not alive.get(node, False),
+                            "replaced_by": replaced_by, "detail": _first_line(error)})
+
+    def _nodes_lost(self) -> None:
+        """Whether each event's node is gone, as the cluster says now (it notices a node's death some
+        seconds after its actors')."""
+        alive = {n["NodeID"]: n["Alive"] for n in self.ray.nodes()}
+        for e in self.events:
+            if e["node"] is not None:
+                e["node_lost"] = not alive.get(e["node"], False)
+
+    def _write_events(self) -> None:
+        """Append this run's events to ``ray_events.csv`` (a log beside the commits, not part of them)."""
+        if not self.events:
+            return
+        import csv
+
+        path = self.out / EVENTS_FILE
+        new = not path.exists()
+        with open(path, "a", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=EVENT_COLUMNS)
+            if new:
+                writer.writeheader()
+            writer.writerows(self.events)
+
+
+def _first_line(error: Any) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:200] if text else type(error).__name__
+
+
+def run_league_on_ray(config: LeagueTrainConfig, out: str | Path, settings: RayLeagueSettings | None = None,
+                      on_poll: Callable[[dict, dict], None] | None = None) -> RayLeagueResult:
+    """Train the league with Ray actors into ``out`` (resuming its last commit); returns counters and the
+    actors lost (``LeagueDriver``). ``on_poll(progress, actors)`` is called every ``poll_seconds`` with the
+    coordinator's progress and the live actors (``{"coordinator", "learners": {name: handle}, "workers":
+    {id: handle}}``): a progress display, or a test that kills one."""
+    return LeagueDriver(config, out, settings or RayLeagueSettings(), on_poll).run()
 
 
 def check_league_records(out: str | Path) -> dict:
@@ -724,8 +864,9 @@ def check_league_records(out: str | Path) -> dict:
 
     - ``matches.csv`` is the committed match list, and each player's episode numbers run 0, 1, … with
       no gap or repeat (no game counted twice, none lost);
-    - with an undecayed payoff (``decay=1``), for every pair the payoff's game count equals the finished
-      games between them in ``matches.csv`` (either side as the learner; self-play is not recorded);
+    - the payoff is ``matches.csv`` replayed: every league game (self-play is not recorded), in file
+      order, through a fresh payoff with the league's decay (``Payoff.update``) reproduces the committed
+      table's wins, draws, losses and games of every pair exactly, whatever the decay;
     - the menagerie's index names exactly the committed policy files, and has one historical per
       main player at the start plus one per ``checkpoint`` row of ``metrics.csv``;
     - each player's update counter equals its rows in ``metrics.csv``.
@@ -746,19 +887,7 @@ def check_league_records(out: str | Path) -> dict:
         if state["players"][name]["episodes"] != len(rows):
             raise ValueError(f"player {name} counted {state['players'][name]['episodes']} episodes, matches.csv has {len(rows)}")
     payoff = Payoff.from_dict(state["mode"]["league"]["payoff"])
-    games = 0.0
-    if payoff.decay == 1.0:
-        played: dict[tuple[str, str], int] = {}
-        for (player, opponent), n in matches.groupby(["player", "opponent"]).size().items():
-            if player != opponent:
-                played[(player, opponent)] = played.get((player, opponent), 0) + int(n)
-                played[(opponent, player)] = played.get((opponent, player), 0) + int(n)
-        for home, away in {(h, a) for h, a in played} | {(str(h), str(a)) for h, a in payoff._counts}:
-            key = lambda k: int(k) if k.isdigit() else k
-            have = payoff.games(key(home), key(away))
-            if have != played.get((home, away), 0):
-                raise ValueError(f"the payoff counts {have} games {home} vs {away}, matches.csv {played.get((home, away), 0)}")
-            games += have
+    games = _check_payoff_replay(payoff, matches)
     metrics = pd.read_csv(run.metrics) if run.metrics.exists() else pd.DataFrame(columns=["player", "checkpoint"])
     index = state["menageries"]["menagerie"]
     files = sorted(p.name for p in run.menagerie.glob("policy_*.pt"))
@@ -774,4 +903,24 @@ def check_league_records(out: str | Path) -> dict:
             raise ValueError(f"player {name} counted {saved['updates']} updates, metrics.csv has "
                              f"{int((metrics['player'] == name).sum())} rows")
     return {"games": len(matches), "self_play_games": int((matches["player"] == matches["opponent"]).sum()),
-            "payoff_games": games / 2, "menagerie": len(index["entries"]), "updates": len(metrics)}
+            "payoff_games": games, "menagerie": len(index["entries"]), "updates": len(metrics)}
+
+
+def _check_payoff_replay(payoff, matches) -> int:
+    """Replay ``matches`` (``player, opponent, score`` rows in order; an opponent that is a number is a
+    menagerie id) through a fresh payoff with ``payoff``'s decay; raises ``ValueError`` naming the first
+    pair whose ``[wins, draws, losses, games]`` differ from ``payoff``'s, else returns the games replayed."""
+    from selfplay.core.payoff import Payoff
+
+    replayed = Payoff(payoff.decay)
+    games = 0
+    for player, opponent, score in zip(matches["player"], matches["opponent"], matches["score"]):
+        if player != opponent:  # the league does not record self-play
+            replayed.update(player, int(opponent) if opponent.isdigit() else opponent, float(score))
+            games += 1
+    for home, away in dict.fromkeys([*payoff._counts, *replayed._counts]):
+        have, want = payoff.counts(home, away), replayed.counts(home, away)
+        if not np.array_equal(have, want):
+            raise ValueError(f"the payoff holds [wins, draws, losses, games] = {have.tolist()} for {home} vs {away}; "
+                             f"replaying matches.csv (decay {payoff.decay}) gives {want.tolist()}")
+    return games
