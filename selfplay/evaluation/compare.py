@@ -27,7 +27,7 @@ from selfplay.training.loop import TrainConfig, train
 from selfplay.core.menagerie import Menagerie
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
 from selfplay.training.rundir import RunDir
-from selfplay.evaluation.runs import load_checkpoint_policies, pool_map, slug
+from selfplay.evaluation.runs import open_committed, pool_map, slug
 from selfplay.utils.threads import torch_threads
 from selfplay.core.schemes import make_scheme
 
@@ -136,20 +136,31 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/.
     ``max_games`` (games per block, ``None``: ``matches.MAX_GAMES``) and ``blocks`` (a ``RayExecutor``
     that plays the matrix's further blocks as tasks): as ``training.matches.play_matches``."""
-    from selfplay.training.matches import MAX_GAMES, evaluate_population
-
-    run = RunDir(run_dir)
-    cfg = run.read_config()
-    if "league" in cfg:
-        raise ValueError(f"run_dir {str(run_dir)!r} is a league run: `selfplay league` evaluated it into its report.md")
     if matches < 1:
         raise ValueError(f"matches must be ≥ 1, got {matches}")
-    if (run.checkpoints / "side0").exists():  # a learner per side (asymmetric map)
+    run = RunDir(run_dir)
+    if "league" in run.read_config():
+        raise ValueError(f"run_dir {str(run_dir)!r} is a league run: `selfplay league` evaluated it into its report.md")
+    run.lock("selfplay evaluate")  # evaluation/ and figures/ are written: one writer, and not during training
+    try:
+        return _evaluate_locked(run, matches, seed, figures, scripted_games, max_games, blocks)
+    finally:
+        run.unlock()
+
+
+def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, scripted_games: int,
+                     max_games: int | None, blocks: Any) -> dict:
+    from selfplay.training.matches import MAX_GAMES, evaluate_population
+
+    run_dir = run.root
+    run, state, kit = open_committed(run)
+    cfg = state["config"]
+    if "checkpoints/side0" in state.get("menageries", {}):  # a learner per side (asymmetric map)
         from selfplay.training.two_sided import evaluate_two_sided
 
-        return evaluate_two_sided(run_dir, matches, seed, scripted_games)
-    kit = agent_kit(cfg["agent"], cfg["env"])
-    ids, policies = load_checkpoint_policies(run_dir)
+        return evaluate_two_sided(run, matches, seed, scripted_games, committed=(state, kit))
+    checkpoints = run.committed_menagerie(state, "checkpoints", kit.load_policy)
+    ids, policies = checkpoints.ids, [e.policy for e in checkpoints]
     if len(policies) < 2:
         raise ValueError(f"run {run_dir} has {len(policies)} checkpoint(s); a winrate matrix needs at least 2")
     env = env_for_agent(cfg["env"], cfg["agent"])
@@ -172,7 +183,7 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
         summary.update(vs_scripted_first=float(vs_ai[0]), vs_scripted_final=float(vs_ai[-1]),
                        vs_scripted_best=float(vs_ai.max()))
     if is_openspiel(cfg["env"]):  # exact exploitability of every checkpoint and of its Nash mixture
-        summary.update(_exploitability(run, env, ids, policies, ev.W, figures, cfg))
+        summary.update(_exploitability(run, env, checkpoints, policies, ev.W, figures, cfg))
     atomic_write_json(run.evaluation / "summary.json", summary)
     if figures:
         from selfplay.analysis import plots
@@ -204,12 +215,12 @@ STANDARD_SUMMARY = ("lower_triangle_winrate", "nash_support", "final_vs_first", 
 
 def _is_number(v) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-def _exploitability(run: RunDir, env: str, ids: list[int], policies: list, W: np.ndarray, figures: bool,
+def _exploitability(run: RunDir, env: str, menagerie: Menagerie, policies: list, W: np.ndarray, figures: bool,
                     cfg: dict) -> dict:
     """``evaluation/exploitability.csv`` (and its figure) of an OpenSpiel run; the summary's entries."""
     from selfplay.training.openspiel_eval import evaluate_exploitability, read_exploitability
 
-    menagerie = Menagerie.load(run.checkpoints)
+    ids = menagerie.ids
     episodes = [int(menagerie[i].tags.get("episode", 0)) for i in ids]
     summary = evaluate_exploitability(env, ids, episodes, policies, W, run.evaluation)
     if figures:

@@ -177,7 +177,7 @@ class LeagueTrainer(Trainer):
         players = [Player(name, kit.make_learner(envs[name], config.seed + 1 + i, **config.agent_settings), envs[name])
                    for i, name in enumerate(league.players)]
         sl_policy = kit.make_learner(next(iter(envs.values())), config.seed, **config.agent_settings).snapshot()
-        super().__init__(RunDir(out).create(), config, kit, LeagueMode(config, league, sl_policy), players,
+        super().__init__(RunDir(out, kind="league").create(), config, kit, LeagueMode(config, league, sl_policy), players,
                          np.random.default_rng(config.seed), config.run_config(), progress=config.progress,
                          tensorboard=config.tensorboard, progress_total=config.steps * len(players), progress_unit="step")
 

@@ -182,7 +182,7 @@ def test_damaged_directories_are_refused_with_what_is_damaged(tmp_path):
     config = tiny_config(episodes=48)
     train(config, tmp_path / "run")
     run = RunDir(tmp_path / "run")
-    state = next(tmp_path.glob("run/state-*.pt"))
+    state = next(tmp_path.glob("run/state-*.npz"))
     # cut exports are repaired from the commit on resume
     rows = (tmp_path / "run" / "matches.csv").read_text().splitlines()
     (tmp_path / "run" / "matches.csv").write_text("\n".join(rows[:20]) + "\n")
@@ -191,7 +191,7 @@ def test_damaged_directories_are_refused_with_what_is_damaged(tmp_path):
     # a changed state file
     data = state.read_bytes()
     state.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
-    with pytest.raises(RunDirError, match="checksum"):
+    with pytest.raises(RunDirError, match="does not match its SHA-256"):
         train(config, tmp_path / "run")
     state.write_bytes(data)
     # a missing policy file the commit names
