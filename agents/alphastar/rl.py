@@ -52,8 +52,10 @@ def make_alphastar_learner(env, seed: int, seat: int = 0, sl_checkpoint: str | o
 
         sl_net = AlphaStarNet(env.network_config(**QUICK_NETWORK))
     else:
-        data = torch.load(sl_checkpoint, weights_only=False)
-        if "network_config" not in data or "state_dict" not in data:
+        from selfplay.utils.io import load_torch_data
+
+        data = load_torch_data(sl_checkpoint, "sl_checkpoint")
+        if not isinstance(data, dict) or "network_config" not in data or "state_dict" not in data:
             raise ValueError(f"sl_checkpoint {sl_checkpoint} is not a run_sl checkpoint (sl_checkpoint.pt)")
         sl_net = network_from_dict(data["network_config"], data["state_dict"])
         try:

@@ -73,7 +73,8 @@ def load_two_player_zero_sum(game: str) -> Any:
         raise ValueError(f"game {base!r} is not an OpenSpiel game (pyspiel.registered_names() lists them)")
     try:
         loaded = pyspiel.load_game(game.strip())
-    except pyspiel.SpielError as err:
+    except (pyspiel.SpielError, ValueError, RuntimeError, IndexError, OverflowError, MemoryError) as err:
+        # SpielError for a checked parameter; a C++ exception (std::length_error, ...) for an unchecked one
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
         raise ValueError(f"game {game!r} cannot be loaded by OpenSpiel: {first_line}") from None
     kind = loaded.get_type()

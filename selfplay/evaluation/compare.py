@@ -26,7 +26,8 @@ from selfplay.utils.io import atomic_write_json
 from selfplay.training.loop import TrainConfig, train
 from selfplay.core.menagerie import Menagerie
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
-from selfplay.training.rundir import RunDir
+from selfplay.training.rundir import RunDir, check_out
+from selfplay.utils.checks import check_int, check_seed
 from selfplay.evaluation.runs import open_committed, pool_map, slug
 from selfplay.utils.threads import torch_threads
 from selfplay.core.schemes import make_scheme
@@ -101,9 +102,23 @@ class CompareConfig:
             raise ValueError(f"matches must be ≥ 1, got {self.matches}")
         from selfplay.analysis.statistics import BootstrapConfig
 
+        for seed in self.seeds:
+            check_seed(seed, "seeds")
         BootstrapConfig(confidence=self.confidence, resamples=self.bootstrap_resamples).validate()
-        TrainConfig(env=self.env, agent=self.agents[0], scheme=self.schemes[0], episodes=self.episodes,
-                    checkpoints=self.checkpoints, num_envs=self.num_envs)
+        self.train_configs()  # every run's settings (agent settings included) are checked before anything is written
+
+    def run_specs(self, out: Path) -> list["RunSpec"]:
+        """The runs, each with its directory under ``out``: every agent × scheme × seed."""
+        return [RunSpec(a, s, seed, out / "runs" / a / f"{slug(s)}-s{seed}")
+                for a in self.agents for s in self.schemes for seed in self.seeds]
+
+    def train_configs(self, runs: list["RunSpec"] | None = None) -> list[TrainConfig]:
+        """Each run's ``TrainConfig`` (built, so checked: a bad setting of any run is a ``ValueError`` here)."""
+        runs = self.run_specs(Path(".")) if runs is None else runs
+        return [TrainConfig(env=self.env, agent=r.agent, scheme=r.scheme, episodes=self.episodes,
+                            num_envs=self.num_envs, seed=r.seed, checkpoints=self.checkpoints,
+                            agent_settings=dict(self.alphastar if r.agent == "alphastar" else self.ppo),
+                            tensorboard=True) for r in runs]
 
 
 @dataclass
@@ -136,8 +151,8 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/.
     ``max_games`` (games per block, ``None``: ``matches.MAX_GAMES``) and ``blocks`` (a ``RayExecutor``
     that plays the matrix's further blocks as tasks): as ``training.matches.play_matches``."""
-    if matches < 1:
-        raise ValueError(f"matches must be ≥ 1, got {matches}")
+    check_int(matches, "matches", 1)
+    check_seed(seed)
     run = RunDir(run_dir)
     if "league" in run.read_config():
         raise ValueError(f"run_dir {str(run_dir)!r} is a league run: `selfplay league` evaluated it into its report.md")
@@ -237,27 +252,29 @@ def compare(config: CompareConfig, out: str | Path, executor: Any = None) -> Pat
     with ``map(function, tasks, jobs)`` that runs the training and evaluation tasks elsewhere (e.g.
     ``training.distributed.executor.RayExecutor``: one Ray task per run); ``None``: the local process pool."""
     config.validate()
-    with torch_threads(1):  # small networks: one thread per process (runs and evaluations go in parallel)
-        return _compare(config, Path(out), executor)
+    check_out(out)
+    out = Path(out)
+    run = RunDir(out, kind="comparison")
+    run.check_kind("selfplay compare")
+    _check_same_comparison(out, asdict(config))
+    run.lock("selfplay compare")  # one comparison writes ``out`` at a time
+    try:
+        with torch_threads(1):  # small networks: one thread per process (runs and evaluations go in parallel)
+            return _compare(config, out, executor)
+    finally:
+        run.unlock()
 
 
 def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
     import os
 
-    _check_same_comparison(out, asdict(config))
-    RunDir(out).create()
+    runs = config.run_specs(out)
+    tasks = [(c, str(r.path)) for c, r in zip(config.train_configs(runs), runs)]
     atomic_write_json(out / "compare_config.json", asdict(config))
     started = time.perf_counter()
-    runs = [RunSpec(a, s, seed, out / "runs" / a / f"{slug(s)}-s{seed}")
-            for a in config.agents for s in config.schemes for seed in config.seeds]
 
     # 1. training, in parallel processes (each single-threaded)
     jobs = config.jobs or min(len(runs), os.cpu_count() or 1)
-    tasks = [(TrainConfig(env=config.env, agent=r.agent, scheme=r.scheme, episodes=config.episodes,
-                          num_envs=config.num_envs, seed=r.seed, checkpoints=config.checkpoints,
-                          agent_settings=dict(config.alphastar if r.agent == "alphastar" else config.ppo),
-                          tensorboard=True),
-              str(r.path)) for r in runs]
     run_map = executor.map if executor is not None else pool_map
     trained = run_map(_train_one, tasks, jobs)
     train_seconds = time.perf_counter() - started

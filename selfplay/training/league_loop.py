@@ -29,6 +29,7 @@ from selfplay.core.schemes import LearnerInfo, parse_spec
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.training.trainer import Player, Trainer
+from selfplay.utils.checks import MAX_NUM_ENVS, check_int, check_seed
 from selfplay.utils.seeding import derive_seed
 
 
@@ -68,8 +69,8 @@ class LeagueTrainConfig:
         if name != "league":
             raise ValueError(f"league must be a spec like 'league:main=1,main_exploiters=1', got {self.league!r}")
         for label in ("steps", "num_envs", "matches"):
-            if getattr(self, label) < 1:
-                raise ValueError(f"{label} must be ≥ 1, got {getattr(self, label)!r}")
+            check_int(getattr(self, label), label, 1, MAX_NUM_ENVS if label == "num_envs" else None)
+        check_seed(self.seed)
 
     def league_config(self) -> LeagueConfig:
         _, kwargs = parse_spec(self.league)
