@@ -5,6 +5,7 @@ scalars, and torch tensors. ``encode`` writes the tree as JSON, each array or te
 reference to a member of the archive; the few things JSON cannot say are tagged objects:
 
     {"__tuple__": [...]}              a tuple
+    {"__rows__": [[...], ...]}        a list of tuples of plain values (a table's rows)
     {"__dict__": [[key, value], ...]} a dict whose keys are not all plain strings (ints, tuples)
     {"__ndarray__": "a3"}             numpy array stored as archive member ``a3``
     {"__tensor__": "t7"}              torch tensor stored (as a numpy array) as archive member ``t7``
@@ -28,7 +29,7 @@ import numpy as np
 
 TREE = "tree"
 _MEMBER = re.compile(r"^[at]\d+$")
-_TAGS = ("__tuple__", "__dict__", "__ndarray__", "__tensor__", "__np__")
+_TAGS = ("__tuple__", "__rows__", "__dict__", "__ndarray__", "__tensor__", "__np__")
 _SCALARS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
             "float16", "float32", "float64")
 
@@ -40,28 +41,62 @@ class StateFileError(ValueError):
 def encode(state: Any) -> bytes:
     """The ``.npz`` bytes of ``state`` (see the module docstring); ``TypeError`` for anything else."""
     arrays: dict[str, np.ndarray] = {}
-    tree = _encode(state, arrays, "state")
+    if isinstance(state, dict):  # name the top-level entry that cannot be stored
+        tree = {}
+        for key, value in state.items():
+            try:
+                tree[key] = _encode(value, arrays)
+            except TypeError as error:
+                raise TypeError(f"state[{key!r}]: {error}") from None
+        tree = _encode_dict(tree, arrays, encoded=True)
+    else:
+        tree = _encode(state, arrays)
     text = json.dumps(tree, allow_nan=True, separators=(",", ":")).encode("utf-8")
     buffer = io.BytesIO()
     np.savez(buffer, **{TREE: np.frombuffer(text, dtype=np.uint8)}, **arrays)
     return buffer.getvalue()
 
 
-def _encode(x: Any, arrays: dict, where: str) -> Any:
-    if x is None or isinstance(x, (bool, str)):
+_PLAIN = frozenset((str, int, float, bool, type(None)))  # exact types JSON writes and reads back as they were
+
+
+def _plain(values) -> bool:
+    return all(type(v) in _PLAIN for v in values)
+
+
+def _encode_dict(x: dict, arrays: dict, encoded: bool = False) -> Any:
+    if all(type(k) is str and not k.startswith("__") for k in x):
+        return x if encoded else {k: v if type(v) in _PLAIN else _encode(v, arrays) for k, v in x.items()}
+    return {"__dict__": [[_encode(k, arrays), v if encoded else _encode(v, arrays)] for k, v in x.items()]}
+
+
+def _encode(x: Any, arrays: dict) -> Any:
+    kind = type(x)
+    if kind in _PLAIN:
         return x
-    if isinstance(x, int):
-        return x
-    if isinstance(x, float):
-        return x
+    if kind is list:
+        if _plain(x):
+            return x
+        if all(type(v) is tuple and _plain(v) for v in x):  # table rows (matches)
+            return {"__rows__": [list(v) for v in x]}
+        return [_encode(v, arrays) for v in x]
+    if isinstance(x, dict):  # OrderedDict (torch state dicts), defaultdict: read back as dicts
+        return _encode_dict(x, arrays)
+    if isinstance(x, tuple):  # torch.Size too: read back as a tuple
+        return {"__tuple__": list(x) if _plain(x) else [_encode(v, arrays) for v in x]}
+    if isinstance(x, list):
+        return [_encode(v, arrays) for v in x]
     if isinstance(x, np.generic):
         name = x.dtype.name
         if name not in _SCALARS:
-            raise TypeError(f"{where}: numpy scalar of dtype {name} cannot be stored as data")
+            raise TypeError(f"a numpy scalar of dtype {name} cannot be stored as data")
         return {"__np__": name, "v": x.item()}
+    for base in (bool, int, float, str):  # subclasses of plain types (IntEnum, ...) as the plain value
+        if isinstance(x, base):
+            return base(x)
     if isinstance(x, np.ndarray):
         if x.dtype.hasobject:
-            raise TypeError(f"{where}: an object array cannot be stored as data")
+            raise TypeError("an object array cannot be stored as data")
         key = f"a{len(arrays)}"
         arrays[key] = x
         return {"__ndarray__": key}
@@ -70,18 +105,9 @@ def _encode(x: Any, arrays: dict, where: str) -> Any:
         try:
             arrays[key] = x.detach().cpu().numpy()
         except TypeError as error:  # a dtype numpy lacks (bfloat16)
-            raise TypeError(f"{where}: tensor of dtype {x.dtype} cannot be stored as data ({error})") from None
+            raise TypeError(f"a tensor of dtype {x.dtype} cannot be stored as data ({error})") from None
         return {"__tensor__": key}
-    if isinstance(x, tuple):
-        return {"__tuple__": [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(x)]}
-    if isinstance(x, list):
-        return [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(x)]
-    if isinstance(x, dict):
-        if all(isinstance(k, str) and not k.startswith("__") for k in x):
-            return {k: _encode(v, arrays, f"{where}.{k}") for k, v in x.items()}
-        return {"__dict__": [[_encode(k, arrays, f"{where} key"), _encode(v, arrays, f"{where}[{k!r}]")]
-                             for k, v in x.items()]}
-    raise TypeError(f"{where}: {type(x).__name__} cannot be stored as data")
+    raise TypeError(f"{type(x).__name__} cannot be stored as data")
 
 
 def decode(data: bytes) -> Any:
@@ -105,21 +131,22 @@ def decode(data: bytes) -> Any:
 
 
 def _decode(x: Any, arrays: dict) -> Any:
-    if x is None or isinstance(x, (bool, str, int)):
+    kind = type(x)
+    if kind in _PLAIN:
         return x
-    if isinstance(x, float):
-        return x
-    if isinstance(x, list):
-        return [_decode(v, arrays) for v in x]
-    if not isinstance(x, dict):
+    if kind is list:
+        return x if _plain(x) else [_decode(v, arrays) for v in x]
+    if kind is not dict:
         raise StateFileError(f"unexpected JSON value {x!r}")
     tags = [k for k in x if k.startswith("__")]
     if not tags:
-        return {k: _decode(v, arrays) for k, v in x.items()}
+        return {k: v if type(v) in _PLAIN else _decode(v, arrays) for k, v in x.items()}
     tag = tags[0]
     if tag not in _TAGS or len(tags) != 1:
         raise StateFileError(f"unknown tag {tag!r}")
     value = x[tag]
+    if tag == "__rows__" and isinstance(value, list) and all(type(r) is list and _plain(r) for r in value):
+        return [tuple(r) for r in value]
     if tag == "__tuple__" and isinstance(value, list):
         return tuple(_decode(v, arrays) for v in value)
     if tag == "__dict__" and isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 for p in value):
