@@ -211,13 +211,14 @@ def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, script
 def _check_same_comparison(out: Path, config: dict) -> None:
     """Refuse, before writing anything, to continue a comparison in ``out`` with other settings
     (``jobs`` only changes how fast, and may differ)."""
-    from selfplay.utils.io import read_json
+    from selfplay.training import statefile
+    from selfplay.training.rundir import read_inside
 
     path = out / "compare_config.json"
     if not path.is_file():
         return
     try:
-        before = read_json(path)
+        before = statefile.json_object(read_inside(out, path.name, "compare_config", 16 << 20))
     except (OSError, ValueError):
         raise ValueError(f"{path} is damaged; use another --out") from None
     differ = [f"{k}: {before.get(k)!r} in the directory, {v!r} now" for k, v in config.items()
@@ -255,6 +256,8 @@ def compare(config: CompareConfig, out: str | Path, executor: Any = None) -> Pat
     check_out(out)
     out = Path(out)
     run = RunDir(out, kind="comparison")
+    if out.is_dir():
+        run.check_links()  # before anything in it is read
     run.check_kind("selfplay compare")
     _check_same_comparison(out, asdict(config))
     run.lock("selfplay compare")  # one comparison writes ``out`` at a time

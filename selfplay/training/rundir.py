@@ -154,8 +154,10 @@ def kind_of(root: Path) -> str | None:
     config = root / "config.yaml"
     if config.is_file():
         try:
-            data = yaml.safe_load(config.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError, UnicodeDecodeError):
+            data = yaml.safe_load(read_inside(root, "config.yaml", "config", MAX_MANIFEST_BYTES).decode("utf-8"))
+        except RunDirError:
+            raise
+        except (OSError, ValueError, yaml.YAMLError):
             data = None
         return "league" if isinstance(data, dict) and "league" in data else "train"
     if (root / "sl_checkpoint.pt").is_file() or (root / "sl_metrics.json").is_file():

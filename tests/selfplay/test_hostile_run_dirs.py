@@ -367,3 +367,21 @@ def test_one_comparison_writes_a_directory_at_a_time(tmp_path, capsys):
     finally:
         holder.unlock()
     assert not (out / "compare_config.json").exists()
+
+
+@pytest.mark.parametrize("command, marker_file", [("train", "config.yaml"), ("compare", "compare_config.json"),
+                                                   ("evaluate", "config.yaml")])
+def test_a_symlinked_marker_file_is_refused(tmp_path, finished_run, capsys, command, marker_file):
+    """The files a command reads to learn what a directory holds are not followed out of it either."""
+    out = tmp_path / "out"
+    if command == "compare":
+        out.mkdir()
+    else:
+        shutil.copytree(finished_run, out)
+    outside = tmp_path / "outside.txt"
+    outside.write_text((out / marker_file).read_text() if (out / marker_file).exists() else "{}")
+    (out / marker_file).unlink(missing_ok=True)
+    (out / marker_file).symlink_to(outside)
+    args = {"train": ["train", *TRAIN_ARGS, "--out", str(out)], "evaluate": ["evaluate", str(out)],
+            "compare": ["compare", "--quick", "--schemes", "naive", "--out", str(out)]}[command]
+    assert "symbolic link" in cli_error(args, capsys)
