@@ -47,14 +47,17 @@ from typing import Any, Iterable, Sequence
 import yaml
 
 from selfplay.training import statefile
+from selfplay.training.rundir_paths import (RunDirError, check_out, find_links, plain_name, read_inside,
+                                            unlink_regular)
 from selfplay.utils.io import atomic_write, atomic_write_json, atomic_write_text, fsync_dir
+
+__all__ = ["RunDir", "RunDirError", "check_out", "kind_of", "read_inside", "KINDS", "FORMAT"]
 
 MANIFEST = "manifest.json"
 LOCK = ".lock"
 STATE_PATTERN = re.compile(r"^state-(\d{6})\.(npz|pt)$")  # .pt: the pickled state of selfplay-run/2
 POLICY_PATTERN = re.compile(r"^policy_\d{6}\.pt$")
 TEMP_PATTERN = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # utils.io.atomic_write's temporary files (mkstemp)
-NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")  # one plain path component
 FORMAT = "selfplay-run/3"
 OLD_FORMATS = {"selfplay-run/2": "selfplay-run/2 (a pickled state-<gen>.pt)"}
 MAX_MANIFEST_BYTES = 16 << 20
@@ -65,78 +68,6 @@ KINDS = {
     "comparison": "a comparison (`selfplay compare`)",
     "sl": "an SL run (`selfplay sl`)",
 }
-
-
-class RunDirError(ValueError):
-    """A run directory that cannot be used as asked (damaged, locked, not a run, another config)."""
-
-
-def check_out(out: Any, name: str = "out") -> None:
-    """``out`` must name a directory: a non-empty path."""
-    if not isinstance(out, (str, os.PathLike)) or not str(os.fspath(out)).strip():
-        raise ValueError(f"{name} must name a directory, got {out!r}")
-
-
-def plain_name(rel: Any, what: str) -> tuple[str, ...]:
-    """The components of ``rel``, a relative path of plain names (no ``..``, no absolute path, no
-    hidden or odd names); ``RunDirError`` otherwise."""
-    parts = tuple(rel.split("/")) if isinstance(rel, str) else ()
-    if not parts or len(parts) > 4 or not all(NAME.match(p) and p not in (".", "..") for p in parts):
-        raise RunDirError(f"{what} names {rel!r}, which is not a plain file name inside the run directory")
-    return parts
-
-
-def open_inside(root: Path, rel: str, what: str) -> int:
-    """A read-only descriptor of ``root/rel`` opened component by component without following links
-    (``O_NOFOLLOW``): a link, at any level, is a ``RunDirError``; a missing file is ``FileNotFoundError``."""
-    parts = plain_name(rel, what)
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            flags = os.O_RDONLY | os.O_NOFOLLOW | (0 if last else os.O_DIRECTORY)
-            try:
-                nxt = os.open(part, flags, dir_fd=fd)
-            except OSError as error:
-                if error.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(os.path.join(root, *parts[:i + 1])):
-                    raise RunDirError(f"{what}: {'/'.join(parts[:i + 1])} in {str(root)!r} is a symbolic link; "
-                                      "a run directory holds no links") from None
-                raise
-            os.close(fd)
-            fd = nxt
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise RunDirError(f"{what}: {rel} in {str(root)!r} is not a regular file")
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def read_inside(root: Path, rel: str, what: str, limit: int | None = None) -> bytes:
-    """The bytes of ``root/rel`` (``open_inside``); at most ``limit`` bytes or a ``RunDirError``."""
-    fd = open_inside(root, rel, what)
-    with os.fdopen(fd, "rb") as f:
-        data = f.read() if limit is None else f.read(limit + 1)
-    if limit is not None and len(data) > limit:
-        raise RunDirError(f"{what}: {rel} in {str(root)!r} is larger than {limit} bytes")
-    return data
-
-
-def find_links(root: Path) -> list[str]:
-    """Symbolic links anywhere below ``root`` (links are never followed while looking)."""
-    found, stack = [], [root]
-    while stack:
-        here = stack.pop()
-        try:
-            entries = list(os.scandir(here))
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-        for entry in entries:
-            if entry.is_symlink():
-                found.append(os.path.relpath(entry.path, root))
-            elif entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
-    return sorted(found)
 
 
 def kind_of(root: Path) -> str | None:
@@ -343,7 +274,7 @@ class RunDir:
         for old in os.listdir(self.root):
             match = STATE_PATTERN.match(old)
             if match and old != name:
-                _unlink_regular(self.root / old)
+                unlink_regular(self.root / old)
         return generation
 
     def read_manifest(self) -> dict:
@@ -440,17 +371,8 @@ class RunDir:
                          or (not folder and STATE_PATTERN.match(name) and rel not in keep)
                          or (folder and POLICY_PATTERN.match(name) and rel not in keep))
                 if stray:
-                    _unlink_regular(here / name)
+                    unlink_regular(here / name)
 
     def _damaged(self, what: str) -> RunDirError:
         return RunDirError(f"run directory {str(self.root)!r} is damaged: {what}. Restore the directory from a "
                            "backup to resume, or start afresh with another directory")
-
-
-def _unlink_regular(path: Path) -> None:
-    """Remove ``path`` if it is a regular file (never a link or a directory)."""
-    try:
-        if stat.S_ISREG(os.lstat(path).st_mode):
-            path.unlink()
-    except FileNotFoundError:
-        pass
