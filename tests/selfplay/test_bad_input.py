@@ -103,7 +103,7 @@ def test_a_refused_compare_leaves_its_out_usable(tmp_path, capsys):
         config.validate()
 
 
-def test_a_dead_ray_address_is_refused_quickly(tmp_path, capsys):
+def test_a_dead_ray_address_is_refused_quickly(tmp_path, capsys, monkeypatch):
     pytest.importorskip("ray")
     import socket
 
@@ -111,7 +111,10 @@ def test_a_dead_ray_address_is_refused_quickly(tmp_path, capsys):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
         err = cli_error(TRAIN + ["--ray-address", f"127.0.0.1:{port}", "--out", str(tmp_path / "r")], capsys)
-    assert f"ray_address '127.0.0.1:{port}': nothing answers there" in err
+        assert f"ray_address '127.0.0.1:{port}': nothing answers there" in err
+        monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")  # what `auto` resolves to
+        err = cli_error(TRAIN + ["--ray-address", "auto", "--out", str(tmp_path / "r")], capsys)
+        assert "ray_address 'auto' (" in err and f":{port}): nothing answers there" in err
 
 
 def test_evaluate_explains_a_comparison_directory(tmp_path, capsys):

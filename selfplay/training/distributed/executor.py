@@ -71,8 +71,7 @@ def connect(settings: RaySettings) -> Any:
             kwargs["num_cpus"] = settings.num_cpus
             _init_on_loopback(ray, kwargs)
         else:
-            if settings.address != "auto":
-                check_reachable(settings.address, settings.connect_timeout_s)
+            check_reachable(_resolve(settings.address), settings.connect_timeout_s, settings.address)
             ray.init(address=settings.address, **kwargs)
     return ray
 
@@ -91,11 +90,27 @@ def _init_on_loopback(ray: Any, kwargs: dict) -> None:
         ray_constants.ENABLE_RAY_CLUSTER = before
 
 
-def check_reachable(address: str, timeout_s: float) -> None:
+def _resolve(address: str) -> str | None:
+    """``HOST:PORT`` of ``address``; for ``"auto"``, the cluster Ray would join (``RAY_ADDRESS`` or the
+    last ``ray start`` on this machine), ``None`` where Ray finds none (``ray.init`` then says so)."""
+    if address != "auto":
+        return address
+    try:
+        from ray._private import services
+
+        return services.canonicalize_bootstrap_address("auto")
+    except Exception:  # Ray's own lookup failed: ray.init reports it
+        return None
+
+
+def check_reachable(address: str | None, timeout_s: float, given: str | None = None) -> None:
     """Refuse ``HOST:PORT`` (or ``ray://HOST:PORT``) when nothing accepts a TCP connection there
-    within ``timeout_s`` seconds, in one line naming ``ray_address``."""
+    within ``timeout_s`` seconds, in one line naming ``ray_address`` (as ``given``)."""
     import socket
 
+    if address is None:
+        return
+    given = address if given is None else given
     host, port = str(address).removeprefix("ray://").rsplit(":", 1)
     host = host.strip("[]")
     try:
@@ -103,7 +118,8 @@ def check_reachable(address: str, timeout_s: float) -> None:
             pass
     except OSError as error:
         reason = "timed out" if isinstance(error, TimeoutError) else (error.strerror or type(error).__name__)
-        raise ValueError(f"ray_address {address!r}: nothing answers there ({reason} within {timeout_s:g} s); "
+        at = "" if given == address else f" ({address})"
+        raise ValueError(f"ray_address {given!r}{at}: nothing answers there ({reason} within {timeout_s:g} s); "
                          "start the cluster's head node first, or check the address") from None
 
 
