@@ -28,7 +28,7 @@ from selfplay.core.menagerie import Menagerie
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
 from selfplay.training.rundir import RunDir, check_out
 from selfplay.utils.checks import check_int, check_seed
-from selfplay.evaluation.runs import open_committed, pool_map, slug
+from selfplay.evaluation.runs import load_checkpoint_policies, open_committed, pool_map, slug  # noqa: F401 (re-exported)
 from selfplay.utils.threads import torch_threads
 from selfplay.core.schemes import make_scheme
 

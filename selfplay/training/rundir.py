@@ -291,8 +291,8 @@ class RunDir:
         if fmt != FORMAT:
             if fmt in OLD_FORMATS:
                 raise RunDirError(f"run directory {str(self.root)!r} holds a run of an older format, {OLD_FORMATS[fmt]}, "
-                                  "which this version does not read (it would run code to); start afresh with "
-                                  "another directory")
+                                  "which this version does not read (it is a pickle, and unpickling can run code); "
+                                  "start afresh with another directory")
             raise self._damaged(f"{MANIFEST} has format {fmt!r}, not {FORMAT!r}")
         generation, name, files = manifest.get("generation"), manifest.get("state"), manifest.get("files")
         if (not isinstance(generation, int) or isinstance(generation, bool) or generation < 1

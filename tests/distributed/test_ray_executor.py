@@ -187,6 +187,7 @@ from selfplay.training.distributed.executor import RaySettings, connect
 ray = connect(RaySettings(num_cpus=1))
 node = ray._private.worker._global_node
 print("node", node.node_ip_address, ray.get_runtime_context().gcs_address)
+print("task", ray.get(ray.remote(lambda: 7).remote()))
 parents = {}
 for stat in os.listdir("/proc"):
     if stat.isdigit():
@@ -229,6 +230,7 @@ def test_a_local_instance_listens_on_loopback_only():
     assert result.returncode == 0, result.stderr[-2000:]
     node = next(line for line in lines if line.startswith("node ")).split()
     assert node[1] == "127.0.0.1" and node[2].startswith("127.0.0.1:")
+    assert "task 7" in lines  # and it runs tasks
     listening = [line.split()[1] for line in lines if line.startswith("listen ")]
     assert listening, "no listening socket of Ray's processes was found"
     assert all(a in ("127.0.0.1", "::1", "::ffff:127.0.0.1") for a in listening), listening
