@@ -55,7 +55,10 @@ def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = T
     from selfplay.training.registry import COMMANDER_GRID, env_for_agent, smac_map
     from selfplay.training.rundir import RunDir
 
-    RunDir(out, kind=kind).check_kind(f"selfplay {args.command}")
+    run = RunDir(out, kind=kind)
+    run.check_kind(f"selfplay {args.command}")
+    if run.root.is_dir():
+        run.check_links()  # OUT/sl/sl_checkpoint.pt is read below: not through a link
     env_for_agent(args.env, "alphastar")
     unsupported = [k for k in ("horizon", "minibatch_size", "epochs") if getattr(args, k, None) is not None]
     if unsupported and only_agent:

@@ -140,6 +140,12 @@ def test_a_crafted_sl_checkpoint_is_refused_unread(tmp_path, capsys):
     err = cli_error(["league", "--agent", "alphastar", "--env", "smac:3m", "--steps", "64", "--num-envs", "2",
                      "--out", str(tmp_path / "league")], capsys)
     assert "is not a torch data file" in err
+    # ... and never through a link
+    (tmp_path / "league" / "sl").rename(tmp_path / "elsewhere")
+    (tmp_path / "league" / "sl").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    err = cli_error(["league", "--agent", "alphastar", "--env", "smac:3m", "--steps", "64", "--num-envs", "2",
+                     "--out", str(tmp_path / "league")], capsys)
+    assert "holds symbolic links (sl)" in err
     assert not marker.exists()
 
 
