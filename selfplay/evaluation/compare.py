@@ -151,6 +151,7 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/.
     ``max_games`` (games per block, ``None``: ``matches.MAX_GAMES``) and ``blocks`` (a ``RayExecutor``
     that plays the matrix's further blocks as tasks): as ``training.matches.play_matches``."""
+    check_out(run_dir, "run_dir")
     check_int(matches, "matches", 1)
     check_seed(seed)
     run = RunDir(run_dir)
