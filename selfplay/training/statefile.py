@@ -23,6 +23,7 @@ import json
 import math
 import re
 import zipfile
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -77,8 +78,8 @@ def _encode(x: Any, arrays: dict) -> Any:
     if kind is list:
         if _plain(x):
             return x
-        if all(type(v) is tuple and _plain(v) for v in x):  # table rows (matches)
-            return {"__rows__": [list(v) for v in x]}
+        if all(type(v) is tuple for v in x) and _plain(chain.from_iterable(x)):  # table rows (matches)
+            return {"__rows__": x}  # json writes tuples as arrays
         return [_encode(v, arrays) for v in x]
     if isinstance(x, dict):  # OrderedDict (torch state dicts), defaultdict: read back as dicts
         return _encode_dict(x, arrays)
@@ -145,8 +146,9 @@ def _decode(x: Any, arrays: dict) -> Any:
     if tag not in _TAGS or len(tags) != 1:
         raise StateFileError(f"unknown tag {tag!r}")
     value = x[tag]
-    if tag == "__rows__" and isinstance(value, list) and all(type(r) is list and _plain(r) for r in value):
-        return [tuple(r) for r in value]
+    if tag == "__rows__" and type(value) is list and all(type(r) is list for r in value) \
+            and _plain(chain.from_iterable(value)):
+        return list(map(tuple, value))
     if tag == "__tuple__" and isinstance(value, list):
         return tuple(_decode(v, arrays) for v in value)
     if tag == "__dict__" and isinstance(value, list) and all(isinstance(p, list) and len(p) == 2 for p in value):
