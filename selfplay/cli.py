@@ -394,7 +394,6 @@ def cmd_sl(args: argparse.Namespace) -> int:
 def cmd_omega(args: argparse.Namespace) -> int:
     from selfplay.core.menagerie import Menagerie
     from selfplay.core.schemes import make_scheme
-
     from selfplay.utils.checks import check_int
 
     scheme = make_scheme(args.scheme, defer_evaluator=True)  # Ω only: no meta-game matches played
