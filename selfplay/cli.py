@@ -385,7 +385,14 @@ def cmd_sl(args: argparse.Namespace) -> int:
     from selfplay.agents.alphastar.sl import run_sl
 
     torch.set_num_threads(1)
-    metrics = run_sl(smac_map(args.env), quick=args.quick, out=args.out, seed=args.seed)
+    from selfplay.training.rundir import RunDir
+
+    run = RunDir(args.out, kind="sl")
+    run.lock("selfplay sl")  # one writer; a directory of another kind or holding links is refused
+    try:
+        metrics = run_sl(smac_map(args.env), quick=args.quick, out=args.out, seed=args.seed)
+    finally:
+        run.unlock()
     keys = ("action_type_accuracy", "win_rate_vs_scripted", "demonstrator_win_rate")
     print(", ".join(f"{k} {metrics[k]:.3f}" for k in keys) + f"; metrics and checkpoint in {args.out}")
     return 0

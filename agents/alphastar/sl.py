@@ -222,19 +222,12 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
     """Record demonstrations, train, evaluate; write ``out/sl_metrics.json`` and ``out/sl_checkpoint.pt``.
 
     ``selfplay sl --env smac:3m [--quick] --out DIR`` is ``run_sl("3m", quick, DIR)``. ``config``
-    replaces the settings (its ``map_name`` is set to ``map_name``). Returns the metrics dict. ``out`` is
-    locked while written (one writer); a directory holding another kind of output is refused."""
-    from selfplay.training.rundir import RunDir
-    from selfplay.utils.checks import check_seed
+    replaces the settings (its ``map_name`` is set to ``map_name``). Returns the metrics dict."""
+    from selfplay.utils.checks import check_out, check_seed
 
+    check_out(out)
     check_seed(seed)
-    run = RunDir(out, kind="sl")
-    run.check_kind("selfplay sl")
-    run.lock("selfplay sl")
-    try:
-        return _run_sl(map_name, quick, Path(out), seed, config, log)
-    finally:
-        run.unlock()
+    return _run_sl(map_name, quick, Path(out), seed, config, log)
 
 
 def _run_sl(map_name: str, quick: bool, out: Path, seed: int, config: SLConfig | None, log) -> dict:
@@ -244,6 +237,7 @@ def _run_sl(map_name: str, quick: bool, out: Path, seed: int, config: SLConfig |
     if config is None:
         config = SLConfig.quick(map_name) if quick else SLConfig(map_name=map_name)
     config = replace(config, map_name=map_name)
+    out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
 
     battle = SMACBattle(map_name, config.num_envs, two_player=False, seed=seed)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from selfplay.training.registry import agent_kit
-from selfplay.training.rundir import RunDir
+from selfplay.training.rundir import open_committed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -44,23 +44,6 @@ def pool_map(function, tasks: list, jobs: int) -> list:
         with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_die_with_parent) as pool:
             return list(pool.map(function, tasks))
     return [function(t) for t in tasks]
-
-
-def open_committed(run_dir: "str | Path | RunDir") -> tuple[RunDir, dict, Any]:
-    """``(run, state, kit)`` of a training run's directory for a reader: a directory of another kind, one
-    being written or one without a commit is refused; ``state`` is its last commit, every file's SHA-256
-    checked (``RunDir.load_commit``); ``kit`` the agent's, from the committed configuration."""
-    run = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
-    if "league" in run.read_config():
-        raise ValueError(f"run_dir {str(run.root)!r} is a league run: `selfplay league` evaluated it into its report.md")
-    run.check_not_written()
-    if not run.has_commit():
-        raise ValueError(f"run_dir {str(run.root)!r} has no commit yet (its run never saved): nothing to evaluate")
-    state = run.load_commit()
-    config = state.get("config")
-    if not isinstance(config, dict) or not isinstance(config.get("agent"), str) or not isinstance(config.get("env"), str):
-        raise run._damaged("the committed state has no agent and env")
-    return run, state, agent_kit(config["agent"], config["env"])
 
 
 def load_checkpoint_policies(run_dir: str | Path) -> tuple[list[int], list[Any]]:

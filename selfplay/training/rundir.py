@@ -51,7 +51,7 @@ from selfplay.training.rundir_paths import (RunDirError, check_out, find_links, 
                                             unlink_regular)
 from selfplay.utils.io import atomic_write, atomic_write_json, atomic_write_text, fsync_dir
 
-__all__ = ["RunDir", "RunDirError", "check_out", "kind_of", "read_inside", "KINDS", "FORMAT"]
+__all__ = ["RunDir", "RunDirError", "check_out", "kind_of", "open_committed", "read_inside", "KINDS", "FORMAT"]
 
 MANIFEST = "manifest.json"
 LOCK = ".lock"
@@ -376,3 +376,22 @@ class RunDir:
     def _damaged(self, what: str) -> RunDirError:
         return RunDirError(f"run directory {str(self.root)!r} is damaged: {what}. Restore the directory from a "
                            "backup to resume, or start afresh with another directory")
+
+
+def open_committed(run_dir: "str | Path | RunDir") -> tuple[RunDir, dict, Any]:
+    """``(run, state, kit)`` of a training run's directory for a reader: a directory of another kind, one
+    being written or one without a commit is refused; ``state`` is its last commit, every file's SHA-256
+    checked (``RunDir.load_commit``); ``kit`` the agent's, from the committed configuration."""
+    run = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
+    if "league" in run.read_config():
+        raise ValueError(f"run_dir {str(run.root)!r} is a league run: `selfplay league` evaluated it into its report.md")
+    run.check_not_written()
+    if not run.has_commit():
+        raise ValueError(f"run_dir {str(run.root)!r} has no commit yet (its run never saved): nothing to evaluate")
+    state = run.load_commit()
+    config = state.get("config")
+    if not isinstance(config, dict) or not isinstance(config.get("agent"), str) or not isinstance(config.get("env"), str):
+        raise run._damaged("the committed state has no agent and env")
+    from selfplay.training.registry import agent_kit
+
+    return run, state, agent_kit(config["agent"], config["env"])

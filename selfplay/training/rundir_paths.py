@@ -17,17 +17,13 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from selfplay.utils.checks import check_out  # noqa: F401 (re-exported)
+
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")  # one plain path component
 
 
 class RunDirError(ValueError):
     """A run directory that cannot be used as asked (damaged, locked, not a run, another config)."""
-
-
-def check_out(out: Any, name: str = "out") -> None:
-    """``out`` must name a directory: a non-empty path."""
-    if not isinstance(out, (str, os.PathLike)) or not str(os.fspath(out)).strip():
-        raise ValueError(f"{name} must name a directory, got {out!r}")
 
 
 def plain_name(rel: Any, what: str) -> tuple[str, ...]:

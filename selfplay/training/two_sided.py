@@ -21,7 +21,7 @@ from selfplay.core.menagerie import Menagerie
 from selfplay.core.payoff import Payoff
 from selfplay.core.schemes import PSRO, LearnerInfo, make_scheme
 from selfplay.training.registry import agent_kit, env_for_agent, make_env
-from selfplay.training.rundir import RunDir
+from selfplay.training.rundir import RunDir, open_committed
 from selfplay.training.trainer import Player, Trainer
 from selfplay.utils.seeding import derive_seed
 
@@ -117,8 +117,6 @@ def evaluate_two_sided(run_dir: "str | Path | RunDir", matches: int = 25, seed: 
     from selfplay.analysis.nash import solve_zero_sum
     from selfplay.training.matches import play_matches, scripted_win_rates
     from selfplay.utils.io import atomic_write_json
-
-    from selfplay.evaluation.runs import open_committed
 
     if committed is None:
         run, state, kit = open_committed(run_dir)

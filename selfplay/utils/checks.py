@@ -1,9 +1,10 @@
-"""Checks of the settings every config shares: seeds and counts, each a one-line ``ValueError``
-naming the setting and what is allowed."""
+"""Checks of the settings every config shares: seeds, counts and output directories, each a one-line
+``ValueError`` naming the setting and what is allowed."""
 
 from __future__ import annotations
 
 import numbers
+import os
 from typing import Any
 
 MAX_SEED = 2**32 - 1  # seeds are 32-bit: every generator a run seeds (numpy, torch, the environments) takes them
@@ -25,3 +26,9 @@ def check_seed(value: Any, name: str = "seed") -> int:
 
 def _range(low: int, high: int | None) -> str:
     return f" ≥ {low}" if high is None else f" in [{low}, {high}]"
+
+
+def check_out(out: Any, name: str = "out") -> None:
+    """``out`` must name a directory: a non-empty path."""
+    if not isinstance(out, (str, os.PathLike)) or not str(os.fspath(out)).strip():
+        raise ValueError(f"{name} must name a directory, got {out!r}")
