@@ -47,12 +47,18 @@ def _add_alphastar_options(p: argparse.ArgumentParser) -> None:
                    help="alphastar: learn in a background thread while the actors play (faster; not bit-reproducible)")
 
 
-def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = True) -> dict:
+def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = True, kind: str = "train") -> dict:
     """The AlphaStar learner's settings: the SL checkpoint (made first if not given) and RL overrides.
-    ``only_agent``: no other agent takes the PPO options, so passing them is an error."""
+    ``only_agent``: no other agent takes the PPO options, so passing them is an error. ``out`` is checked
+    (a directory, of ``kind``) before the SL run writes into ``out/sl``."""
     from selfplay.agents.alphastar.rl import ensure_sl_checkpoint
     from selfplay.training.registry import COMMANDER_GRID, env_for_agent, smac_map
+    from selfplay.training.rundir import RunDir
 
+    run = RunDir(out, kind=kind)
+    run.check_kind(f"selfplay {args.command}")
+    if run.root.is_dir():
+        run.check_links()  # OUT/sl/sl_checkpoint.pt is read below: not through a link
     env_for_agent(args.env, "alphastar")
     unsupported = [k for k in ("horizon", "minibatch_size", "epochs") if getattr(args, k, None) is not None]
     if unsupported and only_agent:
@@ -96,6 +102,10 @@ def _ppo_overrides(args: argparse.Namespace) -> dict:
     """The PPO options given, as ``PPOConfig`` fields (``--rnn-cell`` is its ``body``)."""
     keys = ("horizon", "minibatch_size", "epochs", "learning_rate")
     out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+    alphastar_only = [f"--{k.replace('_', '-')}" for k in ("sl", "sl_epochs", "asynchronous")
+                      if getattr(args, k, None) is not None and getattr(args, k) is not False]
+    if alphastar_only and "alphastar" not in args.agent.split(","):
+        raise ValueError(f"options {', '.join(alphastar_only)} apply to the alphastar agent only, not agent {args.agent!r}")
     cell = getattr(args, "rnn_cell", None)
     if cell is not None:
         agents = args.agent.split(",")
@@ -317,7 +327,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         import torch
 
         torch.set_num_threads(1)
-        config.alphastar.update(_alphastar_settings(args, args.out, only_agent=config.agents == ["alphastar"]))
+        config.alphastar.update(_alphastar_settings(args, args.out, only_agent=config.agents == ["alphastar"],
+                                                    kind="comparison"))
     if args.no_embedding:
         config.embedding = False
     if args.no_cross_seed_rpp:
@@ -343,7 +354,7 @@ def cmd_league(args: argparse.Namespace) -> int:
         import torch
 
         torch.set_num_threads(1)
-        settings = _alphastar_settings(args, args.out)
+        settings = _alphastar_settings(args, args.out, kind="league")
         steps = _given(args.steps, 40_000 if args.quick else 400_000)
     else:
         settings = _ppo_overrides(args) or ({"horizon": 1024} if args.quick else {})
@@ -376,7 +387,14 @@ def cmd_sl(args: argparse.Namespace) -> int:
     from selfplay.agents.alphastar.sl import run_sl
 
     torch.set_num_threads(1)
-    metrics = run_sl(smac_map(args.env), quick=args.quick, out=args.out, seed=args.seed)
+    from selfplay.training.rundir import RunDir
+
+    run = RunDir(args.out, kind="sl")
+    run.lock("selfplay sl")  # one writer; a directory of another kind or holding links is refused
+    try:
+        metrics = run_sl(smac_map(args.env), quick=args.quick, out=args.out, seed=args.seed)
+    finally:
+        run.unlock()
     keys = ("action_type_accuracy", "win_rate_vs_scripted", "demonstrator_win_rate")
     print(", ".join(f"{k} {metrics[k]:.3f}" for k in keys) + f"; metrics and checkpoint in {args.out}")
     return 0
@@ -385,10 +403,10 @@ def cmd_sl(args: argparse.Namespace) -> int:
 def cmd_omega(args: argparse.Namespace) -> int:
     from selfplay.core.menagerie import Menagerie
     from selfplay.core.schemes import make_scheme
+    from selfplay.utils.checks import check_int
 
     scheme = make_scheme(args.scheme, defer_evaluator=True)  # Ω only: no meta-game matches played
-    if args.size < 1:
-        raise ValueError(f"size must be ≥ 1, got {args.size}")
+    check_int(args.size, "size", 1, MAX_OMEGA_SIZE)
     menagerie = Menagerie()
     for i in range(args.size):
         menagerie.add(f"policy-{i}", step=i, weight_version=i)
@@ -396,6 +414,8 @@ def cmd_omega(args: argparse.Namespace) -> int:
         print(f"{entry_id:6d}  {p:.6f}")
     return 0
 
+
+MAX_OMEGA_SIZE = 10**6  # menagerie entries `omega` prints one line each for (a million lines is already unreadable)
 
 COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "compare": cmd_compare, "league": cmd_league,
             "sl": cmd_sl, "omega": cmd_omega}

@@ -132,8 +132,10 @@ def config_from_dict(config: dict) -> AlphaStarConfig:
 
 def load_policy(path: str | os.PathLike, seed: int = 0) -> AlphaStarPolicy:
     """A frozen ``AlphaStarPolicy`` from ``save_policy``'s file or from ``run_sl``'s ``sl_checkpoint.pt``."""
-    data = torch.load(path, weights_only=False)
-    if "network_config" not in data or "state_dict" not in data:
+    from selfplay.utils.io import load_torch_data
+
+    data = load_torch_data(path, "AlphaStar policy file")
+    if not isinstance(data, dict) or "network_config" not in data or "state_dict" not in data:
         raise ValueError(f"{path} is not an AlphaStar policy file (save_policy) or SL checkpoint (run_sl)")
     net = network_from_dict(data["network_config"], data["state_dict"])
     for p in net.parameters():

@@ -37,6 +37,7 @@ Through ``AlphaStarLearner`` the whole loop is the suite's ``Learner`` contract 
 from __future__ import annotations
 
 import copy
+import math
 import threading
 from collections import deque
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -78,10 +79,12 @@ class AlphaStarRLConfig:
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"{name} must be a positive int, got {v!r}")
         for name in ("learning_rate", "grad_clip", "temperature", "adam_eps"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
         for name in ("adam_beta1", "adam_beta2"):
-            if not 0.0 <= getattr(self, name) < 1.0:
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v < 1.0):
                 raise ValueError(f"{name} must be in [0, 1), got {getattr(self, name)!r}")
         if not isinstance(self.early_game_decisions, int) or self.early_game_decisions < 0:
             raise ValueError(f"early_game_decisions must be an int >= 0, got {self.early_game_decisions!r}")

@@ -40,8 +40,6 @@ def make_alphastar_learner(env, seed: int, seat: int = 0, sl_checkpoint: str | o
     """An ``AlphaStarLearner`` for ``env`` (a ``CommanderEnv``; both seats share sizes, so ``seat`` only
     names the side) starting from the SL checkpoint's weights; ``rl_overrides``: ``AlphaStarRLConfig``
     and loss settings by name."""
-    import torch
-
     if not hasattr(env, "layout"):
         raise ValueError("the alphastar agent plays a CommanderEnv ('smac-commander:MAP'; "
                          "registry.env_for_agent maps 'smac:MAP' to it)")
@@ -51,8 +49,10 @@ def make_alphastar_learner(env, seed: int, seat: int = 0, sl_checkpoint: str | o
 
         sl_net = seeded_network(env.network_config(**QUICK_NETWORK), seed)
     else:
-        data = torch.load(sl_checkpoint, weights_only=False)
-        if "network_config" not in data or "state_dict" not in data:
+        from selfplay.utils.io import load_torch_data
+
+        data = load_torch_data(sl_checkpoint, "sl_checkpoint")
+        if not isinstance(data, dict) or "network_config" not in data or "state_dict" not in data:
             raise ValueError(f"sl_checkpoint {sl_checkpoint} is not a run_sl checkpoint (sl_checkpoint.pt)")
         sl_net = network_from_dict(data["network_config"], data["state_dict"])
         try:

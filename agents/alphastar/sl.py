@@ -224,12 +224,19 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
 
     ``selfplay sl --env smac:3m [--quick] --out DIR`` is ``run_sl("3m", quick, DIR)``. ``config``
     replaces the settings (its ``map_name`` is set to ``map_name``). Returns the metrics dict."""
+    from selfplay.utils.checks import check_out, check_seed
+
+    check_out(out)
+    check_seed(seed)
+    return _run_sl(map_name, quick, Path(out), seed, config, log)
+
+
+def _run_sl(map_name: str, quick: bool, out: Path, seed: int, config: SLConfig | None, log) -> dict:
     from selfplay.envs.smac import SMACBattle  # the battles demonstrations are recorded on (envs: a layer below agents)
 
     if config is None:
         config = SLConfig.quick(map_name) if quick else SLConfig(map_name=map_name)
     config = replace(config, map_name=map_name)
-    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
 

@@ -13,7 +13,7 @@ import torch
 
 from selfplay.agents.ppo.frozen import FrozenPPOPolicy
 from selfplay.agents.ppo.network import ActorCritic, NetworkSpec
-from selfplay.utils.io import atomic_write
+from selfplay.utils.io import atomic_write, load_torch_data
 
 FORMAT = "selfplay.ppo.policy"
 FORMAT_VERSION = 1
@@ -34,7 +34,7 @@ def write_policy_file(path, format_name: str, frozen, version: int = FORMAT_VERS
 
 def read_policy_file(path, format_name: str, device="cpu", version: int = FORMAT_VERSION) -> dict:
     """The payload of a file written by ``write_policy_file`` under ``format_name``."""
-    payload = torch.load(Path(path), map_location=device, weights_only=True)
+    payload = load_torch_data(Path(path), f"{format_name} file")
     if not isinstance(payload, dict) or payload.get("format") != format_name:
         raise ValueError(f"path must point to a {format_name} file written by save_policy, got {path}")
     if payload.get("format_version") != version:

@@ -84,14 +84,14 @@ class PPOConfig:
             if getattr(self, name) is not None:
                 _check_int(name, getattr(self, name), "None or ")
         for name in ("learning_rate", "adam_eps", "clip_coef", "max_grad_norm"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+            if not (_finite(getattr(self, name)) and getattr(self, name) > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
         for name in ("gamma", "gae_lambda"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
+            if not (_finite(getattr(self, name)) and 0.0 <= getattr(self, name) <= 1.0):
                 raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)!r}")
         for name in ("entropy_coef", "value_coef"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+            if not (_finite(getattr(self, name)) and getattr(self, name) >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")
         if self.body not in self.BODIES:
             raise ValueError(f"body must be one of {self.BODIES}, got {self.body!r}")
         for name in self._bool_fields():
@@ -168,3 +168,8 @@ def ppo_config(family: str = "rps", **overrides) -> PPOConfig:
 def _check_int(name: str, value, prefix: str = "") -> None:
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
         raise ValueError(f"{name} must be {prefix}an integer >= 1, got {value!r}")
+
+
+def _finite(value) -> bool:
+    """A real number (not a bool), neither infinite nor NaN."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)

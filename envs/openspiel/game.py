@@ -67,13 +67,18 @@ def load_two_player_zero_sum(game: str) -> Any:
     if not isinstance(game, str) or not _NAME.match(game.strip()):
         raise ValueError(f"game must look like 'GAME' or 'GAME(param=value,...)' (e.g. 'goofspiel(num_cards=4)'), "
                          f"got {game!r}")
+    negative = [f"{k}={v.strip()}" for k, v in re.findall(r"([A-Za-z0-9_]+)\s*=\s*([^,()=]+)", game)
+                if re.fullmatch(r"\s*-\s*\d+\s*", v)]
+    if negative:  # counts and sizes: OpenSpiel's C++ code does not check them (a negative size corrupts memory)
+        raise ValueError(f"game {game!r}: parameters must not be negative, got {', '.join(negative)}")
     pyspiel = import_pyspiel()
     base = game.strip().split("(", 1)[0]
     if base not in pyspiel.registered_names():
         raise ValueError(f"game {base!r} is not an OpenSpiel game (pyspiel.registered_names() lists them)")
     try:
         loaded = pyspiel.load_game(game.strip())
-    except pyspiel.SpielError as err:
+    except (pyspiel.SpielError, ValueError, RuntimeError, IndexError, OverflowError, MemoryError) as err:
+        # SpielError for a checked parameter; a C++ exception (std::length_error, ...) for an unchecked one
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
         raise ValueError(f"game {game!r} cannot be loaded by OpenSpiel: {first_line}") from None
     kind = loaded.get_type()

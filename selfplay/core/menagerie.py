@@ -9,6 +9,7 @@ whose weights did not change); ``save`` writes such a policy once.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -18,6 +19,7 @@ import numpy as np
 from selfplay.utils.io import atomic_write, atomic_write_json, read_json
 
 INDEX_FILE = "index.json"
+_FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")  # a policy file's name: plain, inside the folder
 
 
 @dataclass
@@ -132,7 +134,16 @@ class Menagerie:
     def from_index(cls, index: dict, directory: str | os.PathLike | None = None,
                    load_policy: Callable[[str], Any] | None = None) -> "Menagerie":
         """Rebuild a menagerie from ``index()``; entries sharing a file share one loaded policy."""
-        ids = [row["id"] for row in index.get("entries", [])]
+        rows = index.get("entries", []) if isinstance(index, dict) else None
+        if not isinstance(rows, list) or not all(isinstance(r, dict) and {"id", "step", "tags", "file"} <= set(r) for r in rows):
+            raise ValueError("menagerie index must hold a list of entries with id, step, tags and file")
+        for row in rows:
+            name = row["file"]
+            if name is not None and not (isinstance(name, str) and _FILE_NAME.match(name)):
+                raise ValueError(f"menagerie index names file {name!r}, which is not a plain file name in its folder")
+            if not isinstance(row["tags"], dict) or isinstance(row["id"], bool) or not isinstance(row["id"], int):
+                raise ValueError(f"menagerie index entry {row['id']!r} must have an integer id and a mapping of tags")
+        ids = [row["id"] for row in rows]
         if len(set(ids)) != len(ids):
             raise ValueError(f"menagerie index has duplicate entry ids: {sorted(i for i in set(ids) if ids.count(i) > 1)}")
         next_id = index.get("next_id")

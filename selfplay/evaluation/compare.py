@@ -26,8 +26,9 @@ from selfplay.utils.io import atomic_write_json
 from selfplay.training.loop import TrainConfig, train
 from selfplay.core.menagerie import Menagerie
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
-from selfplay.training.rundir import RunDir
-from selfplay.evaluation.runs import load_checkpoint_policies, pool_map, run_mode, slug
+from selfplay.training.rundir import RunDir, check_out
+from selfplay.utils.checks import check_int, check_seed
+from selfplay.evaluation.runs import load_checkpoint_policies, open_committed, pool_map, run_mode, slug  # noqa: F401 (re-exported)
 from selfplay.utils.threads import torch_threads
 from selfplay.core.schemes import make_scheme
 
@@ -101,9 +102,23 @@ class CompareConfig:
             raise ValueError(f"matches must be ≥ 1, got {self.matches}")
         from selfplay.analysis.statistics import BootstrapConfig
 
+        for seed in self.seeds:
+            check_seed(seed, "seeds")
         BootstrapConfig(confidence=self.confidence, resamples=self.bootstrap_resamples).validate()
-        TrainConfig(env=self.env, agent=self.agents[0], scheme=self.schemes[0], episodes=self.episodes,
-                    checkpoints=self.checkpoints, num_envs=self.num_envs)
+        self.train_configs()  # every run's settings (agent settings included) are checked before anything is written
+
+    def run_specs(self, out: Path) -> list["RunSpec"]:
+        """The runs, each with its directory under ``out``: every agent × scheme × seed."""
+        return [RunSpec(a, s, seed, out / "runs" / a / f"{slug(s)}-s{seed}")
+                for a in self.agents for s in self.schemes for seed in self.seeds]
+
+    def train_configs(self, runs: list["RunSpec"] | None = None) -> list[TrainConfig]:
+        """Each run's ``TrainConfig`` (built, so checked: a bad setting of any run is a ``ValueError`` here)."""
+        runs = self.run_specs(Path(".")) if runs is None else runs
+        return [TrainConfig(env=self.env, agent=r.agent, scheme=r.scheme, episodes=self.episodes,
+                            num_envs=self.num_envs, seed=r.seed, checkpoints=self.checkpoints,
+                            agent_settings=dict(self.alphastar if r.agent == "alphastar" else self.ppo),
+                            tensorboard=True) for r in runs]
 
 
 @dataclass
@@ -136,21 +151,32 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/.
     ``max_games`` (games per block, ``None``: ``matches.MAX_GAMES``) and ``blocks`` (a ``RayExecutor``
     that plays the matrix's further blocks as tasks): as ``training.matches.play_matches``."""
+    check_out(run_dir, "run_dir")
+    check_int(matches, "matches", 1)
+    check_seed(seed)
+    run = RunDir(run_dir)
+    if run_mode(run.read_config()) == "league":
+        raise ValueError(f"run_dir {str(run_dir)!r} is a league run: `selfplay league` evaluated it into its report.md")
+    run.lock("selfplay evaluate")  # evaluation/ and figures/ are written: one writer, and not during training
+    try:
+        return _evaluate_locked(run, matches, seed, figures, scripted_games, max_games, blocks)
+    finally:
+        run.unlock()
+
+
+def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, scripted_games: int,
+                     max_games: int | None, blocks: Any) -> dict:
     from selfplay.training.matches import MAX_GAMES, evaluate_population
 
-    run = RunDir(run_dir)
-    cfg = run.read_config()
-    mode = run_mode(cfg)
-    if mode == "league":
-        raise ValueError(f"run_dir {str(run_dir)!r} is a league run: `selfplay league` evaluated it into its report.md")
-    if matches < 1:
-        raise ValueError(f"matches must be ≥ 1, got {matches}")
-    if mode == "two-sided":  # a learner per side (asymmetric map)
-        from selfplay.evaluation.two_sided import evaluate_two_sided
+    run_dir = run.root
+    run, state, kit = open_committed(run)
+    cfg = state["config"]
+    if "checkpoints/side0" in state.get("menageries", {}):  # a learner per side (asymmetric map)
+        from selfplay.training.two_sided import evaluate_two_sided
 
-        return evaluate_two_sided(run_dir, matches, seed, scripted_games)
-    kit = agent_kit(cfg["agent"], cfg["env"])
-    ids, policies = load_checkpoint_policies(run_dir)
+        return evaluate_two_sided(run, matches, seed, scripted_games, committed=(state, kit))
+    checkpoints = run.committed_menagerie(state, "checkpoints", kit.load_policy)
+    ids, policies = checkpoints.ids, [e.policy for e in checkpoints]
     if len(policies) < 2:
         raise ValueError(f"run {run_dir} has {len(policies)} checkpoint(s); a winrate matrix needs at least 2")
     env = env_for_agent(cfg["env"], cfg["agent"])
@@ -173,7 +199,7 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
         summary.update(vs_scripted_first=float(vs_ai[0]), vs_scripted_final=float(vs_ai[-1]),
                        vs_scripted_best=float(vs_ai.max()))
     if is_openspiel(cfg["env"]):  # exact exploitability of every checkpoint and of its Nash mixture
-        summary.update(_exploitability(run, env, ids, policies, ev.W, figures, cfg))
+        summary.update(_exploitability(run, env, checkpoints, policies, ev.W, figures, cfg))
     atomic_write_json(run.evaluation / "summary.json", summary)
     if figures:
         from selfplay.analysis import plots
@@ -186,13 +212,14 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
 def _check_same_comparison(out: Path, config: dict) -> None:
     """Refuse, before writing anything, to continue a comparison in ``out`` with other settings
     (``jobs`` only changes how fast, and may differ)."""
-    from selfplay.utils.io import read_json
+    from selfplay.training import statefile
+    from selfplay.training.rundir import read_inside
 
     path = out / "compare_config.json"
     if not path.is_file():
         return
     try:
-        before = read_json(path)
+        before = statefile.json_object(read_inside(out, path.name, "compare_config", 16 << 20))
     except (OSError, ValueError):
         raise ValueError(f"{path} is damaged; use another --out") from None
     differ = [f"{k}: {before.get(k)!r} in the directory, {v!r} now" for k, v in config.items()
@@ -205,12 +232,12 @@ STANDARD_SUMMARY = ("lower_triangle_winrate", "nash_support", "final_vs_first", 
 
 def _is_number(v) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-def _exploitability(run: RunDir, env: str, ids: list[int], policies: list, W: np.ndarray, figures: bool,
+def _exploitability(run: RunDir, env: str, menagerie: Menagerie, policies: list, W: np.ndarray, figures: bool,
                     cfg: dict) -> dict:
     """``evaluation/exploitability.csv`` (and its figure) of an OpenSpiel run; the summary's entries."""
     from selfplay.training.openspiel_eval import evaluate_exploitability, read_exploitability
 
-    menagerie = Menagerie.load(run.checkpoints)
+    ids = menagerie.ids
     episodes = [int(menagerie[i].tags.get("episode", 0)) for i in ids]
     summary = evaluate_exploitability(env, ids, episodes, policies, W, run.evaluation)
     if figures:
@@ -227,27 +254,31 @@ def compare(config: CompareConfig, out: str | Path, executor: Any = None) -> Pat
     with ``map(function, tasks, jobs)`` that runs the training and evaluation tasks elsewhere (e.g.
     ``training.distributed.executor.RayExecutor``: one Ray task per run); ``None``: the local process pool."""
     config.validate()
-    with torch_threads(1):  # small networks: one thread per process (runs and evaluations go in parallel)
-        return _compare(config, Path(out), executor)
+    check_out(out)
+    out = Path(out)
+    run = RunDir(out, kind="comparison")
+    if out.is_dir():
+        run.check_links()  # before anything in it is read
+    run.check_kind("selfplay compare")
+    _check_same_comparison(out, asdict(config))
+    run.lock("selfplay compare")  # one comparison writes ``out`` at a time
+    try:
+        with torch_threads(1):  # small networks: one thread per process (runs and evaluations go in parallel)
+            return _compare(config, out, executor)
+    finally:
+        run.unlock()
 
 
 def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
     import os
 
-    _check_same_comparison(out, asdict(config))
-    RunDir(out).create()
+    runs = config.run_specs(out)
+    tasks = [(c, str(r.path)) for c, r in zip(config.train_configs(runs), runs)]
     atomic_write_json(out / "compare_config.json", asdict(config))
     started = time.perf_counter()
-    runs = [RunSpec(a, s, seed, out / "runs" / a / f"{slug(s)}-s{seed}")
-            for a in config.agents for s in config.schemes for seed in config.seeds]
 
     # 1. training, in parallel processes (each single-threaded)
     jobs = config.jobs or min(len(runs), os.cpu_count() or 1)
-    tasks = [(TrainConfig(env=config.env, agent=r.agent, scheme=r.scheme, episodes=config.episodes,
-                          num_envs=config.num_envs, seed=r.seed, checkpoints=config.checkpoints,
-                          agent_settings=dict(config.alphastar if r.agent == "alphastar" else config.ppo),
-                          tensorboard=True),
-              str(r.path)) for r in runs]
     run_map = executor.map if executor is not None else pool_map
     trained = run_map(_train_one, tasks, jobs)
     train_seconds = time.perf_counter() - started

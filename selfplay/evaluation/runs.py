@@ -10,9 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from selfplay.core.menagerie import Menagerie
 from selfplay.training.registry import agent_kit, is_two_sided
-from selfplay.training.rundir import RunDir, RunDirError
+from selfplay.training.rundir import RunDirError, open_committed
 from selfplay.training.trainer import MODES
 
 if TYPE_CHECKING:
@@ -64,9 +63,9 @@ def pool_map(function, tasks: list, jobs: int) -> list:
 
 
 def load_checkpoint_policies(run_dir: str | Path) -> tuple[list[int], list[Any]]:
-    """Ids and frozen policies of a run's evaluation checkpoints."""
-    cfg = RunDir(run_dir).read_config()
-    menagerie = Menagerie.load(RunDir(run_dir).checkpoints, agent_kit(cfg["agent"], cfg["env"]).load_policy)
+    """Ids and frozen policies of a run's evaluation checkpoints, as last committed."""
+    run, state, kit = open_committed(run_dir)
+    menagerie = run.committed_menagerie(state, "checkpoints", kit.load_policy)
     return menagerie.ids, [e.policy for e in menagerie]
 
 

@@ -13,23 +13,25 @@ from pathlib import Path
 
 import numpy as np
 
-from selfplay.core.menagerie import Menagerie
-from selfplay.training.registry import agent_kit, env_for_agent
-from selfplay.training.rundir import RunDir
+from selfplay.training.registry import env_for_agent
+from selfplay.training.rundir import RunDir, open_committed
 from selfplay.training.two_sided import SIDES
 
 
-def evaluate_two_sided(run_dir: str | Path, matches: int = 25, seed: int = 0, scripted_games: int = 100) -> dict:
+def evaluate_two_sided(run_dir: str | Path | RunDir, matches: int = 25, seed: int = 0, scripted_games: int = 100,
+                       committed: tuple | None = None) -> dict:
     """W[i, j]: side-0 checkpoint i (in seat 0) against side-1 checkpoint j (in seat 1); the zero-sum
     game A = W − ½ solved for both sides; side 0's checkpoints against the map's scripted AI."""
     from selfplay.analysis.nash import solve_zero_sum
     from selfplay.training.matches import play_matches, scripted_win_rates
     from selfplay.utils.io import atomic_write_json
 
-    run = RunDir(run_dir)
-    cfg = run.read_config()
-    kit = agent_kit(cfg["agent"], cfg["env"])
-    sides = [Menagerie.load(run.checkpoints / f"side{s}", kit.load_policy) for s in SIDES]
+    if committed is None:
+        run, state, kit = open_committed(run_dir)
+    else:
+        run, (state, kit) = run_dir, committed
+    cfg = state["config"]
+    sides = [run.committed_menagerie(state, f"checkpoints/side{s}", kit.load_policy) for s in SIDES]
     P, Q = [e.policy for e in sides[0]], [e.policy for e in sides[1]]
     ii, jj = np.meshgrid(np.arange(len(P)), np.arange(len(Q)), indexing="ij")
     pairs = np.stack([ii.ravel(), jj.ravel() + len(P)], axis=1)

@@ -30,6 +30,7 @@ from selfplay.core.schemes import LearnerInfo, parse_spec
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.training.trainer import Player, Trainer
+from selfplay.utils.checks import MAX_NUM_ENVS, check_int, check_seed
 from selfplay.utils.seeding import Stream, derive_seed
 
 
@@ -69,8 +70,8 @@ class LeagueTrainConfig:
         if name != "league":
             raise ValueError(f"league must be a spec like 'league:main=1,main_exploiters=1', got {self.league!r}")
         for label in ("steps", "num_envs", "matches"):
-            if getattr(self, label) < 1:
-                raise ValueError(f"{label} must be ≥ 1, got {getattr(self, label)!r}")
+            check_int(getattr(self, label), label, 1, MAX_NUM_ENVS if label == "num_envs" else None)
+        check_seed(self.seed)
 
     def league_config(self) -> LeagueConfig:
         _, kwargs = parse_spec(self.league)
@@ -181,7 +182,7 @@ class LeagueTrainer(Trainer):
                    for i, name in enumerate(league.players)]
         sl_policy = kit.make_learner(next(iter(envs.values())), derive_seed(config.seed, Stream.START_POLICY),
                                      **config.agent_settings).snapshot()
-        super().__init__(RunDir(out).create(), config, kit, LeagueMode(config, league, sl_policy), players,
+        super().__init__(RunDir(out, kind="league").create(), config, kit, LeagueMode(config, league, sl_policy), players,
                          np.random.default_rng(derive_seed(config.seed, Stream.SAMPLER)), config.run_config(), progress=config.progress,
                          tensorboard=config.tensorboard, progress_total=config.steps * len(players), progress_unit="step")
 

@@ -22,6 +22,7 @@ from selfplay.core.schemes import PSRO, LearnerInfo, Scheme, make_scheme
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_two_sided, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.training.trainer import Player, RunResult, Trainer
+from selfplay.utils.checks import MAX_NUM_ENVS, check_int, check_seed
 from selfplay.utils.seeding import Stream, derive_seed
 
 LEARNER_KEY = "learner"
@@ -58,6 +59,8 @@ class TrainConfig:
             v = getattr(self, name)
             if not (isinstance(v, int) and not isinstance(v, bool) and v >= 1):
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        check_int(self.num_envs, "num_envs", 1, MAX_NUM_ENVS)
+        check_seed(self.seed)
         if self.checkpoints > self.episodes:
             raise ValueError(f"checkpoints ({self.checkpoints}) must not exceed episodes ({self.episodes})")
 

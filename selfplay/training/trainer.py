@@ -166,23 +166,32 @@ class Trainer:
             atomic_write(self.run.trajectories, lambda tmp: np.savez_compressed(open(tmp, "wb"), vectors=data))
 
     def load(self) -> bool:
-        """Resume from the last commit, if there is one; returns whether it did."""
+        """Resume from the last commit, if there is one; returns whether it did. A directory without a
+        commit (new, or killed during its first commit) starts afresh; once the run is accepted, the
+        strays of an interrupted save are removed (``RunDir.remove_strays``)."""
+        self.run.check_kind()
+        folders = list(self.mode.menageries())
         if not self.run.has_commit():
-            if any(self.run.root.glob("state*.pt")):
-                raise RunDirError(f"run directory {str(self.run.root)!r} holds a run of an older format (state.pt "
-                                  "without manifest.json); start afresh with another --out")
+            if (self.run.root / "state.pt").is_file():
+                raise RunDirError(f"run directory {str(self.run.root)!r} holds a run of an older format, selfplay-run/1 "
+                                  "(a pickled state.pt without manifest.json), which this version does not read; start "
+                                  "afresh with another directory")
+            self.run.remove_strays(folders)  # a first commit that never completed
             return False
         state = self.run.load_commit()
-        if "mode" not in state["config"]:  # committed before runs recorded their mode: it is the resuming trainer's
-            state["config"] = {"mode": self.run_config["mode"], **state["config"]}
-        differ = [f"{k}: {state['config'].get(k)!r} in the directory, {v!r} now" for k, v in self.run_config.items()
-                  if state["config"].get(k) != v]
-        differ += [f"{k}: {v!r} in the directory, absent now" for k, v in state["config"].items() if k not in self.run_config]
+        saved = state.get("config")
+        if not isinstance(saved, dict):
+            raise self.run._damaged("the committed state has no configuration")
+        if "mode" not in saved:  # committed before runs recorded their mode: it is the resuming trainer's
+            saved = state["config"] = {"mode": self.run_config["mode"], **saved}
+        differ = [f"{k}: {saved.get(k)!r} in the directory, {v!r} now" for k, v in self.run_config.items()
+                  if saved.get(k) != v]
+        differ += [f"{k}: {v!r} in the directory, absent now" for k, v in saved.items() if k not in self.run_config]
         if differ:
             raise RunDirError(f"run directory {str(self.run.root)!r} holds a run with another configuration ("
                               + "; ".join(differ) + "); use the same settings to resume, or another --out")
-        menageries = {folder: Menagerie.from_index(state["menageries"][folder], self.run.root / folder, self.kit.load_policy)
-                      for folder in self.mode.menageries()}
+        self.run.remove_strays(folders)
+        menageries = {folder: self.run.committed_menagerie(state, folder, self.kit.load_policy) for folder in folders}
         self.mode.load_state_dict({**state["mode"], "menageries": menageries})
         for p in self.players:
             saved = state["players"][p.name]

@@ -92,3 +92,24 @@ def atomic_write_json(path: str | os.PathLike, data: Any) -> Path:
 def read_json(path: str | os.PathLike) -> Any:
     with open(path, encoding="utf-8") as f:
         return json.load(f)
+
+
+def load_torch_data(path: str | os.PathLike, what: str) -> Any:
+    """``torch.load(path, weights_only=True)``: tensors and plain containers only, never code (a file
+    that would need arbitrary objects is refused, not run). Any file that is not such a torch file —
+    garbage, a crafted pickle, a directory — is a one-line ``ValueError`` naming ``what``."""
+    import pickle
+
+    import torch
+
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise ValueError(f"{what} {str(path)!r} does not exist") from None
+    except IsADirectoryError:
+        raise ValueError(f"{what} {str(path)!r} is a directory, not a file") from None
+    except (pickle.UnpicklingError, RuntimeError, ValueError, EOFError, OSError, KeyError, TypeError,
+            AttributeError, IndexError, UnicodeDecodeError, ImportError) as error:
+        first = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        raise ValueError(f"{what} {str(path)!r} is not a torch data file this program wrote "
+                         f"({type(error).__name__}: {first})") from None

@@ -178,3 +178,59 @@ def test_compare_sends_the_cross_seed_population_games_through_the_executor(tmp_
     local = pd.read_csv(tmp_path / "local" / "evaluation" / "rpp_values_ppo-mlp.csv")
     pd.testing.assert_frame_equal(spy, local)
     assert len(spy) == 2 * 4  # 2 schemes: one pair, 2 x 2 seed pairs, both orientations
+
+
+LISTENING_ADDRESSES = r'''
+import os, socket, struct, sys
+from selfplay.training.distributed.executor import RaySettings, connect
+
+ray = connect(RaySettings(num_cpus=1))
+node = ray._private.worker._global_node
+print("node", node.node_ip_address, ray.get_runtime_context().gcs_address)
+print("task", ray.get(ray.remote(lambda: 7).remote()))
+parents = {}
+for stat in os.listdir("/proc"):
+    if stat.isdigit():
+        try:
+            parents[int(stat)] = int(open(f"/proc/{stat}/stat").read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            pass
+mine = {os.getpid()}
+while True:
+    more = {p for p, pp in parents.items() if pp in mine} - mine
+    if not more:
+        break
+    mine |= more
+inodes = set()
+for pid in mine:
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+    except OSError:
+        pass
+for table, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+    for line in open(f"/proc/net/{table}").readlines()[1:]:
+        fields = line.split()
+        if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+            raw = bytes.fromhex(fields[1].split(":")[0])
+            words = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))
+            print("listen", socket.inet_ntop(family, words))
+ray.shutdown()
+'''
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs /proc to list sockets")
+def test_a_local_instance_listens_on_loopback_only():
+    """``--ray`` alone starts Ray on 127.0.0.1: its node address, and every TCP socket that Ray's
+    processes listen on, are loopback addresses (nothing outside the machine can join or submit)."""
+    result = subprocess.run([sys.executable, "-c", LISTENING_ADDRESSES], capture_output=True, text=True, timeout=300)
+    lines = result.stdout.splitlines()
+    assert result.returncode == 0, result.stderr[-2000:]
+    node = next(line for line in lines if line.startswith("node ")).split()
+    assert node[1] == "127.0.0.1" and node[2].startswith("127.0.0.1:")
+    assert "task 7" in lines  # and it runs tasks
+    listening = [line.split()[1] for line in lines if line.startswith("listen ")]
+    assert listening, "no listening socket of Ray's processes was found"
+    assert all(a in ("127.0.0.1", "::1", "::ffff:127.0.0.1") for a in listening), listening

@@ -55,12 +55,67 @@ TRAIN = ["train", "--episodes", "32", "--num-envs", "8", "--checkpoints", "2"]
     (lambda t: ["omega", "naive", "--size", "0"], "size must be"),
     (lambda t: TRAIN + ["--horizon", "64", "--minibatch-size", "1000", "--out", str(t / "r")], "minibatch"),
     (lambda t: TRAIN + ["--env", "smac:3m@sc2", "--out", str(t / "r")], "needs StarCraft II"),
+    # the audit's tracebacks, silent accepts and hangs
+    (lambda t: TRAIN + ["--num-envs", "100000000000", "--out", str(t / "r")], "num_envs must be an integer in [1, 65536]"),
+    (lambda t: TRAIN + ["--learning-rate", "inf", "--out", str(t / "r")], "learning_rate must be a finite number > 0"),
+    (lambda t: TRAIN + ["--learning-rate", "nan", "--out", str(t / "r")], "learning_rate must be a finite number > 0"),
+    (lambda t: TRAIN + ["--seed", str(2**64), "--out", str(t / "r")], "seed must be an integer in [0, 4294967295]"),
+    (lambda t: TRAIN + ["--env", "openspiel:goofspiel(num_cards=-1)", "--out", str(t / "r")],
+     "game 'goofspiel(num_cards=-1)': parameters must not be negative, got num_cards=-1"),
+    (lambda t: ["omega", "naive", "--size", "10000000000"], "size must be an integer in [1, 1000000]"),
+    (lambda t: TRAIN + ["--sl", str(t / "afile"), "--out", str(t / "r")], "--sl apply to the alphastar agent only"),
+    (lambda t: TRAIN + ["--asynchronous", "--sl-epochs", "2", "--out", str(t / "r")],
+     "options --sl-epochs, --asynchronous apply to the alphastar agent only"),
+    (lambda t: TRAIN + ["--agent", "alphastar", "--env", "smac:3m", "--sl", str(t / "afile"), "--out", str(t / "r")],
+     "is not a torch data file"),
+    (lambda t: ["league", "--seed", str(2**64), "--out", str(t / "r")], "seed must be an integer"),
+    (lambda t: ["league", "--num-envs", "100000000000", "--out", str(t / "r")], "num_envs must be an integer"),
+    (lambda t: ["evaluate", str(t), "--seed", "-1"], "seed must be an integer in [0, 4294967295]"),
+    (lambda t: ["evaluate", str(t), "--matches", "0"], "matches must be an integer"),
+    # --out '' everywhere
+    (lambda t: ["compare", "--quick", "--out", ""], "out must name a directory"),
+    (lambda t: ["league", "--quick", "--out", ""], "out must name a directory"),
+    (lambda t: ["sl", "--quick", "--out", ""], "out must name a directory"),
+    (lambda t: ["evaluate", ""], "run_dir must name a directory"),
+    # compare checks every run's settings before it writes anything
+    (lambda t: ["compare", "--quick", "--learning-rate", "nan", "--out", str(t / "c")], "learning_rate"),
+    (lambda t: ["compare", "--quick", "--epochs", "0", "--out", str(t / "c")], "epochs"),
+    (lambda t: ["compare", "--quick", "--horizon", "64", "--minibatch-size", "1000", "--out", str(t / "c")], "minibatch"),
+    (lambda t: ["compare", "--quick", "--seeds", f"0,{2**64}", "--out", str(t / "c")], "seeds must be an integer"),
+    (lambda t: ["compare", "--quick", "--num-envs", "100000000000", "--out", str(t / "c")], "num_envs"),
 ])
 def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, a_file, args, expected):
     before = fresh(tmp_path)
     err = cli_error(args(tmp_path), capsys)
     assert expected in err
     assert fresh(tmp_path) == before
+
+
+def test_a_refused_compare_leaves_its_out_usable(tmp_path, capsys):
+    """A refused setting writes nothing, so the corrected command is not refused for the directory."""
+    out = str(tmp_path / "c")
+    cli_error(["compare", "--quick", "--epochs", "0", "--out", out], capsys)
+    assert not (tmp_path / "c").exists()
+    from selfplay.evaluation.compare import CompareConfig
+
+    config = CompareConfig.preset(quick=True)
+    config.ppo = {"horizon": 256, "epochs": 0}
+    with pytest.raises(ValueError, match="epochs"):
+        config.validate()
+
+
+def test_a_dead_ray_address_is_refused_quickly(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("ray")
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        err = cli_error(TRAIN + ["--ray-address", f"127.0.0.1:{port}", "--out", str(tmp_path / "r")], capsys)
+        assert f"ray_address '127.0.0.1:{port}': nothing answers there" in err
+        monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{port}")  # what `auto` resolves to
+        err = cli_error(TRAIN + ["--ray-address", "auto", "--out", str(tmp_path / "r")], capsys)
+        assert "ray_address 'auto' (" in err and f":{port}): nothing answers there" in err
 
 
 def test_evaluate_explains_a_comparison_directory(tmp_path, capsys):

@@ -182,7 +182,7 @@ def test_damaged_directories_are_refused_with_what_is_damaged(tmp_path):
     config = tiny_config(episodes=48)
     train(config, tmp_path / "run")
     run = RunDir(tmp_path / "run")
-    state = next(tmp_path.glob("run/state-*.pt"))
+    state = next(tmp_path.glob("run/state-*.npz"))
     # cut exports are repaired from the commit on resume
     rows = (tmp_path / "run" / "matches.csv").read_text().splitlines()
     (tmp_path / "run" / "matches.csv").write_text("\n".join(rows[:20]) + "\n")
@@ -191,7 +191,7 @@ def test_damaged_directories_are_refused_with_what_is_damaged(tmp_path):
     # a changed state file
     data = state.read_bytes()
     state.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
-    with pytest.raises(RunDirError, match="checksum"):
+    with pytest.raises(RunDirError, match="does not match its SHA-256"):
         train(config, tmp_path / "run")
     state.write_bytes(data)
     # a missing policy file the commit names
@@ -268,3 +268,23 @@ def test_compare_refuses_repeated_values_and_other_settings_before_writing(tmp_p
     before = (tmp_path / "b" / "compare_config.json").read_text()
     assert main(["compare", "--quick", "--out", str(tmp_path / "b")]) == 2
     assert (tmp_path / "b" / "compare_config.json").read_text() == before
+
+
+def test_a_kill_at_any_write_before_the_first_commit_starts_afresh(tmp_path, monkeypatch):
+    """Killed before its first manifest (config, first policy files, first state written or not), a
+    run holds no commit: run again, it starts afresh and ends exactly as an uninterrupted run."""
+    config = tiny_config(episodes=16)
+    train(config, tmp_path / "reference")
+    reference = outcome(tmp_path / "reference")
+    injected = 0
+    for write in range(1, 20):
+        out = tmp_path / f"kill{write}"
+        left = run_with_fault(monkeypatch, lambda: train(config, out), 0, write, "kill")
+        if left != 0:  # this write came after the first commit: every earlier one was tried
+            break
+        injected += 1
+        assert not (out / "manifest.json").exists()
+        train(config, out)
+        assert outcome(out) == reference, f"kill at write {write} of the first commit"
+        assert not [f for f in out.rglob("*") if f.name.endswith(sio.TMP_SUFFIX)]
+    assert injected >= 4  # config.yaml, the first policies, the state, the manifest

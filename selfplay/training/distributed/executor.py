@@ -39,6 +39,7 @@ class RaySettings:
     cpus_per_task: float = 1.0
     max_retries: int = 2  # retries of a task whose worker process died (system failures)
     torch_threads: int | None = 1  # intra-op threads inside each task (None: leave Ray's default)
+    connect_timeout_s: float = 10.0  # how long a HOST:PORT address may take to answer before it is refused
 
     def __post_init__(self) -> None:
         check_address(self.address)
@@ -48,11 +49,18 @@ class RaySettings:
             raise ValueError(f"cpus_per_task must be > 0, got {self.cpus_per_task!r}")
         if self.max_retries < 0:
             raise ValueError(f"max_retries must be ≥ 0, got {self.max_retries!r}")
+        if not 0 < self.connect_timeout_s < float("inf"):
+            raise ValueError(f"connect_timeout_s must be a finite number > 0, got {self.connect_timeout_s!r}")
 
 
 def connect(settings: RaySettings) -> Any:
     """Import Ray and make sure this process is connected: reuse a connection that exists, else start
-    a local instance or join the cluster at ``settings.address``. Returns the ``ray`` module."""
+    a local instance or join the cluster at ``settings.address``. Returns the ``ray`` module.
+
+    A local instance listens on 127.0.0.1 only (Ray's own single-machine setting, as on macOS and
+    Windows), so nothing outside this machine can reach it. A cluster is joined only if its address
+    answers within ``connect_timeout_s`` (Ray itself would wait minutes). Ray has no authentication:
+    a cluster must be on a trusted network (README, docs/scaling.md)."""
     try:
         import ray
     except ImportError:
@@ -61,8 +69,58 @@ def connect(settings: RaySettings) -> Any:
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
         if settings.address is None:
             kwargs["num_cpus"] = settings.num_cpus
-        ray.init(address=settings.address, **kwargs)
+            _init_on_loopback(ray, kwargs)
+        else:
+            check_reachable(_resolve(settings.address), settings.connect_timeout_s, settings.address)
+            ray.init(address=settings.address, **kwargs)
     return ray
+
+
+def _init_on_loopback(ray: Any, kwargs: dict) -> None:
+    """``ray.init`` of a local instance whose node address is 127.0.0.1: Ray takes the loopback address
+    where ``ray_constants.ENABLE_RAY_CLUSTER`` is off (its macOS/Windows default), so the switch is off
+    for this one call."""
+    from ray._private import ray_constants
+
+    before = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        ray.init(**kwargs)
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = before
+
+
+def _resolve(address: str) -> str | None:
+    """``HOST:PORT`` of ``address``; for ``"auto"``, the cluster Ray would join (``RAY_ADDRESS`` or the
+    last ``ray start`` on this machine), ``None`` where Ray finds none (``ray.init`` then says so)."""
+    if address != "auto":
+        return address
+    try:
+        from ray._private import services
+
+        return services.canonicalize_bootstrap_address("auto")
+    except Exception:  # Ray's own lookup failed: ray.init reports it
+        return None
+
+
+def check_reachable(address: str | None, timeout_s: float, given: str | None = None) -> None:
+    """Refuse ``HOST:PORT`` (or ``ray://HOST:PORT``) when nothing accepts a TCP connection there
+    within ``timeout_s`` seconds, in one line naming ``ray_address`` (as ``given``)."""
+    import socket
+
+    if address is None:
+        return
+    given = address if given is None else given
+    host, port = str(address).removeprefix("ray://").rsplit(":", 1)
+    host = host.strip("[]")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout_s):
+            pass
+    except OSError as error:
+        reason = "timed out" if isinstance(error, TimeoutError) else (error.strerror or type(error).__name__)
+        at = "" if given == address else f" ({address})"
+        raise ValueError(f"ray_address {given!r}{at}: nothing answers there ({reason} within {timeout_s:g} s); "
+                         "start the cluster's head node first, or check the address") from None
 
 
 def _run_task(function: Callable, task: Any, torch_threads: int | None) -> Any:

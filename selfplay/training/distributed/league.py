@@ -6,7 +6,7 @@ Three kinds of actor, and the driver that watches them:
   a ``LeagueTrainer`` whose ``LeagueMode`` carries the menagerie, the decayed payoff table, PFSP
   matchmaking and the checkpoint and reset rules, whose players carry the counters and each player's
   last learned state, and whose ``RunDir`` takes the directory's lock and commits (new policy files,
-  then ``state-<gen>.pt``, then ``manifest.json``: ``Trainer.save``). The committed state has the
+  then ``state-<gen>.npz``, then ``manifest.json``: ``Trainer.save``). The committed state has the
   local path's format, so ``selfplay league`` (local or ``--ray``) resumes it, and ``evaluate_league``
   reports on it.
 - **Rollout workers** (``RolloutWorker``): ask the coordinator for a *lease* on a player, load the
@@ -867,7 +867,7 @@ def check_league_records(out: str | Path) -> dict:
     - the payoff is ``matches.csv`` replayed: every league game (self-play is not recorded), in file
       order, through a fresh payoff with the league's decay (``Payoff.update``) reproduces the committed
       table's wins, draws, losses and games of every pair exactly, whatever the decay;
-    - the menagerie's index names exactly the committed policy files, and has one historical per
+    - the menagerie's index names exactly the commit's policy files, and has one historical per
       main player at the start plus one per ``checkpoint`` row of ``metrics.csv``;
     - each player's update counter equals its rows in ``metrics.csv``.
     """
@@ -890,10 +890,10 @@ def check_league_records(out: str | Path) -> dict:
     games = _check_payoff_replay(payoff, matches)
     metrics = pd.read_csv(run.metrics) if run.metrics.exists() else pd.DataFrame(columns=["player", "checkpoint"])
     index = state["menageries"]["menagerie"]
-    files = sorted(p.name for p in run.menagerie.glob("policy_*.pt"))
+    files = sorted(rel.split("/", 1)[1] for rel in run.committed_files if rel.startswith("menagerie/"))
     named = sorted({e["file"] for e in index["entries"]})
     if files != named:
-        raise ValueError(f"menagerie/ holds {files}, its index names {named}")
+        raise ValueError(f"the commit holds menagerie files {files}, its index names {named}")
     mains = sum(1 for p in state["mode"]["league"]["players"] if p["kind"] == "main")
     if len(index["entries"]) != mains + int(metrics["checkpoint"].sum()):
         raise ValueError(f"the menagerie has {len(index['entries'])} entries; {mains} starting ones and "
