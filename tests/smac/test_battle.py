@@ -248,3 +248,26 @@ def test_a_copied_battle_plays_on_exactly_like_the_original(copier):
         ob, rb, db, _ = b.step(acts)
         _same(oa, ob, f"obs {step}"), _same(ra, rb, f"rewards {step}"), _same(da, db, f"done {step}")
         _same(a.get_state(), b.get_state(), f"state {step}")
+
+
+@pytest.mark.parametrize("map_name,two_player", [("MMM", False), ("3m", True)])
+def test_the_tensor_lane_plays_the_numpy_lanes_games(map_name, two_player):
+    """``SMACBattle.step`` on tensors (the lane a GPU engine takes) and ``fast_step`` on numpy arrays (the
+    CPU's) share the compiled rules; here both run on the CPU build and must give the same games."""
+    a = SMACBattle(map_name, 4, two_player=two_player, mirror=two_player, seed=5)
+    b = SMACBattle(map_name, 4, two_player=two_player, mirror=two_player, seed=5)
+    b.fast = False  # the tensor lane, on CPU arrays
+    gen = torch.Generator().manual_seed(6)
+    finished = 0
+    for step in range(80):
+        masks = a.action_masks()
+        _same(masks, b.action_masks(), f"masks {step}")
+        _same(a.get_state(), b.get_state(), f"state {step}")
+        acts = [(torch.rand(m.shape, generator=gen) * m).argmax(-1) for m in masks]
+        oa, ra, da, ia = a.step(acts)
+        ob, rb, db, ib = b.step(acts)
+        _same(oa, ob, f"obs {step}"), _same(ra, rb, f"rewards {step}"), _same(da, db, f"done {step}")
+        for key in ia:
+            _same(ia[key], ib[key], f"info[{key}] {step}")
+        finished += int(da.sum())
+    assert finished > 0
