@@ -6,28 +6,33 @@ The rule modules are plain Python: their functions call each other by their modu
 version of the others (numba resolves a global dispatcher at compile time):
 
 - ``cpu()``: ``numba.njit`` of the rules and of the CPU drivers (``cpu_drivers.py``, loops over
-  games), without reference counting; cached on disk (numba checks each function's own file, not the files of the
-  functions it calls: after editing ``rules.py`` the features are recompiled only when
-  ``feature_rules.py`` changes too; delete ``__pycache__`` then).
+  games), without reference counting; cached on disk under ``__pycache__/rules-<hash>``, the hash of
+  every source the compiled code depends on (``CACHE_SOURCES``).  numba alone would check only each
+  function's own file: a cached driver would keep an edited rule's old code, and every function a
+  changed constant's old value.
 - ``gpu()``: ``numba.cuda.jit(device=True)`` of the rules and ``numba.cuda.jit`` of the kernels
   (``gpu_kernels.py``, one game per thread).  With ``NUMBA_ENABLE_CUDASIM=1`` (set before numba is
   imported) numba-cuda's simulator runs the same kernels in Python without a GPU.
 
 Identical floats on both: numba's CPU code never fuses a multiply and an add, but NVVM does by
 default (``-fma=1``) and numba-cuda has no switch for it outside ``fastmath``; ``no_fma`` turns
-it off (``-fma=0``) while the GPU kernels compile (``gpu_kernels.launch``).
+it off (``-fma=0``) while ``GpuBuild`` launches a kernel (kernels compile at their first launch).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import os
 import types
 from functools import lru_cache
 
-from . import cpu_drivers, feature_rules, rules
+from . import cpu_drivers, feature_rules, maps, pathing, records, rules, units
 from .records import new_scratch
 
 RULE_MODULES = (rules, feature_rules)
+# every module whose code or constants end up in the compiled rules
+CACHE_SOURCES = (rules, feature_rules, cpu_drivers, records, units, maps, pathing)
 
 
 def compile_modules(modules_and_jits) -> types.SimpleNamespace:
@@ -43,6 +48,8 @@ def compile_modules(modules_and_jits) -> types.SimpleNamespace:
             if isinstance(value, types.FunctionType) and value.__module__ in {m.__name__ for m, _ in modules_and_jits}:
                 if value.__module__ != module.__name__:
                     continue  # imported from another rule module: compiled with its own module
+                if name in funcs:
+                    raise ValueError(f"rule modules both define a function {name!r}")
                 funcs[name] = (value, jit)
             elif name in ns and ns[name] is not value and not _same_constant(ns[name], value):
                 raise ValueError(f"rule modules define {name!r} differently")
@@ -71,7 +78,31 @@ def cpu() -> types.SimpleNamespace:
     from numba import njit
 
     jit = njit(cache=True, _nrt=False)
-    return compile_modules([(m, jit) for m in RULE_MODULES] + [(cpu_drivers, jit)])
+    with _cache_dir(os.path.join(os.path.dirname(__file__), "__pycache__", f"rules-{source_hash()}")):
+        return compile_modules([(m, jit) for m in RULE_MODULES] + [(cpu_drivers, jit)])
+
+
+def source_hash() -> str:
+    """A hash of the sources in ``CACHE_SOURCES`` (module docstring)."""
+    digest = hashlib.sha256()
+    for module in CACHE_SOURCES:
+        with open(module.__file__, "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _cache_dir(path: str):
+    """numba caches the functions decorated inside this block under ``path`` (its locator reads
+    ``config.CACHE_DIR`` when a function is decorated)."""
+    from numba.core import config
+
+    previous = config.CACHE_DIR
+    config.CACHE_DIR = path
+    try:
+        yield
+    finally:
+        config.CACHE_DIR = previous
 
 
 @lru_cache(maxsize=None)
