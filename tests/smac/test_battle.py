@@ -271,3 +271,12 @@ def test_the_tensor_lane_plays_the_numpy_lanes_games(map_name, two_player):
             _same(ia[key], ib[key], f"info[{key}] {step}")
         finished += int(da.sum())
     assert finished > 0
+
+
+def test_engine_names_the_build_and_rejects_anything_else():
+    assert SMACBattle("3m", 1, engine="numba").engine.build.name == "cpu"  # the CPU build's old name
+    assert SMACBattle("3m", 1, engine="cpu").engine.build.name == "cpu"
+    with pytest.raises(ValueError, match=r"engine must be one of .*'torch'"):
+        SMACBattle("3m", 1, engine="torch")
+    with pytest.raises(ValueError, match=r"engine='cuda' runs on device type 'cuda', got device='cpu'"):
+        SMACBattle("3m", 1, engine="cuda")
