@@ -15,8 +15,8 @@ Code written for SMAC runs unchanged::
 
 The constructor takes SMAC's arguments, in SMAC's order and with SMAC's defaults, plus ``device``,
 ``backend`` ("sim" or "sc2", the real game: ``sc2_engine``), ``games`` (ready real-game
-connections), ``engine`` (the simulator's implementation, ``battle.SMACBattle``: "auto" = the
-compiled kernels on the CPU) and ``torch_threads`` (torch threads while the torch engine computes). What each SMAC method and attribute is here:
+connections), ``engine`` (the build of the simulator's rules, ``battle.SMACBattle``: "auto" = the
+build of ``device``) and ``torch_threads`` (torch threads while torch code runs: a reset, the GPU lane). What each SMAC method and attribute is here:
 
 - the same as SMAC (same values on the same unit state): ``step``, ``reset``, ``get_obs``,
   ``get_obs_agent``, ``get_state``, ``get_state_dict``, ``get_avail_actions``,
@@ -101,6 +101,21 @@ class _Battle(SMACBattle):
         return super()._check_actions(actions, check_masks and not self.unchecked)
 
 
+def _checked_difficulty(step_mul, move_amount, difficulty, backend: str) -> str:
+    """SMAC's ``difficulty`` as a string, after the arguments the simulator fixes are checked."""
+    if step_mul != 8:
+        raise ValueError(f"step_mul must be 8 (the simulator's fixed step), got {step_mul!r}")
+    if move_amount != 2:
+        raise ValueError(f"move_amount must be 2 (SMAC's value), got {move_amount!r}")
+    if str(difficulty) not in DIFFICULTIES:
+        raise ValueError(f"difficulty must be one of {list(DIFFICULTIES)} (SMAC's levels), got {difficulty!r}")
+    difficulty = str(difficulty)
+    if backend == "sim" and difficulty != "7":
+        warnings.warn(f"difficulty={difficulty!r} has no effect on the simulator: its enemy is the maps' "
+                      "scripted attack, as SMAC's at its default '7'", stacklevel=3)
+    return difficulty
+
+
 def _one_torch_thread(method):
     """Run ``method`` with one torch thread and restore the caller's count afterwards: one game's tensors
     are tiny, and torch's default thread pool makes them several times slower (measured 3.7× on 3m with
@@ -132,16 +147,7 @@ class SMACEnv(MultiAgentEnv):
                  heuristic_rest: bool = False, debug: bool = False, device: str = "cpu", backend: str = "sim",
                  games: list | None = None, torch_threads: int | None = 1, engine: str = "auto"):
         self.torch_threads = torch_threads  # torch threads while the env computes (None: the caller's)
-        if step_mul != 8:
-            raise ValueError(f"step_mul must be 8 (the simulator's fixed step), got {step_mul!r}")
-        if move_amount != 2:
-            raise ValueError(f"move_amount must be 2 (SMAC's value), got {move_amount!r}")
-        if str(difficulty) not in DIFFICULTIES:
-            raise ValueError(f"difficulty must be one of {list(DIFFICULTIES)} (SMAC's levels), got {difficulty!r}")
-        difficulty = str(difficulty)
-        if backend == "sim" and difficulty != "7":
-            warnings.warn(f"difficulty={difficulty!r} has no effect on the simulator: its enemy is the maps' "
-                          "scripted attack, as SMAC's at its default '7'", stacklevel=2)
+        difficulty = _checked_difficulty(step_mul, move_amount, difficulty, backend)
         self.map_name = map_name
         self._move_amount = move_amount
         self._step_mul = step_mul
@@ -163,23 +169,36 @@ class SMACEnv(MultiAgentEnv):
         self.replay_dir, self.replay_prefix = replay_dir, replay_prefix
         self.window_size = (window_size_x, window_size_y)
         self.heuristic_ai, self.heuristic_rest, self.debug = bool(heuristic_ai), bool(heuristic_rest), bool(debug)
-        flags = dict(obs_all_health=obs_all_health, obs_own_health=obs_own_health, obs_last_action=obs_last_action,
-                     obs_pathing_grid=obs_pathing_grid, obs_terrain_height=obs_terrain_height,
-                     obs_timestep_number=obs_timestep_number, state_last_action=state_last_action,
-                     state_timestep_number=state_timestep_number, reward_sparse=reward_sparse,
-                     reward_only_positive=reward_only_positive, reward_death_value=float(reward_death_value),
-                     reward_win=float(reward_win), reward_defeat=float(reward_defeat),
-                     reward_negative_scale=float(reward_negative_scale), reward_scale=reward_scale,
-                     reward_scale_rate=float(reward_scale_rate))
+        self._battle = self._start_battle(device, backend, games, engine)
+        self._read_map_info()
+        self._reset_counters()
+        self._battle.reset()
+        self._init_unit_type_ids()
+
+    def _flags(self) -> dict:
+        """The observation and reward flags, as ``SMACBattle`` takes them."""
+        names = ("obs_all_health", "obs_own_health", "obs_last_action", "obs_pathing_grid", "obs_terrain_height",
+                 "obs_timestep_number", "state_last_action", "state_timestep_number", "reward_sparse",
+                 "reward_only_positive", "reward_scale")
+        flags = {name: getattr(self, name) for name in names}
+        for name in ("reward_death_value", "reward_win", "reward_defeat", "reward_negative_scale", "reward_scale_rate"):
+            flags[name] = float(getattr(self, name))
+        return flags
+
+    def _start_battle(self, device, backend: str, games, engine: str) -> "_Battle":
+        """The one-game battle against the scripted enemy (the real game's built-in AI for ``backend="sc2"``)."""
         if backend == "sc2" and games is None:
             from .maps import get_map
             from .sc2_engine import SC2Game
 
-            games = [SC2Game(get_map(map_name), False, seed, difficulty=DIFFICULTIES[difficulty],
-                             game_version=game_version)]
+            games = [SC2Game(get_map(self.map_name), False, self._seed, difficulty=DIFFICULTIES[self.difficulty],
+                             game_version=self.game_version)]
         extra = {"games": games} if games is not None else {}
-        self._battle = _Battle(map_name, 1, two_player=False, device=device, seed=seed, auto_reset=False,
-                               backend=backend, engine=engine, **extra, **flags)
+        return _Battle(self.map_name, 1, two_player=False, device=device, seed=self._seed, auto_reset=False,
+                       backend=backend, engine=engine, **extra, **self._flags())
+
+    def _read_map_info(self) -> None:
+        """SMAC's per-map attributes: sizes, races, bits, attribute names, grids."""
         b = self._battle
         spec = b.spec
         view = b.views[0]
@@ -211,6 +230,10 @@ class SMACEnv(MultiAgentEnv):
         self.max_distance_x, self.max_distance_y = spec.playable_width, spec.playable_height
         self.pathing_grid = view.pathing.cpu().numpy().astype(bool)
         self.terrain_height = view.terrain_height.cpu().numpy().astype(np.float64)
+        self._ally_types, self._enemy_types = unit_type_ids(spec)
+
+    def _reset_counters(self) -> None:
+        """SMAC's statistics and the episode bookkeeping, at launch."""
         self.renderer = None
         self.last_stats = None
         self.battles_won = self.battles_game = self.timeouts = self.force_restarts = 0
@@ -223,9 +246,6 @@ class SMACEnv(MultiAgentEnv):
         self._views_cache = None
         self._obs_cache = None  # the current step's observations (get_obs_agent reads one of them)
         self._previous: EngineSnapshot | None = None
-        self._ally_types, self._enemy_types = unit_type_ids(spec)
-        self._battle.reset()
-        self._init_unit_type_ids()
 
     # ------------------------------------------------------------- unit types
     def _init_unit_type_ids(self) -> None:

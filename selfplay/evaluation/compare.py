@@ -171,8 +171,8 @@ def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, script
     run_dir = run.root
     run, state, kit = open_committed(run)
     cfg = state["config"]
-    if "checkpoints/side0" in state.get("menageries", {}):  # a learner per side (asymmetric map)
-        from selfplay.training.two_sided import evaluate_two_sided
+    if run_mode(cfg) == "two-sided":  # a learner per side (asymmetric map)
+        from selfplay.evaluation.two_sided import evaluate_two_sided
 
         return evaluate_two_sided(run, matches, seed, scripted_games, committed=(state, kit))
     checkpoints = run.committed_menagerie(state, "checkpoints", kit.load_policy)

@@ -54,7 +54,8 @@ def test_a_run_committed_without_a_mode_resumes(tmp_path):
     run = RunDir(tmp_path)
     state = run.load_commit()
     state["config"] = {k: v for k, v in state["config"].items() if k != "mode"}  # as committed before the marker
-    files = [tmp_path / name for name in read_json(run.manifest)["files"]]
+    manifest = read_json(run.manifest)
+    files = [tmp_path / name for name in manifest["files"] if name != manifest["state"]]  # the policy files
     run.commit(state, files)
     trainer = SelfPlayTrainer(config, tmp_path)
     assert trainer.load() and trainer.episodes == 32

@@ -216,3 +216,67 @@ def test_mirrored_seats_see_the_same_game(map_name):
         assert torch.equal(m0, m1)
         a = torch.full((2, b.n_agents[0]), 4)
         obs, _, _, _ = b.step([a, a.clone()])
+
+
+def _same(a, b, what: str) -> None:
+    if isinstance(a, list):
+        for k, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{what}[{k}]")
+        return
+    assert a.dtype == b.dtype and a.shape == b.shape, what
+    assert torch.equal(a, b), what
+
+
+@pytest.mark.parametrize("copier", ["pickle", "deepcopy"])
+def test_a_copied_battle_plays_on_exactly_like_the_original(copier):
+    """Pickling or deep-copying keeps the compiled lane's numpy views tied to the battle's tensors."""
+    import copy
+    import pickle
+
+    a = SMACBattle("3m", 4, seed=0)
+    gen = torch.Generator().manual_seed(0)
+
+    def actions(battle):
+        return [(torch.rand(m.shape, generator=gen) * m).argmax(-1) for m in battle.action_masks()]
+
+    for _ in range(5):
+        a.step(actions(a))
+    b = pickle.loads(pickle.dumps(a)) if copier == "pickle" else copy.deepcopy(a)
+    for step in range(100):  # past the episode limit (60): finished games reset
+        acts = actions(a)
+        oa, ra, da, _ = a.step(acts)
+        ob, rb, db, _ = b.step(acts)
+        _same(oa, ob, f"obs {step}"), _same(ra, rb, f"rewards {step}"), _same(da, db, f"done {step}")
+        _same(a.get_state(), b.get_state(), f"state {step}")
+
+
+@pytest.mark.parametrize("map_name,two_player", [("MMM", False), ("3m", True)])
+def test_the_tensor_lane_plays_the_numpy_lanes_games(map_name, two_player):
+    """``SMACBattle.step`` on tensors (the lane a GPU engine takes) and ``fast_step`` on numpy arrays (the
+    CPU's) share the compiled rules; here both run on the CPU build and must give the same games."""
+    a = SMACBattle(map_name, 4, two_player=two_player, mirror=two_player, seed=5)
+    b = SMACBattle(map_name, 4, two_player=two_player, mirror=two_player, seed=5)
+    b.fast = False  # the tensor lane, on CPU arrays
+    gen = torch.Generator().manual_seed(6)
+    finished = 0
+    for step in range(80):
+        masks = a.action_masks()
+        _same(masks, b.action_masks(), f"masks {step}")
+        _same(a.get_state(), b.get_state(), f"state {step}")
+        acts = [(torch.rand(m.shape, generator=gen) * m).argmax(-1) for m in masks]
+        oa, ra, da, ia = a.step(acts)
+        ob, rb, db, ib = b.step(acts)
+        _same(oa, ob, f"obs {step}"), _same(ra, rb, f"rewards {step}"), _same(da, db, f"done {step}")
+        for key in ia:
+            _same(ia[key], ib[key], f"info[{key}] {step}")
+        finished += int(da.sum())
+    assert finished > 0
+
+
+def test_engine_names_the_build_and_rejects_anything_else():
+    assert SMACBattle("3m", 1, engine="numba").engine.build.name == "cpu"  # the CPU build's old name
+    assert SMACBattle("3m", 1, engine="cpu").engine.build.name == "cpu"
+    with pytest.raises(ValueError, match=r"engine must be one of .*'torch'"):
+        SMACBattle("3m", 1, engine="torch")
+    with pytest.raises(ValueError, match=r"engine='cuda' runs on device type 'cuda', got device='cpu'"):
+        SMACBattle("3m", 1, engine="cuda")
