@@ -20,10 +20,11 @@ seat 1 the enemies (player 2).  With ``two_player=False`` seat 1 is the map's sc
     get_state() -> [state0, state1]             float (num_envs, state_size_seat)
     get_special_state() -> [s0, s1]             float (num_envs, n_agents_seat, special_state_size_seat)
 
-The simulator runs on one of two engines with the same rules, bit for bit (``engine``): ``"numba"``,
-compiled kernels stepping one game after another (``fast_engine``; fast for one game and for large
-batches on the CPU), or ``"torch"``, batched tensors (``engine.BattleEngine``; for a GPU).  ``"auto"``
-(the default) takes numba on the CPU, torch elsewhere.
+The simulator runs the rules written once in ``rules.py`` / ``feature_rules.py``, compiled for the
+CPU (``engine="cpu"``, alias ``"numba"``: one game after another) or a GPU (``engine="cuda"``: one
+game per thread, on ``device="cuda"``); both give the same games bit for bit.  ``"auto"`` (the
+default) takes the build of ``device``.  On the CPU the battle's own bookkeeping runs on numpy
+arrays (the ``fast_*`` methods); on a GPU on torch tensors of the device arrays.
 
 ``backend="sc2"`` plays the real StarCraft II game instead of the simulator (``sc2_engine``; one game
 per env; ``games`` may pass ready ``GameConnection`` objects). ``close()`` ends such games.
@@ -40,9 +41,9 @@ from dataclasses import fields
 import numpy as np
 import torch
 
-from . import feature_kernels as FK
+from . import build
 from .engine import STEP_MUL, BattleEngine
-from .fast_engine import NumbaEngine
+from .fast_features import FastRewards, FastSideView
 from .features import FeatureConfig, SideView
 from .maps import get_map
 from .rewards import RewardConfig, RewardTracker
@@ -50,7 +51,7 @@ from .unit_table import UnitTable
 
 MOVE_EAST, MOVE_WEST = 4, 5
 BACKENDS = ("sim", "sc2")
-ENGINES = ("auto", "numba", "torch")
+ENGINES = ("auto", "cpu", "cuda", "numba")  # "numba": the CPU build
 
 
 def split_flags(flags: dict) -> tuple[FeatureConfig, RewardConfig]:
@@ -74,9 +75,11 @@ class SMACBattle:
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         if engine not in ENGINES:
-            raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
-        if engine == "numba" and torch.device(device).type != "cpu":
-            raise ValueError(f"engine='numba' runs on the CPU only, got device={device!r}")
+            raise ValueError(f"engine must be one of {ENGINES} ('numba' is the CPU build), got {engine!r}")
+        device_type = torch.device(device).type
+        wanted = device_type if engine == "auto" else ("cpu" if engine == "numba" else engine)
+        if wanted != device_type:
+            raise ValueError(f"engine={engine!r} runs on device type {wanted!r}, got device={device!r}")
         if games is not None and backend != "sc2":
             raise ValueError("games (GameConnection objects) are only for backend='sc2'")
         spec = get_map(map_name)
@@ -97,10 +100,8 @@ class SMACBattle:
             self.engine = SC2Engine(spec, games, scripted_sides=scripted, device=device)
         else:
             # A mirrored seat gets the mirror image of seat 0's spawn layout (maps.py): fair self-play.
-            use_numba = engine == "numba" or (engine == "auto" and torch.device(device).type == "cpu")
-            self.engine = (NumbaEngine if use_numba else BattleEngine)(
-                spec, num_envs, device=device, seed=seed, scripted_sides=scripted,
-                mirror_spawns=self.two_player and self.mirror)
+            self.engine = BattleEngine(spec, num_envs, device=device, seed=seed, scripted_sides=scripted,
+                                       mirror_spawns=self.two_player and self.mirror)
         self.backend = backend
         self.device = self.engine.device
         self.num_envs = num_envs
@@ -124,20 +125,19 @@ class SMACBattle:
         self._avail: list[torch.Tensor] | None = None
         self._np_avail: list[np.ndarray] | None = None
         self._xy = self._np_timestep = None
-        self.fast = isinstance(self.engine, NumbaEngine)
+        self.fast = self.engine.device.type == "cpu"  # the numpy lane
         self._build_fast_lane()
 
     _FAST_LANE = ("fast_views", "fast_rewards", "_np_last_action", "_np_episode_steps", "_np_episode_return")
 
     def _build_fast_lane(self) -> None:
-        """The compiled features and rewards, on numpy views of the battle's own tensors."""
-        if not self.fast:
-            return
-        from .fast_features import FastRewards, FastSideView
-
-        self._no_masks = np.zeros((1, 1, 1), np.bool_)
+        """The compiled features and rewards on the engine's arrays; on the CPU, numpy views of the
+        battle's own tensors."""
         self.fast_views = [FastSideView(v) for v in self.views]
         self.fast_rewards = FastRewards(self.tracker)
+        if not self.fast:
+            return
+        self._no_masks = np.zeros((1, 1, 1), np.bool_)
         self._np_last_action = [t.numpy() for t in self.last_action]
         self._np_episode_steps = self.episode_steps.numpy()
         self._np_episode_return = [t.numpy() for t in self.episode_return]
@@ -161,10 +161,7 @@ class SMACBattle:
 
     def action_masks(self) -> list[torch.Tensor]:
         if self._avail is None:
-            if self.fast:
-                self._avail = [torch.from_numpy(m) for m in self._fast_masks()]
-            else:
-                self._avail = [v.avail_actions() for v in self.views]
+            self._avail = [self.engine.tensor_of(m) for m in self._fast_masks()]
         return [m.clone() for m in self._avail[: self.n_seats]]
 
     def state_changed(self) -> None:
@@ -185,8 +182,9 @@ class SMACBattle:
     def get_state(self) -> list[torch.Tensor]:
         if self.fast:
             return [torch.from_numpy(x) for x in self.fast_states()]
-        t = self._timestep()
-        return [v.state(self.last_action[s], t) for s, v in enumerate(self.views[: self.n_seats])]
+        eng, t = self.engine, self._lane_timestep()
+        return [eng.tensor_of(fv.state(*xy, eng.array_of(self.last_action[s]), t))
+                for s, (fv, xy) in enumerate(zip(self.fast_views[: self.n_seats], self._fast_xy()))]
 
     def get_special_state(self) -> list[torch.Tensor]:
         """The seed's per-agent "special global state" per seat (features.SideView.special_state)."""
@@ -221,25 +219,22 @@ class SMACBattle:
                 world = torch.where(a == MOVE_EAST, MOVE_WEST, torch.where(a == MOVE_WEST, MOVE_EAST, a))
             self.engine.command(side, world)
             self.last_action[side].copy_(torch.nn.functional.one_hot(a, self.views[side].n_actions).float())
-        self.engine.advance(STEP_MUL)
+        eng = self.engine
+        eng.advance(STEP_MUL)
         self._invalidate()
         self.episode_steps += 1
-        battle, lost = self.tracker.step()
-        ended = lost.any(1)
-        timeout = ~ended & (self.episode_steps >= self.episode_limit)
-        done = ended | timeout
-        won = [lost[:, 1] & ~lost[:, 0], lost[:, 0] & ~lost[:, 1]]
-        draw = (lost[:, 0] & lost[:, 1]) | timeout
-        rewards = [self.tracker.finish(s, battle[s], won[s], won[1 - s]) for s in (0, 1)]
+        battle, lost = self.fast_rewards.step()
+        outcome = self.fast_rewards.outcome(lost, eng.array_of(self.episode_steps), self.episode_limit)
+        won, draw, timeout, done, winner, dead = (eng.tensor_of(x) for x in outcome)
+        rewards = [eng.tensor_of(self.fast_rewards.finish(s, battle[s], eng.array_of(won[s]), eng.array_of(won[1 - s])))
+                   for s in (0, 1)]
         for s in (0, 1):
             self.episode_return[s] += rewards[s]
-        alive = self.engine.alive
-        dead = [(~alive[:, sl]).sum(1) for sl in self.engine.side_slices]
         info = {
-            "winner": torch.where(won[0], 0, torch.where(won[1], 1, -1)),
+            "winner": winner,
             "draw": draw,
             "timeout": timeout,
-            "battle_won": won[: self.n_seats],
+            "battle_won": [won[s] for s in range(self.n_seats)],
             "episode_reward": [r.clone() for r in self.episode_return[: self.n_seats]],
             "episode_steps": self.episode_steps.clone(),
             "dead_allies": [dead[s] for s in range(self.n_seats)],
@@ -250,15 +245,18 @@ class SMACBattle:
         return self._observations(), rewards[: self.n_seats], done, info
 
     # -------------------------------------------------------------- helpers
-    def _timestep(self) -> torch.Tensor:
-        return self.episode_steps.float() / self.episode_limit
+    def _lane_timestep(self):
+        """episode_steps / limit (float32) as an array for the compiled rules."""
+        if self.fast:
+            return self._fast_timestep()
+        return self.engine.array_of(self.episode_steps.float() / self.episode_limit)
 
     def _observations(self) -> list[torch.Tensor]:
         if self.fast:
             return [torch.from_numpy(o) for o in self.fast_observations()]
-        masks = self.action_masks()
-        t = self._timestep()
-        return [v.observations(masks[s], self.last_action[s], t) for s, v in enumerate(self.views[: self.n_seats])]
+        eng, masks, t = self.engine, self._fast_masks(), self._lane_timestep()
+        return [eng.tensor_of(fv.observations(*xy, masks[s], eng.array_of(self.last_action[s]), t))
+                for s, (fv, xy) in enumerate(zip(self.fast_views[: self.n_seats], self._fast_xy()))]
 
     def _reset_games(self, mask: torch.Tensor) -> None:
         self.engine.reset(mask)
@@ -269,9 +267,9 @@ class SMACBattle:
         self.episode_steps.masked_fill_(mask, 0)
         self._invalidate()
 
-    # ------------------------------------------------------ the compiled lane
-    # ``fast_*``: the same steps as the torch code above, on numpy arrays and the compiled kernels
-    # (``fast_engine``, ``fast_features``); only when ``self.fast``.  ``SMACEnv`` calls them directly.
+    # ------------------------------------------------------ the numpy lane
+    # ``fast_*``: the steps of ``step`` above on numpy arrays (CPU engines, ``self.fast``), without a torch
+    # operation per step; ``_fast_masks`` and ``_fast_xy`` serve both lanes.  ``SMACEnv`` calls them directly.
     def _fast_timestep(self) -> np.ndarray:
         if self._np_timestep is None:
             self._np_timestep = self._np_episode_steps.astype(np.float32) / np.float32(self.episode_limit)
@@ -315,17 +313,13 @@ class SMACBattle:
             if side == 1 and self.mirror:
                 world = np.where(a == MOVE_EAST, MOVE_WEST, np.where(a == MOVE_WEST, MOVE_EAST, a))
             eng.command(side, world)
-            FK.one_hot(self._np_last_action[side], a)
+            build.cpu().one_hot(self._np_last_action[side], a)
         eng.advance(STEP_MUL)
         self._invalidate()
         self._np_episode_steps += 1
         battle, lost = self.fast_rewards.step()
-        E = self.num_envs
-        won, dead = np.empty((2, E), np.bool_), np.empty((2, E), np.int64)
-        draw, timeout, done = np.empty(E, np.bool_), np.empty(E, np.bool_), np.empty(E, np.bool_)
-        winner = np.empty(E, np.int64)
-        FK.outcome(lost, self._np_episode_steps, self.episode_limit, eng.arrays("hp"), eng.n_side[0], won, draw,
-                   timeout, done, winner, dead)
+        won, draw, timeout, done, winner, dead = self.fast_rewards.outcome(lost, self._np_episode_steps,
+                                                                            self.episode_limit)
         rewards = [self.fast_rewards.finish(s, battle[s], won[s], won[1 - s]) for s in (0, 1)]
         for s in (0, 1):
             self._np_episode_return[s] += rewards[s]
@@ -357,7 +351,7 @@ class SMACBattle:
                 if a.shape != (self.num_envs, self.n_agents[s]) or a.dtype.kind not in "iu":
                     break
                 a = a.astype(np.int64, copy=False)
-                if FK.first_illegal(masks[s] if check_masks else self._no_masks, a, self.n_actions[s],
+                if build.cpu().first_illegal(masks[s] if check_masks else self._no_masks, a, self.n_actions[s],
                                     check_masks)[0] >= 0:
                     break
                 out.append(a)

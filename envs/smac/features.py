@@ -3,8 +3,10 @@ one side's point of view.
 
 A :class:`SideView` fixes the perspective: its units are the "allies" (agent order), the other
 side's are the "enemies"; with ``mirror`` every position is seen as ``x' = map_x - x`` (so relative
-x is negated, east and west swap, and the pathing grid is read mirrored).  Everything is computed
-for all games at once: ``(E, n_agents, ...)``.
+x is negated, east and west swap, and the pathing grid is read mirrored).  It holds the sizes, the
+frame, the grids and the unit-type ids; the values themselves (available actions, observations,
+state) are computed by the compiled rules (``feature_rules.py``, run by ``fast_features.FastSideView``).
+The seed's per-agent "special state" is computed here, on tensors.
 
 Sizes (SMAC's ``get_obs_size`` / ``get_state_size``; ``bits`` = unit_type_bits, ``sa``/``se`` the
 shield bits of the allies/enemies = 1 for Protoss, ``A`` = n_actions = 6 + n_enemies)::
@@ -26,11 +28,11 @@ from dataclasses import dataclass
 
 import torch
 
-from .engine import BattleEngine, distance
+from .engine import BattleEngine
 from .maps import MapSpec
-from .units import MOVE_AMOUNT, SHOOT_RANGE, SIGHT_RANGE
+from .units import SIGHT_RANGE
 
-N_ACTIONS_NO_ATTACK = 6
+N_ACTIONS_NO_ATTACK = 6  # feature_rules.N_NO_ATTACK
 N_ACTIONS_MOVE = 4
 N_OBS_PATHING = 8
 N_OBS_HEIGHT = 9
@@ -48,6 +50,12 @@ class FeatureConfig:
     obs_timestep_number: bool = False
     state_last_action: bool = True
     state_timestep_number: bool = False
+
+
+def distance(dx: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
+    """``rules.distance`` on tensors: float64 square root rounded once to float32."""
+    x, y = dx.double(), dy.double()
+    return torch.sqrt(x * x + y * y).float()
 
 
 class SideView:
@@ -131,39 +139,6 @@ class SideView:
             p = torch.stack([self.map_x - p[..., 0], p[..., 1]], -1)
         return p[:, self.ally_slice], p[:, self.enemy_slice]
 
-    def _grid_lookup(self, grid: torch.Tensor, x: torch.Tensor, y: torch.Tensor, outside: float) -> torch.Tensor:
-        """grid[int(x), int(y)] with SMAC's truncation and bounds check; ``outside`` elsewhere."""
-        xi, yi = torch.trunc(x).long(), torch.trunc(y).long()
-        inb = (xi >= 0) & (xi < self.map_x) & (yi >= 0) & (yi < self.map_y)
-        v = grid[xi.clamp(0, self.map_x - 1), yi.clamp(0, self.map_y - 1)]
-        return torch.where(inb, v, torch.full_like(v, outside))
-
-    def avail_actions(self) -> torch.Tensor:
-        """bool (E, n_agents, n_actions), spec §2 / SMAC's ``get_avail_agent_actions``."""
-        eng = self.engine
-        E, n, m = eng.num_envs, self.n_agents, self.n_enemies
-        pa, pe = self.positions()
-        alive_a = eng.alive[:, self.ally_slice]
-        alive_e = eng.alive[:, self.enemy_slice]
-        avail = torch.zeros(E, n, self.n_actions, dtype=torch.bool, device=eng.device)
-        avail[..., 1] = True
-        half = MOVE_AMOUNT / 2
-        for k, (dx, dy) in enumerate(((0, half), (0, -half), (half, 0), (-half, 0))):
-            avail[..., 2 + k] = self._grid_lookup(self.pathing, pa[..., 0] + dx, pa[..., 1] + dy, 0.0) > 0
-        dist_e = distance(pe[:, None, :, 0] - pa[:, :, None, 0], pe[:, None, :, 1] - pa[:, :, None, 1])
-        avail[..., N_ACTIONS_NO_ATTACK:] = alive_e[:, None, :] & (dist_e <= SHOOT_RANGE)
-        if bool(self.is_medivac.any()):
-            k = min(n, m)
-            dist_a = distance(pa[:, None, :k, 0] - pa[:, :, None, 0], pa[:, None, :k, 1] - pa[:, :, None, 1])
-            healable = alive_a[:, None, :k] & ~self.is_medivac[None, None, :k] & (dist_a <= SHOOT_RANGE)
-            med = self.is_medivac[None, :, None]
-            heal_cols = torch.zeros(E, n, m, dtype=torch.bool, device=eng.device)
-            heal_cols[..., :k] = healable
-            avail[..., N_ACTIONS_NO_ATTACK:] = torch.where(med, heal_cols, avail[..., N_ACTIONS_NO_ATTACK:])
-        dead_row = torch.zeros(self.n_actions, dtype=torch.bool, device=eng.device)
-        dead_row[0] = True
-        return torch.where(alive_a[..., None], avail, dead_row)
-
     def _health(self, sl: slice):
         eng = self.engine
         hp = eng.hp[:, sl] / eng.hp_max[sl]
@@ -175,98 +150,6 @@ class SideView:
         """One-hot unit-type bits of ``types``, broadcast to ``shape`` + (bits,)."""
         return torch.nn.functional.one_hot(types, self.bits).float().expand(*shape, self.bits)
 
-    # ---------------------------------------------------------- observation
-    def observations(self, avail: torch.Tensor, last_action: torch.Tensor, timestep: torch.Tensor) -> torch.Tensor:
-        """float (E, n_agents, obs_size), spec §3 / SMAC's ``get_obs_agent``.
-
-        ``last_action`` (E, n_agents, n_actions) one-hot; ``timestep`` (E,) = episode_steps / limit.
-        Written column by column into one preallocated tensor (no per-agent loops)."""
-        c, eng = self.config, self.engine
-        E, n, m = eng.num_envs, self.n_agents, self.n_enemies
-        out = torch.zeros(E, n, self.obs_size, device=eng.device)
-        pa, pe = self.positions()
-        ax, ay, ex, ey = pa[..., 0], pa[..., 1], pe[..., 0], pe[..., 1]
-        alive_a = eng.alive[:, self.ally_slice]
-        alive_e = eng.alive[:, self.enemy_slice]
-        out[..., :N_ACTIONS_MOVE] = avail[..., 2:6]  # dead agents: all False
-        o = N_ACTIONS_MOVE
-        if c.obs_pathing_grid or c.obs_terrain_height:
-            x, y = torch.trunc(ax), torch.trunc(ay)
-            ma = MOVE_AMOUNT
-            offs = [(0, 2 * ma), (0, -2 * ma), (2 * ma, 0), (-2 * ma, 0), (ma, ma), (-ma, -ma), (ma, -ma), (-ma, ma)]
-            if c.obs_pathing_grid:
-                for k, (dx, dy) in enumerate(offs):
-                    out[..., o + k] = self._grid_lookup(self.pathing, x + dx, y + dy, 1.0) * alive_a
-                o += N_OBS_PATHING
-            if c.obs_terrain_height:
-                for k, (dx, dy) in enumerate(offs + [(0, 0)]):
-                    out[..., o + k] = self._grid_lookup(self.terrain_height, x + dx, y + dy, 1.0) * alive_a
-                o += N_OBS_HEIGHT
-        # enemies: [attackable, dist/9, dx/9, dy/9, (hp, shield), type bits] where visible
-        nf = self.enemy_feats_size
-        en = out[..., o:o + m * nf].view(E, n, m, nf)
-        dx = ex[:, None, :] - ax[:, :, None]
-        dy = ey[:, None, :] - ay[:, :, None]
-        dist = distance(dx, dy)
-        vis = (alive_a[:, :, None] & alive_e[:, None, :] & (dist < SIGHT_RANGE)).float()
-        scaled = vis / SIGHT_RANGE
-        en[..., 0] = avail[..., N_ACTIONS_NO_ATTACK:] * vis
-        en[..., 1] = dist * scaled
-        en[..., 2] = dx * scaled
-        en[..., 3] = dy * scaled
-        k = 4
-        hp_e, sh_e = self._health(self.enemy_slice)
-        if c.obs_all_health:
-            en[..., k] = hp_e[:, None, :] * vis
-            k += 1
-            if self.shield_enemy:
-                en[..., k] = sh_e[:, None, :] * vis
-                k += 1
-        if self.bits:
-            en[..., k:k + self.bits] = self._onehot(self.enemy_type, (m,))[None, None] * vis[..., None]
-        o += m * nf
-        # allies (every other agent, in agent order): [visible, dist/9, dx/9, dy/9, (hp, shield), type, (last action)]
-        nf = self.ally_feats_size
-        al = out[..., o:o + (n - 1) * nf].view(E, n, n - 1, nf)
-        oth = self.others
-        dx = ax[:, oth] - ax[:, :, None]
-        dy = ay[:, oth] - ay[:, :, None]
-        dist = distance(dx, dy)
-        vis = (alive_a[:, :, None] & alive_a[:, oth] & (dist < SIGHT_RANGE)).float()
-        scaled = vis / SIGHT_RANGE
-        al[..., 0] = vis
-        al[..., 1] = dist * scaled
-        al[..., 2] = dx * scaled
-        al[..., 3] = dy * scaled
-        k = 4
-        hp_a, sh_a = self._health(self.ally_slice)
-        if c.obs_all_health:
-            al[..., k] = hp_a[:, oth] * vis
-            k += 1
-            if self.shield_ally:
-                al[..., k] = sh_a[:, oth] * vis
-                k += 1
-        if self.bits:
-            al[..., k:k + self.bits] = self._onehot(self.ally_type[oth], (n, n - 1))[None] * vis[..., None]
-            k += self.bits
-        if c.obs_last_action:
-            al[..., k:k + self.n_actions] = last_action[:, oth].float() * vis[..., None]
-        o += (n - 1) * nf
-        # own: [(hp, shield), type bits] (+ timestep, for dead agents too, as SMAC appends it last)
-        alive_f = alive_a.float()
-        if c.obs_own_health:
-            out[..., o] = hp_a * alive_f
-            o += 1
-            if self.shield_ally:
-                out[..., o] = sh_a * alive_f
-                o += 1
-        if self.bits:
-            out[..., o:o + self.bits] = self._onehot(self.ally_type, (n,))[None] * alive_f[..., None]
-            o += self.bits
-        if c.obs_timestep_number:
-            out[..., o] = timestep[:, None].to(out.dtype)
-        return out
-
     # ---------------------------------------------------------------- state
     def _cooldown_feature(self) -> torch.Tensor:
         """weapon cooldown / max_cooldown, Medivac: energy / max_cooldown (spec §4)."""
@@ -277,34 +160,6 @@ class SideView:
 
     def _centre_relative(self, p: torch.Tensor) -> torch.Tensor:
         return torch.stack([(p[..., 0] - self.center[0]) / self.width, (p[..., 1] - self.center[1]) / self.height], -1)
-
-    def state(self, last_action: torch.Tensor, timestep: torch.Tensor) -> torch.Tensor:
-        """float (E, state_size), spec §4 / SMAC's ``get_state``."""
-        c, eng = self.config, self.engine
-        E, n, m = eng.num_envs, self.n_agents, self.n_enemies
-        pa, pe = self.positions()
-        alive_a = eng.alive[:, self.ally_slice]
-        alive_e = eng.alive[:, self.enemy_slice]
-        hp_a, sh_a = self._health(self.ally_slice)
-        hp_e, sh_e = self._health(self.enemy_slice)
-        al = [hp_a[..., None], self._cooldown_feature()[..., None], self._centre_relative(pa)]
-        if self.shield_ally:
-            al.append(sh_a[..., None])
-        if self.bits:
-            al.append(self._onehot(self.ally_type, (E, n)))
-        al = torch.cat(al, -1) * alive_a[..., None]
-        en = [hp_e[..., None], self._centre_relative(pe)]
-        if self.shield_enemy:
-            en.append(sh_e[..., None])
-        if self.bits:
-            en.append(self._onehot(self.enemy_type, (E, m)))
-        en = torch.cat(en, -1) * alive_e[..., None]
-        parts = [al.reshape(E, -1), en.reshape(E, -1)]
-        if c.state_last_action:
-            parts.append(last_action.reshape(E, -1).float())
-        if c.state_timestep_number:
-            parts.append(timestep[:, None].float())
-        return torch.cat(parts, -1)
 
     def special_state(self, avail: torch.Tensor, last_action: torch.Tensor) -> torch.Tensor:
         """float (E, n_agents, special_state_size): the seed's per-agent global state.

@@ -17,6 +17,9 @@ sum over enemies of (hp_max + shield_max)``.
 Outcome: a side has lost when none of its units is alive (MMM maps: when only Medivacs are left).
 One side lost: the other won.  Both lost: a draw ("both dead: ends, no bonus").  Reaching the
 episode limit: a draw (timeout).
+
+The rewards and outcomes are computed by the compiled rules (``feature_rules.rewards``, ``finish``,
+``outcome``, run by ``fast_features.FastRewards``); ``RewardTracker`` holds the bookkeeping they update.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .engine import BattleEngine, sum_exact
+from .engine import BattleEngine
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class RewardConfig:
 
 class RewardTracker:
     """Remembers each unit's previous hp + shield and which deaths were already rewarded (two tensors,
-    updated in place: ``fast_features.FastRewards`` works on numpy views of them)."""
+    updated in place: ``fast_features.FastRewards`` works on array views of them)."""
 
     def __init__(self, engine: BattleEngine, config: RewardConfig = RewardConfig()):
         self.engine, self.config = engine, config
@@ -64,43 +67,3 @@ class RewardTracker:
         sl = eng.side_slices[1 - side]
         n_enemies = eng.n_side[1 - side]
         return float(n_enemies * c.reward_death_value + c.reward_win + (eng.hp_max[sl] + eng.shield_max[sl]).sum())
-
-    def step(self) -> tuple[list[torch.Tensor], torch.Tensor]:
-        """After the engine advanced one step: ``([battle reward side 0, side 1], lost)``.
-
-        ``lost`` (E, 2) bool: has side s lost.  The battle rewards are SMAC's ``reward_battle`` (no
-        win bonus, no scaling; zero with ``reward_sparse``)."""
-        eng, c = self.engine, self.config
-        now = eng.hp + eng.shield
-        dead = ~eng.alive
-        fresh = ~self.counted_dead
-        died = fresh & dead
-        loss = torch.where(fresh, torch.where(dead, self.prev, self.prev - now), 0.0)
-        rewards = []
-        for side in (0, 1):
-            own, other = eng.side_slices[side], eng.side_slices[1 - side]
-            delta_enemy = sum_exact(loss[:, other], 1)
-            delta_deaths = c.reward_death_value * died[:, other].sum(1).float()
-            delta_ally = c.reward_negative_scale * sum_exact(loss[:, own], 1)
-            if c.reward_only_positive:
-                r = (delta_enemy + delta_deaths).abs()
-            else:
-                delta_deaths = delta_deaths - c.reward_death_value * c.reward_negative_scale * died[:, own].sum(1).float()
-                r = delta_enemy + delta_deaths - delta_ally
-            rewards.append(torch.zeros_like(r) if c.reward_sparse else r)
-        self.counted_dead |= died
-        self.prev.copy_(now)
-        standing = eng.alive & self.counts_for_survival[None, :]
-        lost = torch.stack([~standing[:, sl].any(1) for sl in eng.side_slices], 1)
-        return rewards, lost
-
-    def finish(self, side: int, battle: torch.Tensor, won: torch.Tensor, lost: torch.Tensor) -> torch.Tensor:
-        """The step reward of ``side``: battle reward + win/defeat terms, then scaling (docstring)."""
-        c = self.config
-        if c.reward_sparse:
-            r = won.float() - lost.float()
-        else:
-            r = battle + c.reward_win * won.float() + c.reward_defeat * lost.float()
-        if c.reward_scale:
-            r = r / (self.max_reward(side) / c.reward_scale_rate)
-        return r

@@ -231,7 +231,7 @@ class SC2Engine(BattleEngine):
         """Queue ``side``'s SMAC actions (E, n_side), world frame, as raw commands for the next ``advance``."""
         sl = self.side_slices[side]
         other = self.side_slices[1 - side]
-        actions = actions.cpu().long()
+        actions = torch.as_tensor(actions).cpu().long()  # a tensor, or numpy from the numpy lane
         alive = self.alive.cpu()
         for g in range(self.num_envs):
             commands = []

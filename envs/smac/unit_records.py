@@ -72,8 +72,8 @@ class EngineSnapshot:
 
     @classmethod
     def of(cls, engine, game: int) -> "EngineSnapshot":
-        arrays = getattr(engine, "arrays", None)  # NumbaEngine: copies of its numpy buffers (cheaper)
-        if arrays is not None:
+        arrays = getattr(engine, "arrays", None)  # a CPU engine: copies of its numpy buffers (cheaper)
+        if arrays is not None and engine.device.type == "cpu":
             return cls(*(arrays(name)[game].copy() for name in ("pos", "hp", "shield", "energy", "cooldown")))
         return cls(engine.pos[game].tolist(), engine.hp[game].tolist(), engine.shield[game].tolist(),
                    engine.energy[game].tolist(), engine.cooldown[game].tolist())

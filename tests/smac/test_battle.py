@@ -216,3 +216,35 @@ def test_mirrored_seats_see_the_same_game(map_name):
         assert torch.equal(m0, m1)
         a = torch.full((2, b.n_agents[0]), 4)
         obs, _, _, _ = b.step([a, a.clone()])
+
+
+def _same(a, b, what: str) -> None:
+    if isinstance(a, list):
+        for k, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{what}[{k}]")
+        return
+    assert a.dtype == b.dtype and a.shape == b.shape, what
+    assert torch.equal(a, b), what
+
+
+@pytest.mark.parametrize("copier", ["pickle", "deepcopy"])
+def test_a_copied_battle_plays_on_exactly_like_the_original(copier):
+    """Pickling or deep-copying keeps the compiled lane's numpy views tied to the battle's tensors."""
+    import copy
+    import pickle
+
+    a = SMACBattle("3m", 4, seed=0)
+    gen = torch.Generator().manual_seed(0)
+
+    def actions(battle):
+        return [(torch.rand(m.shape, generator=gen) * m).argmax(-1) for m in battle.action_masks()]
+
+    for _ in range(5):
+        a.step(actions(a))
+    b = pickle.loads(pickle.dumps(a)) if copier == "pickle" else copy.deepcopy(a)
+    for step in range(100):  # past the episode limit (60): finished games reset
+        acts = actions(a)
+        oa, ra, da, _ = a.step(acts)
+        ob, rb, db, _ = b.step(acts)
+        _same(oa, ob, f"obs {step}"), _same(ra, rb, f"rewards {step}"), _same(da, db, f"done {step}")
+        _same(a.get_state(), b.get_state(), f"state {step}")

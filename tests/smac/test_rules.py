@@ -1,5 +1,5 @@
-"""Rules of the engine on hand-computed fights (spec-smac.md §1, §8), on both implementations of the
-rules: the torch engine and the compiled kernels (``NumbaEngine``)."""
+"""Rules of the engine on hand-computed fights (spec-smac.md §1, §8), on the CPU build of the rules
+(``rules.py``; the GPU build plays the same games: ``test_gpu_build.py``)."""
 
 import math
 
@@ -7,14 +7,13 @@ import pytest
 import torch
 
 from selfplay.envs.smac.engine import ATTACK, HEAL, MOVE, STOP, BattleEngine
-from selfplay.envs.smac.fast_engine import NumbaEngine
 from selfplay.envs.smac.maps import MapSpec, get_map
 from selfplay.envs.smac.units import UNIT_STATS
 
 
-@pytest.fixture(params=[BattleEngine, NumbaEngine], ids=["torch", "numba"])
-def engine(request):
-    return request.param
+@pytest.fixture
+def engine():
+    return BattleEngine
 
 
 def duel(engine, ally, enemy, n_envs=1, terrain="open", seed=0):

@@ -1,6 +1,6 @@
-"""One SMAC game is fast by default: on the CPU it runs the compiled kernels (no torch operation per
-step); on the torch engine its torch work runs on one thread, and the caller's setting is restored
-(no process-wide change behind the user's back)."""
+"""One SMAC game is fast: on the CPU each step runs the compiled rules (no torch operation per step);
+its torch work (a reset) runs on one thread, and the caller's setting is restored (no process-wide
+change behind the user's back)."""
 
 import torch
 
@@ -8,22 +8,21 @@ from selfplay.envs.smac import StarCraft2Env
 
 
 def test_one_game_computes_single_threaded_and_restores_the_callers_threads(monkeypatch):
-    env = StarCraft2Env(map_name="3m", seed=0, engine="torch")
+    env = StarCraft2Env(map_name="3m", seed=0)
     seen = []
-    real_step = env._battle.step
+    real_reset = env._battle.engine.reset
 
-    def spying_step(*args, **kwargs):
+    def spying_reset(*args, **kwargs):
         seen.append(torch.get_num_threads())
-        return real_step(*args, **kwargs)
+        return real_reset(*args, **kwargs)
 
-    monkeypatch.setattr(env._battle, "step", spying_step)
+    monkeypatch.setattr(env._battle.engine, "reset", spying_reset)
     torch.set_num_threads(2)  # the root conftest restores the suite's setting afterwards
     env.reset()
-    env.step([1] * env.n_agents)
     assert seen == [1]
     assert torch.get_num_threads() == 2
     env.torch_threads = None  # the caller's threads, if asked for
-    env.step([1] * env.n_agents)
+    env.reset()
     assert seen == [1, 2]
 
 

@@ -1,0 +1,159 @@
+"""Compiles the rules written once (``rules.py``, ``feature_rules.py``) for the CPU and for a GPU.
+
+The rule modules are plain Python: their functions call each other by their module-level names.
+``compile_modules`` copies those functions into one namespace, decorates each with the target's
+``jit``, and points every copy's globals at that namespace, so that each rule calls the compiled
+version of the others (numba resolves a global dispatcher at compile time):
+
+- ``cpu()``: ``numba.njit(cache=True)`` of the rules and of the CPU drivers (``cpu_drivers.py``,
+  loops over games); cached on disk (numba checks each function's own file, not the files of the
+  functions it calls: after editing ``rules.py`` the features are recompiled only when
+  ``feature_rules.py`` changes too; delete ``__pycache__`` then).
+- ``gpu()``: ``numba.cuda.jit(device=True)`` of the rules and ``numba.cuda.jit`` of the kernels
+  (``gpu_kernels.py``, one game per thread).  With ``NUMBA_ENABLE_CUDASIM=1`` (set before numba is
+  imported) numba-cuda's simulator runs the same kernels in Python without a GPU.
+
+Identical floats on both: numba's CPU code never fuses a multiply and an add, but NVVM does by
+default (``-fma=1``) and numba-cuda has no switch for it outside ``fastmath``; ``no_fma`` turns
+it off (``-fma=0``) while the GPU kernels compile (``gpu_kernels.launch``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import types
+from functools import lru_cache
+
+from . import cpu_drivers, feature_rules, rules
+from .records import new_scratch
+
+RULE_MODULES = (rules, feature_rules)
+
+
+def compile_modules(modules_and_jits) -> types.SimpleNamespace:
+    """One namespace holding every function of the given ``(module, jit)`` pairs compiled with its
+    ``jit``, each calling the others' compiled versions; module constants are shared (a name
+    defined differently by two modules is an error)."""
+    ns: dict = {}
+    funcs: dict = {}
+    for module, jit in modules_and_jits:
+        for name, value in vars(module).items():
+            if name.startswith("__"):
+                continue
+            if isinstance(value, types.FunctionType) and value.__module__ in {m.__name__ for m, _ in modules_and_jits}:
+                if value.__module__ != module.__name__:
+                    continue  # imported from another rule module: compiled with its own module
+                funcs[name] = (value, jit)
+            elif name in ns and ns[name] is not value and not _same_constant(ns[name], value):
+                raise ValueError(f"rule modules define {name!r} differently")
+            else:
+                ns[name] = value
+    ns["__name__"] = __name__
+    for name, (f, jit) in funcs.items():
+        copy = types.FunctionType(f.__code__, ns, name, f.__defaults__, f.__closure__)
+        copy.__qualname__, copy.__module__, copy.__doc__ = f.__qualname__, f.__module__, f.__doc__
+        ns[name] = jit(copy)
+    return types.SimpleNamespace(**{k: v for k, v in ns.items() if not k.startswith("__")})
+
+
+def _same_constant(a, b) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+@lru_cache(maxsize=None)
+def cpu() -> types.SimpleNamespace:
+    """The CPU build: rules and drivers under ``numba.njit(cache=True)``."""
+    from numba import njit
+
+    jit = njit(cache=True)
+    return compile_modules([(m, jit) for m in RULE_MODULES] + [(cpu_drivers, jit)])
+
+
+@lru_cache(maxsize=None)
+def gpu() -> types.SimpleNamespace:
+    """The GPU build: rules as CUDA device functions, ``gpu_kernels`` as kernels."""
+    from numba import cuda
+
+    from . import gpu_kernels
+
+    device = cuda.jit(device=True)
+    return compile_modules([(m, device) for m in RULE_MODULES] + [(gpu_kernels, cuda.jit)])
+
+
+@contextlib.contextmanager
+def no_fma():
+    """NVVM compiles without fused multiply-add contraction inside this block (module docstring)."""
+    from numba.cuda.cudadrv import nvvm
+
+    original = nvvm.compile_ir
+
+    def compile_ir(llvmir, **options):
+        if not options.get("fastmath"):
+            options["fma"] = False
+        return original(llvmir, **options)
+
+    nvvm.compile_ir = compile_ir
+    try:
+        yield
+    finally:
+        nvvm.compile_ir = original
+
+
+THREADS_PER_BLOCK = 64
+
+
+class CpuBuild:
+    """The rules on numpy arrays, one game after another (``cpu()``)."""
+
+    name = "cpu"
+
+    def __init__(self):
+        self.r = cpu()
+
+    def scratch(self, games: int, units: int):
+        return new_scratch(1, units)  # reused by every game
+
+    def __getattr__(self, name):
+        return getattr(self.r, _DRIVERS[name])
+
+
+class GpuBuild:
+    """The rules on device arrays (numba-cuda; host numpy arrays under the simulator), one game per
+    thread (``gpu()``); same methods as ``CpuBuild``."""
+
+    name = "gpu"
+
+    def __init__(self):
+        self.k = gpu()
+
+    def scratch(self, games: int, units: int):
+        from numba import cuda
+
+        return new_scratch(games, units, empty=cuda.device_array)
+
+    def __getattr__(self, name):
+        kernel = getattr(self.k, _KERNELS[name])
+
+        def launch(*args):
+            counted = args[_GAMES_ARG[name]]
+            games = (counted.hp if hasattr(counted, "hp") else counted).shape[0]
+            blocks = (games + THREADS_PER_BLOCK - 1) // THREADS_PER_BLOCK
+            with no_fma():
+                kernel[blocks, THREADS_PER_BLOCK](*args)
+
+        return launch
+
+
+# method -> CPU driver, GPU kernel, and which argument's first axis counts the games
+_DRIVERS = {"command": "command_games", "advance": "advance_games", "positions": "positions_games",
+            "avail": "avail_games", "observations": "observation_games", "state": "state_games",
+            "rewards": "reward_games", "finish": "finish_games", "outcome": "outcome_games",
+            "first_illegal": "first_illegal", "one_hot": "one_hot"}
+_KERNELS = {"command": "command_kernel", "advance": "advance_kernel", "positions": "positions_kernel",
+            "avail": "avail_kernel", "observations": "observation_kernel", "state": "state_kernel",
+            "rewards": "reward_kernel", "finish": "finish_kernel", "outcome": "outcome_kernel"}
+_GAMES_ARG = {"command": 1, "advance": 1, "positions": 2, "avail": 1, "observations": 4, "state": 3,
+              "rewards": 4, "finish": 1, "outcome": 3}

@@ -1,0 +1,89 @@
+"""The CPU build's drivers (``build.cpu()``): each runs one rule of ``rules.py`` /
+``feature_rules.py`` on every game, one game after another on the calling thread (no thread pool:
+measured on 2 shared cores, numba's parallel loops made large batches 2.6x slower as their threads
+took the cores from torch).  The GPU build runs the same rules one game per thread
+(``gpu_kernels.py``)."""
+
+from __future__ import annotations
+
+from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
+from .records import Scratch
+from .rules import advance_game, command_game, game_rows, scratch_rows
+
+
+def command_games(side, actions, state_, static, flags):
+    """``command_game`` for every game: ``actions`` (E, n_side)."""
+    for e in range(actions.shape[0]):
+        command_game(side, actions[e], game_rows(state_, e), static, flags)
+
+
+def advance_games(jitter, state_, static, maps, flags, sc):
+    """``advance_game`` for every game: ``jitter`` (loops, E, U); ``sc`` one slot of scratch rows,
+    reused by every game."""
+    rows = scratch_rows(sc, 0)
+    for e in range(state_.hp.shape[0]):
+        advance_game(jitter[:, e], game_rows(state_, e), static, maps, flags, rows)
+
+
+def positions_games(px, py, pos, map_x, mirror):
+    for e in range(pos.shape[0]):
+        seat_positions(px[e], py[e], pos[e], map_x, mirror)
+
+
+def avail_games(out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing):
+    for e in range(px.shape[0]):
+        avail_actions(out[e], px[e], py[e], hp[e], ally0, n, enemy0, m, is_medivac, pathing)
+
+
+def observation_games(out, avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, sc: Scratch, ally0,
+                      n, enemy0, m, ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config):
+    for e in range(px.shape[0]):
+        observations(out[e], avail[e], last_action[e], timestep[e], px[e], py[e], hp[e], shield[e], hp_max, shield_max,
+                     sc.hp_frac[0], sc.shield_frac[0], ally0, n, enemy0, m, ally_type, enemy_type, bits, shield_ally,
+                     shield_enemy, pathing, height, config)
+
+
+def state_games(out, last_action, timestep, px, py, hp, shield, hp_max, shield_max, cooldown, energy, max_cd,
+                is_medivac, ally0, n, enemy0, m, ally_type, enemy_type, bits, shield_ally, shield_enemy, cx, cy, width,
+                height, config):
+    for e in range(px.shape[0]):
+        state(out[e], last_action[e], timestep[e], px[e], py[e], hp[e], shield[e], hp_max, shield_max, cooldown[e],
+              energy[e], max_cd, is_medivac, ally0, n, enemy0, m, ally_type, enemy_type, bits, shield_ally,
+              shield_enemy, cx, cy, width, height, config)
+
+
+def reward_games(battle, lost, prev, counted_dead, hp, shield, n0, counts_for_survival, death_value, negative_scale,
+                 death_penalty, only_positive, sparse):
+    for e in range(hp.shape[0]):
+        rewards(battle, lost, e, prev[e], counted_dead[e], hp[e], shield[e], n0, counts_for_survival, death_value,
+                negative_scale, death_penalty, only_positive, sparse)
+
+
+def finish_games(out, battle, won, lost, win, defeat, divisor, sparse, scale):
+    for e in range(battle.shape[0]):
+        out[e] = finish(won[e], lost[e], battle[e], win, defeat, divisor, sparse, scale)
+
+
+def outcome_games(lost, steps, limit, hp, n0, won, draw, timeout, done, winner, dead):
+    for e in range(hp.shape[0]):
+        outcome(e, lost, steps[e], limit, hp[e], n0, won, draw, timeout, done, winner, dead)
+
+
+def first_illegal(masks, actions, n_actions, check_masks):
+    """The first (game, agent) whose action is out of 0..n_actions-1 (or, with ``check_masks``, not in
+    its mask), as (e, i); (-1, -1) when every action is legal."""
+    for e in range(actions.shape[0]):
+        for i in range(actions.shape[1]):
+            a = actions[e, i]
+            if a < 0 or a >= n_actions or (check_masks and not masks[e, i, a]):
+                return e, i
+    return -1, -1
+
+
+def one_hot(out, actions):
+    """``out`` (E, n, A) = one-hot of ``actions`` (E, n)."""
+    for e in range(actions.shape[0]):
+        for i in range(actions.shape[1]):
+            for q in range(out.shape[2]):
+                out[e, i, q] = 0.0
+            out[e, i, actions[e, i]] = 1.0

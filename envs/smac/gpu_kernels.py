@@ -1,0 +1,74 @@
+"""The GPU build's kernels (``build.gpu()``): the rules of ``rules.py`` / ``feature_rules.py``, one game
+per thread (thread ``e`` plays game ``e``; the CPU build runs the same rules one game after another,
+``cpu_drivers.py``).  Each kernel's scratch rows are its game's slot of ``Scratch`` (device code
+cannot allocate).  Launched by ``build.GpuBuild``."""
+
+from __future__ import annotations
+
+from numba import cuda
+
+from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
+from .rules import advance_game, command_game, game_rows, scratch_rows
+
+
+def command_kernel(side, actions, state_, static, flags):
+    e = cuda.grid(1)
+    if e < actions.shape[0]:
+        command_game(side, actions[e], game_rows(state_, e), static, flags)
+
+
+def advance_kernel(jitter, state_, static, maps, flags, sc):
+    e = cuda.grid(1)
+    if e < state_.hp.shape[0]:
+        advance_game(jitter[:, e], game_rows(state_, e), static, maps, flags, scratch_rows(sc, e))
+
+
+def positions_kernel(px, py, pos, map_x, mirror):
+    e = cuda.grid(1)
+    if e < pos.shape[0]:
+        seat_positions(px[e], py[e], pos[e], map_x, mirror)
+
+
+def avail_kernel(out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing):
+    e = cuda.grid(1)
+    if e < px.shape[0]:
+        avail_actions(out[e], px[e], py[e], hp[e], ally0, n, enemy0, m, is_medivac, pathing)
+
+
+def observation_kernel(out, avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, sc, ally0, n, enemy0,
+                       m, ally_type, enemy_type, bits, shield_ally, shield_enemy, pathing, height, config):
+    e = cuda.grid(1)
+    if e < px.shape[0]:
+        observations(out[e], avail[e], last_action[e], timestep[e], px[e], py[e], hp[e], shield[e], hp_max, shield_max,
+                     sc.hp_frac[e], sc.shield_frac[e], ally0, n, enemy0, m, ally_type, enemy_type, bits, shield_ally,
+                     shield_enemy, pathing, height, config)
+
+
+def state_kernel(out, last_action, timestep, px, py, hp, shield, hp_max, shield_max, cooldown, energy, max_cd,
+                 is_medivac, ally0, n, enemy0, m, ally_type, enemy_type, bits, shield_ally, shield_enemy, cx, cy, width,
+                 height, config):
+    e = cuda.grid(1)
+    if e < px.shape[0]:
+        state(out[e], last_action[e], timestep[e], px[e], py[e], hp[e], shield[e], hp_max, shield_max, cooldown[e],
+              energy[e], max_cd, is_medivac, ally0, n, enemy0, m, ally_type, enemy_type, bits, shield_ally,
+              shield_enemy, cx, cy, width, height, config)
+
+
+def reward_kernel(battle, lost, prev, counted_dead, hp, shield, n0, counts_for_survival, death_value, negative_scale,
+                  death_penalty, only_positive, sparse):
+    e = cuda.grid(1)
+    if e < hp.shape[0]:
+        rewards(battle, lost, e, prev[e], counted_dead[e], hp[e], shield[e], n0, counts_for_survival, death_value,
+                negative_scale, death_penalty, only_positive, sparse)
+
+
+def finish_kernel(out, battle, won, lost, win, defeat, divisor, sparse, scale):
+    e = cuda.grid(1)
+    if e < battle.shape[0]:
+        out[e] = finish(won[e], lost[e], battle[e], win, defeat, divisor, sparse, scale)
+
+
+def outcome_kernel(lost, steps, limit, hp, n0, won, draw, timeout, done, winner, dead):
+    e = cuda.grid(1)
+    if e < hp.shape[0]:
+        outcome(e, lost, steps[e], limit, hp[e], n0, won, draw, timeout, done, winner, dead)

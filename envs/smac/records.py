@@ -1,0 +1,136 @@
+"""The named records the compiled SMAC rules read and write (``rules.py``, ``feature_rules.py``).
+
+Each record is a ``NamedTuple`` of arrays (numpy on the CPU, numba device arrays on a GPU); numba
+passes them to ``njit`` functions and CUDA kernels alike, and a rule reads its fields by name
+(``unit.hp[u]``, ``static.armor[t]``).
+
+- ``UnitState``: the dynamic state, one row per game: ``(E, U)`` or ``(E, U, 2)``.  The rules see
+  one game at a time (``game_rows``: the row views of game ``e``), so a rule reads ``unit.hp[u]``.
+- ``UnitStatic``: per-unit constants ``(U,)`` (``(U, U)`` for the pair tables ``raw_damage`` and
+  ``can_target``), from ``units.UNIT_STATS`` and the map (``engine.BattleEngine``).
+- ``MapTables``: the map's walkability grids and next-hop path tables (``pathing.py``), flattened.
+- ``BattleFlags``: int64 switches fixed for a battle (which sides are scripted, which rules apply).
+- ``Scratch``: work rows over the units for one game.  Device code cannot allocate, so the caller
+  allocates them: one set on the CPU (games run one after another), one per game on a GPU.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+STATE_FIELDS = ("pos", "hp", "shield", "energy", "cooldown", "since_damage", "order", "target", "goal",
+                "trigger_goal", "cur_speed", "last_attacker")
+
+
+class UnitState(NamedTuple):
+    """Dynamic state (``engine.BattleEngine`` docstring): float32 but ``order``, ``target`` and
+    ``last_attacker`` (int64)."""
+
+    pos: np.ndarray  # (E, U, 2)
+    hp: np.ndarray
+    shield: np.ndarray
+    energy: np.ndarray
+    cooldown: np.ndarray  # loops until the weapon is ready
+    since_damage: np.ndarray  # loops since the last damage taken
+    order: np.ndarray  # rules.STOP, MOVE, ATTACK, HEAL, AMOVE
+    target: np.ndarray  # unit index of an ATTACK / HEAL order
+    goal: np.ndarray  # (E, U, 2) point of a MOVE / AMOVE order
+    trigger_goal: np.ndarray  # (E, U, 2) the map trigger's attack-move point
+    cur_speed: np.ndarray  # speed of accelerating units
+    last_attacker: np.ndarray  # who last fired at the unit, -1 none
+
+
+class UnitStatic(NamedTuple):
+    """Per-unit constants: float32, then bool, then int64 fields, then the (U, U) pair tables."""
+
+    hp_max: np.ndarray
+    shield_max: np.ndarray
+    armor: np.ndarray
+    speed: np.ndarray  # distance per loop
+    radius: np.ndarray
+    weapon_range: np.ndarray
+    cooldown_loops: np.ndarray
+    scan_range: np.ndarray
+    accel: np.ndarray  # distance per loop^2, 0 = instant
+    splash_radius: np.ndarray
+    zerg_regen: np.ndarray  # hp per loop
+    is_air: np.ndarray
+    hits_air: np.ndarray
+    heals: np.ndarray
+    is_line: np.ndarray  # colossus line splash
+    explodes: np.ndarray  # baneling
+    is_bio: np.ndarray
+    cliff_walker: np.ndarray  # colossus
+    armed: np.ndarray
+    collides: np.ndarray
+    group_target: np.ndarray  # a member of the trigger's attack-units group
+    splashes: np.ndarray  # is_line or explodes
+    side: np.ndarray
+    hits: np.ndarray  # hits per attack
+    trigger_kind: np.ndarray  # rules.NO_ORDER, ORDER_AMOVE, ORDER_ATTACK_GROUP
+    raw_damage: np.ndarray  # (U, U) float32: damage + bonus per hit of unit i on unit j
+    can_target: np.ndarray  # (U, U) bool: i may attack j
+
+
+class MapTables(NamedTuple):
+    """Walkability (``MAP_SIZE**2`` bool, cell ``x * MAP_SIZE + y``) and next-hop tables (int8,
+    ``pathing._tables``; a length-1 placeholder where the grid is convex)."""
+
+    walkable: np.ndarray
+    cliff_walkable: np.ndarray  # walkable or cliff: colossi
+    hop: np.ndarray
+    cliff_hop: np.ndarray
+
+
+class BattleFlags(NamedTuple):
+    """Switches of one battle (int64 scalars)."""
+
+    n0: int  # units of side 0
+    scripted0: int
+    scripted1: int
+    any_accel: int
+    group_order: int  # the trigger orders an attack on a group (2c_vs_64zg)
+    route: int  # some grid is not convex: ground units path round terrain
+    paths_convex: int
+    cliff_convex: int
+    cliff_own_table: int  # colossi have their own path table
+    healer0: int
+    healer1: int
+    colliders: int  # more than one unit collides
+
+
+class Scratch(NamedTuple):
+    """Work rows over the U units of one game (``new_scratch``)."""
+
+    alive: np.ndarray  # bool
+    attacking: np.ndarray
+    healing: np.ndarray
+    in_range: np.ndarray
+    fire: np.ndarray
+    tvx: np.ndarray  # float32: vector, distance and edge distance to the target
+    tvy: np.ndarray
+    tdist: np.ndarray
+    tedge: np.ndarray
+    hp_loss: np.ndarray
+    shield_loss: np.ndarray
+    dx: np.ndarray  # this loop's step
+    dy: np.ndarray
+    raw_sum: np.ndarray  # float64: sums over the hits landing on a unit (exact)
+    hit_count: np.ndarray
+    bare_sum: np.ndarray
+    healed: np.ndarray
+    push_x: np.ndarray  # separation pushes
+    push_y: np.ndarray
+    hp_frac: np.ndarray  # float32 feature rows: hp / hp_max, shield / shield_max
+    shield_frac: np.ndarray
+
+
+SCRATCH_DTYPES = (np.bool_,) * 5 + (np.float32,) * 8 + (np.float64,) * 6 + (np.float32,) * 2
+
+
+def new_scratch(games: int, units: int, empty=np.empty) -> Scratch:
+    """Scratch rows for ``games`` games (each field ``(games, units)``); ``empty(shape, dtype)``
+    allocates (``numpy.empty``, or ``numba.cuda.device_array``)."""
+    return Scratch(*(empty((games, units), dtype) for dtype in SCRATCH_DTYPES))

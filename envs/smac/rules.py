@@ -1,0 +1,567 @@
+"""The SMAC battle rules, written once: plain Python functions that ``build.py`` compiles for the CPU
+(numba ``njit``) and for a GPU (numba-cuda device functions, one game per thread).
+
+One environment step is ``STEP_MUL`` = 8 game loops; each loop of one game (``game_loop``) runs
+these rules in order (the game mechanics and their sources: ``docs/design/smac-rules.md``; how this
+code is built: ``docs/design/smac-engine.md``):
+
+1. ``scripted_orders``: the scripted side's trigger order and SC2's auto-acquisition;
+2. ``aim``: the vector, centre and edge distance to each unit's target;
+3. ``fire_weapons``: orders on dead targets end, cooldowns tick, units in range with a ready weapon fire;
+4. ``deal_damage``: the hits (single, colossus line, baneling blast) on shields, then hp with armour;
+5. ``heal``: Medivacs heal a bio ally in range;
+6. ``plan_moves`` / ``apply_moves``: chase a target into range, walk to a point or attack-move
+   (paths round terrain), sliding along blocked cells;
+7. ``regenerate_and_die``: shields, zerg hp and energy regenerate; units at hp <= 0 die.
+
+After the loops of a step, ``separate`` pushes overlapping ground units apart.
+
+Every rule sees one game: ``unit`` is ``records.UnitState`` of that game's rows (``game_rows``),
+``static`` the ``UnitStatic`` per-unit constants, ``maps`` the ``MapTables``, ``flags`` the
+``BattleFlags``, ``sc`` the game's ``Scratch`` rows.  Nothing here allocates (device code cannot).
+
+Arithmetic, so that both builds give the same float32 on any machine: every value is float32 (the
+constants below are float32 scalars: a Python float would promote a float32 expression to float64);
+a distance is ``sqrt(dx^2 + dy^2)`` in float64 rounded once (``distance``); a sum over units is
+accumulated in float64 (exact for these terms, so independent of the order) and rounded once; the
+GPU build turns off the compiler's fused multiply-add contraction (``build.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .maps import MAP_SIZE
+from .pathing import NEIGHBOURS
+from .records import Scratch, UnitState
+from .units import (
+    COLOSSUS_LINE_HALF_LENGTH,
+    COLOSSUS_LINE_HALF_WIDTH,
+    LOOPS_PER_SECOND,
+    MEDIVAC_ENERGY_REGEN_PER_S,
+    MEDIVAC_HEAL_PER_S,
+    MEDIVAC_HP_PER_ENERGY,
+    MEDIVAC_MAX_ENERGY,
+    MOVE_AMOUNT,
+    SHIELD_REGEN_DELAY_S,
+    SHIELD_REGEN_PER_S,
+    SIGHT_RANGE,
+)
+
+F = np.float32
+INF = F(np.inf)
+ZERO, HALF, ONE = F(0.0), F(0.5), F(1.0)
+EPS6, EPS3 = F(1e-6), F(1e-3)
+SIGHT = F(SIGHT_RANGE)
+MOVE_STEP = F(MOVE_AMOUNT)
+LINE_HALF_WIDTH, LINE_HALF_LENGTH = F(COLOSSUS_LINE_HALF_WIDTH), F(COLOSSUS_LINE_HALF_LENGTH)
+HEAL_PER_LOOP = F(MEDIVAC_HEAL_PER_S / LOOPS_PER_SECOND)
+HP_PER_ENERGY = F(MEDIVAC_HP_PER_ENERGY)
+ENERGY_PER_LOOP = F(MEDIVAC_ENERGY_REGEN_PER_S / LOOPS_PER_SECOND)
+MAX_ENERGY = F(MEDIVAC_MAX_ENERGY)
+SHIELD_DELAY_LOOPS = F(SHIELD_REGEN_DELAY_S * LOOPS_PER_SECOND)
+SHIELD_PER_LOOP = F(SHIELD_REGEN_PER_S / LOOPS_PER_SECOND)
+THREAT_BONUS = F(1e3)  # acquisition: a unit that can shoot back scores as if 1000 closer
+GRID = MAP_SIZE
+GRID_F = F(MAP_SIZE)
+GRID_HI = F(MAP_SIZE - 1)
+PATH_HI = F(MAP_SIZE - 1e-4)
+NEIGHBOUR_X = tuple(dx for dx, _ in NEIGHBOURS)
+NEIGHBOUR_Y = tuple(dy for _, dy in NEIGHBOURS)
+
+# orders
+STOP, MOVE, ATTACK, HEAL, AMOVE = 0, 1, 2, 3, 4
+# the scripted side's trigger order (UnitStatic.trigger_kind)
+NO_ORDER, ORDER_AMOVE, ORDER_ATTACK_GROUP = 0, 1, 2
+
+
+# ------------------------------------------------------------------------------- records
+def game_rows(state, e):
+    """``UnitState`` of game ``e``'s rows (views, no copy)."""
+    return UnitState(state.pos[e], state.hp[e], state.shield[e], state.energy[e], state.cooldown[e],
+                     state.since_damage[e], state.order[e], state.target[e], state.goal[e], state.trigger_goal[e],
+                     state.cur_speed[e], state.last_attacker[e])
+
+
+def scratch_rows(sc, w):
+    """``Scratch`` of slot ``w``'s rows (views)."""
+    return Scratch(sc.alive[w], sc.attacking[w], sc.healing[w], sc.in_range[w], sc.fire[w], sc.tvx[w], sc.tvy[w],
+                   sc.tdist[w], sc.tedge[w], sc.hp_loss[w], sc.shield_loss[w], sc.dx[w], sc.dy[w], sc.raw_sum[w],
+                   sc.hit_count[w], sc.bare_sum[w], sc.healed[w], sc.push_x[w], sc.push_y[w], sc.hp_frac[w],
+                   sc.shield_frac[w])
+
+
+# ---------------------------------------------------------------------------- geometry
+def distance(dx, dy):
+    """float32 ``sqrt(dx^2 + dy^2)`` computed in float64 and rounded once (the squares of float32
+    values are exact in float64, so this is the correctly rounded distance)."""
+    x = np.float64(dx)
+    y = np.float64(dy)
+    return np.float32(math.sqrt(x * x + y * y))
+
+
+def edge_distance(unit, static, i, j):
+    """Distance between the edges of units ``i`` and ``j``: centres minus both radii."""
+    d = distance(unit.pos[j, 0] - unit.pos[i, 0], unit.pos[j, 1] - unit.pos[i, 1])
+    return d - (static.radius[i] + static.radius[j])
+
+
+def walkable_at(x, y, air, cliff, maps):
+    """May a unit stand at (x, y)?  Inside the map, and: air anywhere, colossi on walkable or cliff
+    cells, others on walkable cells (cell ``int(x) * GRID + int(y)``)."""
+    inside = x >= ZERO and x < GRID_F and y >= ZERO and y < GRID_F
+    cell = int(min(max(x, ZERO), GRID_HI)) * GRID + int(min(max(y, ZERO), GRID_HI))
+    ground = maps.cliff_walkable[cell] if cliff else maps.walkable[cell]
+    return inside and (air or ground)
+
+
+def path_direction(px, py, gx, gy, convex, hop):
+    """The vector to walk along from p towards g (``pathing.py``): straight, or, where terrain
+    stands between their cells, to the centre of the next cell of a shortest path."""
+    sx, sy = gx - px, gy - py
+    if convex:
+        return sx, sy
+    ax = int(math.floor(min(max(px, ZERO), PATH_HI)))
+    ay = int(math.floor(min(max(py, ZERO), PATH_HI)))
+    bx = int(math.floor(min(max(gx, ZERO), PATH_HI)))
+    by = int(math.floor(min(max(gy, ZERO), PATH_HI)))
+    k = hop[(ax * GRID + ay) * (GRID * GRID) + bx * GRID + by]
+    if k < 0:
+        return sx, sy
+    hx = F(ax + NEIGHBOUR_X[k]) + HALF
+    hy = F(ay + NEIGHBOUR_Y[k]) + HALF
+    return hx - px, hy - py
+
+
+# ------------------------------------------------------------------------------ commands
+def command_game(side, actions, unit, static, flags):
+    """SMAC actions ``actions`` (n_side,) of ``side`` for one game, replacing every order
+    (``queue_command=False``): 0 no-op, 1 stop, 2-5 move N/S/E/W by ``MOVE_AMOUNT``, 6+t attack
+    enemy t (Medivac: heal ally t).  SC2 rejects an attack its weapon cannot make (a marauder on a
+    Medivac): the old order stays."""
+    U = unit.hp.shape[0]
+    n0 = flags.n0
+    start = 0 if side == 0 else n0
+    other = n0 if side == 0 else 0
+    for i in range(actions.shape[0]):
+        u = start + i
+        a = actions[i]
+        if a >= 2 and a <= 5:
+            k = a - 2
+            dx = ZERO
+            dy = ZERO
+            if k == 0:
+                dy = ONE * MOVE_STEP
+            elif k == 1:
+                dy = -ONE * MOVE_STEP
+            elif k == 2:
+                dx = ONE * MOVE_STEP
+            else:
+                dx = -ONE * MOVE_STEP
+            unit.goal[u, 0] = unit.pos[u, 0] + dx
+            unit.goal[u, 1] = unit.pos[u, 1] + dy
+            unit.order[u] = MOVE
+        elif a == 1:
+            unit.order[u] = STOP
+        elif a >= 6:
+            t = a - 6
+            heals = static.heals[u]
+            tu = start + t if heals else other + t
+            tgt_air = static.is_air[min(tu, U - 1)]
+            if heals or (not tgt_air) or static.hits_air[u]:
+                unit.order[u] = HEAL if heals else ATTACK
+                unit.target[u] = tu
+
+
+# ---------------------------------------------------------------------------- scripted AI
+def army_centre(unit, static, alive, o0, o1):
+    """Centroid of the living non-healers of units o0..o1-1 (a sum over units: float64, exact)."""
+    sx = np.float64(0.0)
+    sy = np.float64(0.0)
+    army = ZERO
+    for j in range(o0, o1):
+        if alive[j] and not static.heals[j]:
+            sx += np.float64(unit.pos[j, 0] * ONE)
+            sy += np.float64(unit.pos[j, 1] * ONE)
+            army += ONE
+    return F(sx) / max(army, ONE), F(sy) / max(army, ONE)
+
+
+def most_hurt_ally(unit, static, alive, i, o0, o1):
+    """The living, hurt bio ally of healer ``i`` within sight with the lowest hp fraction
+    (``(index - o0, fraction)``, fraction ``INF`` when none)."""
+    h_best = 0
+    h_f = INF
+    for jj in range(o1 - o0):
+        j = o0 + jj
+        hurt = alive[j] and static.is_bio[j] and unit.hp[j] < static.hp_max[j]
+        if j != i and hurt:
+            d = distance(unit.pos[j, 0] - unit.pos[i, 0], unit.pos[j, 1] - unit.pos[i, 1])
+            if d <= SIGHT:
+                frac = unit.hp[j] / static.hp_max[j]
+                if frac < h_f:
+                    h_f = frac
+                    h_best = jj
+    return h_best, h_f
+
+
+def scripted_orders(side, unit, static, flags, sc):
+    """Orders of ``side``'s units when it is scripted: the map trigger's order and SC2's
+    auto-acquisition.  A unit keeps a target within weapon range; else it acquires, among the enemies
+    it can hit within its scan range (edge distance), the closest that can shoot back, else the
+    closest; else the unit that last fired at it (within sight); else it chases its living target
+    while within sight; else it returns to the trigger's order (attack-move, or idle).  On an
+    attack-units trigger (2c_vs_64zg) it attacks the current group member while it lives, else the
+    closest member.  A scripted Medivac heals the most hurt bio ally within sight, else follows its
+    army's centroid.  ``sc.tedge`` holds each unit's edge distance to its current target."""
+    U = unit.hp.shape[0]
+    alive = sc.alive
+    n0 = flags.n0
+    o0, o1 = (0, n0) if side == 0 else (n0, U)
+    t0, t1 = (n0, U) if side == 0 else (0, n0)
+    n_other = t1 - t0
+    healer_side = flags.healer0 if side == 0 else flags.healer1
+    cx = cy = ZERO
+    if healer_side:
+        cx, cy = army_centre(unit, static, alive, o0, o1)
+    for i in range(o0, o1):
+        if not alive[i]:
+            continue
+        best = 0
+        best_s = INF
+        la = unit.last_attacker[i]
+        la_rel = min(max(la - t0, 0), n_other - 1)
+        la_hittable = False
+        la_edge = INF
+        g_best = 0
+        g_d = INF
+        for jj in range(n_other):
+            j = t0 + jj
+            edge = edge_distance(unit, static, i, j)
+            hittable = static.can_target[i, j] and alive[j] and static.armed[i]
+            if jj == la_rel:
+                la_hittable = hittable
+                la_edge = edge
+            if hittable and edge <= static.scan_range[i]:
+                threat = static.can_target[j, i] and static.armed[j]
+                score = edge - THREAT_BONUS * (ONE if threat else ZERO)
+                if score < best_s:
+                    best_s = score
+                    best = jj
+            if flags.group_order and static.group_target[j] and alive[j] and edge < g_d:
+                g_d = edge
+                g_best = jj
+        found = best_s < INF
+        la_ok = la >= t0 and la < t1 and la_hittable and la_edge <= SIGHT
+        if not found and la_ok:
+            best = la_rel
+            found = True
+        tgt = unit.target[i]
+        attacking = unit.order[i] == ATTACK and alive[tgt]
+        in_range = attacking and sc.tedge[i] <= static.weapon_range[i]
+        chasing = attacking and sc.tedge[i] <= SIGHT
+        kind = static.trigger_kind[i]
+        new_target = tgt if (in_range or not found) else best + t0
+        if in_range or found or chasing:
+            new_order = ATTACK
+        elif kind == ORDER_AMOVE:
+            new_order = AMOVE
+        else:
+            new_order = STOP
+        if flags.group_order and kind == ORDER_ATTACK_GROUP and g_d < INF:
+            new_order = ATTACK
+            new_target = tgt if (attacking and static.group_target[tgt]) else g_best + t0
+        gx = unit.trigger_goal[i, 0]
+        gy = unit.trigger_goal[i, 1]
+        if healer_side and static.heals[i]:
+            h_best, h_f = most_hurt_ally(unit, static, alive, i, o0, o1)
+            new_order = HEAL if h_f < INF else MOVE
+            new_target = h_best + o0
+            gx, gy = cx, cy
+        unit.order[i] = new_order
+        unit.target[i] = new_target
+        unit.goal[i, 0] = gx
+        unit.goal[i, 1] = gy
+
+
+# ------------------------------------------------------------------------- one game loop
+def aim(unit, static, sc):
+    """Each unit's vector (``tvx``, ``tvy``), centre distance and edge distance to its target."""
+    for u in range(unit.hp.shape[0]):
+        t = unit.target[u]
+        sc.tvx[u] = unit.pos[t, 0] - unit.pos[u, 0]
+        sc.tvy[u] = unit.pos[t, 1] - unit.pos[u, 1]
+        sc.tdist[u] = distance(sc.tvx[u], sc.tvy[u])
+        sc.tedge[u] = sc.tdist[u] - (static.radius[u] + static.radius[t])
+
+
+def fire_weapons(jitter, unit, static, sc):
+    """Orders on dead targets end (the unit idles: SMAC's ``_RL`` units never auto-acquire); every
+    cooldown ticks down one loop; a unit attacking a target within weapon range (edge distance) with
+    its cooldown <= 0 fires, and its cooldown becomes ``cooldown + jitter`` loops."""
+    for u in range(unit.hp.shape[0]):
+        o = unit.order[u]
+        if (o == ATTACK or o == HEAL) and not sc.alive[unit.target[u]]:
+            unit.order[u] = STOP
+        sc.attacking[u] = unit.order[u] == ATTACK and sc.alive[u]
+        sc.healing[u] = unit.order[u] == HEAL and sc.alive[u]
+        sc.in_range[u] = sc.tedge[u] <= static.weapon_range[u]
+        cd = unit.cooldown[u] - ONE
+        sc.fire[u] = sc.attacking[u] and sc.in_range[u] and cd <= ZERO and static.armed[u]
+        unit.cooldown[u] = cd + static.cooldown_loops[u] + F(jitter[u]) if sc.fire[u] else max(cd, ZERO)
+
+
+def in_splash(unit, static, sc, s, j):
+    """Is unit ``j`` hit by splash unit ``s``'s attack?  Colossus: on the line through the target
+    perpendicular to the attack (half-length ``LINE_HALF_LENGTH``, half-width ``LINE_HALF_WIDTH``,
+    each plus j's radius); baneling: within ``splash_radius`` plus j's radius."""
+    rx = unit.pos[j, 0] - unit.pos[s, 0]
+    ry = unit.pos[j, 1] - unit.pos[s, 1]
+    r = static.radius[j]
+    if static.is_line[s]:
+        d = max(sc.tdist[s], EPS6)
+        ux = sc.tvx[s] / d
+        uy = sc.tvy[s] / d
+        dtx = rx - sc.tvx[s]
+        dty = ry - sc.tvy[s]
+        along = dtx * ux + dty * uy
+        across = dtx * -uy + dty * ux
+        return abs(along) <= LINE_HALF_WIDTH + r and abs(across) <= LINE_HALF_LENGTH + r
+    return distance(rx, ry) <= static.splash_radius[s] + r
+
+
+def collect_hits(unit, static, sc):
+    """Sums over this loop's hits on each unit, in float64: raw damage ``raw_sum``, number of hits
+    ``hit_count`` and damage after armour per hit (at least 0.5) ``bare_sum``."""
+    U = unit.hp.shape[0]
+    for u in range(U):
+        sc.raw_sum[u] = 0.0
+        sc.hit_count[u] = 0.0
+        sc.bare_sum[u] = 0.0
+    for u in range(U):
+        if sc.fire[u] and not static.splashes[u]:
+            t = unit.target[u]
+            h = F(static.hits[u])
+            raw = static.raw_damage[u, t]
+            sc.raw_sum[t] += raw * h
+            sc.hit_count[t] += h
+            sc.bare_sum[t] += max(raw - static.armor[t], HALF) * h
+    for s in range(U):
+        if not (sc.fire[s] and static.splashes[s]):
+            continue
+        t = unit.target[s]
+        n = F(static.hits[s])
+        for j in range(U):
+            hit = j == t
+            if not hit and static.side[j] != static.side[s] and sc.alive[j] and not static.is_air[j]:
+                hit = in_splash(unit, static, sc, s, j)
+            if hit:
+                h = static.raw_damage[s, j]
+                sc.raw_sum[j] += n * h
+                sc.hit_count[j] += n
+                sc.bare_sum[j] += n * max(h - static.armor[j], HALF)
+
+
+def deal_damage(unit, static, sc):
+    """``hp_loss`` and ``shield_loss`` of this loop's hits.  Per unit, with R the raw damage and N the
+    hits: the shield absorbs ``min(shield, R)``; if nothing was absorbed, hp loses the sum of
+    ``max(hit - armour, 0.5)``; otherwise the ``R - absorbed`` that got through loses ``armour``
+    per hit that reached hp, ``ceil((R - absorbed) / mean hit)`` hits."""
+    collect_hits(unit, static, sc)
+    for j in range(unit.hp.shape[0]):
+        R = F(sc.raw_sum[j])
+        N = F(sc.hit_count[j])
+        bare = F(sc.bare_sum[j])
+        absorbed = min(unit.shield[j], R)
+        through = R - absorbed
+        mean_hit = R / max(N, ONE)
+        n_through = F(math.ceil(through / max(mean_hit, EPS6) - EPS6))
+        partial = max(through - static.armor[j] * n_through, ZERO)
+        sc.hp_loss[j] = partial if absorbed > ZERO else bare
+        sc.shield_loss[j] = absorbed
+
+
+def remember_attackers(unit, sc):
+    """Who last fired at whom (the scripted units respond to attacks): the highest-indexed shooter."""
+    for u in range(unit.hp.shape[0]):
+        if sc.fire[u]:
+            unit.last_attacker[unit.target[u]] = u
+
+
+def heal(unit, static, sc):
+    """Medivac healing (reads hp before this loop's damage): ``min(missing hp, energy * 3,
+    HEAL_PER_LOOP)`` on a hurt bio target in range; 1 energy per 3 hp."""
+    U = unit.hp.shape[0]
+    for u in range(U):
+        sc.healed[u] = 0.0
+    for u in range(U):
+        if sc.healing[u]:
+            t = unit.target[u]
+            tgt_hp = unit.hp[t]
+            amount = ZERO
+            if sc.in_range[u] and tgt_hp < static.hp_max[t] and static.is_bio[t]:
+                missing = max(static.hp_max[t] - tgt_hp, ZERO)
+                amount = min(min(missing, unit.energy[u] * HP_PER_ENERGY), HEAL_PER_LOOP)
+            sc.healed[t] += amount
+            unit.energy[u] = unit.energy[u] - amount / HP_PER_ENERGY
+
+
+def plan_moves(unit, static, maps, flags, sc):
+    """This loop's step (``sc.dx``, ``sc.dy``) of each unit: towards its target until in range
+    (chase), to its move point (and stop there), or towards its attack-move point; ground units
+    chasing or attack-moving follow shortest paths round terrain.  Accelerating units (Medivac)
+    speed up from rest by ``accel`` per loop; stopping is instant."""
+    for u in range(unit.hp.shape[0]):
+        chase = (sc.attacking[u] or sc.healing[u]) and not sc.in_range[u]
+        chase_len = max(sc.tedge[u] - static.weapon_range[u] + EPS3, ZERO)
+        gx = unit.goal[u, 0] - unit.pos[u, 0]
+        gy = unit.goal[u, 1] - unit.pos[u, 1]
+        goal_d = distance(gx, gy)
+        moving = unit.order[u] == MOVE and sc.alive[u]
+        amoving = unit.order[u] == AMOVE and sc.alive[u] and goal_d > HALF
+        speed = static.speed[u]
+        if flags.any_accel:
+            if chase or moving or amoving:
+                unit.cur_speed[u] = min(unit.cur_speed[u] + static.accel[u], speed)
+            else:
+                unit.cur_speed[u] = ZERO if static.accel[u] > ZERO else speed
+            if static.accel[u] > ZERO:
+                speed = unit.cur_speed[u]
+        if chase:
+            vx, vy = sc.tvx[u], sc.tvy[u]
+            length = min(speed, chase_len)
+        else:
+            vx, vy = gx, gy
+            if moving:
+                length = min(speed, goal_d)
+            elif amoving:
+                length = speed
+            else:
+                length = ZERO
+        if flags.route and (chase or amoving) and not static.is_air[u]:
+            destx = unit.pos[u, 0] + vx
+            desty = unit.pos[u, 1] + vy
+            if static.cliff_walker[u] and flags.cliff_own_table:
+                vx, vy = path_direction(unit.pos[u, 0], unit.pos[u, 1], destx, desty, flags.cliff_convex,
+                                        maps.cliff_hop)
+            else:
+                vx, vy = path_direction(unit.pos[u, 0], unit.pos[u, 1], destx, desty, flags.paths_convex, maps.hop)
+        norm = max(distance(vx, vy), EPS6)
+        sc.dx[u] = vx / norm * length
+        sc.dy[u] = vy / norm * length
+        if moving and goal_d <= speed:
+            unit.order[u] = STOP
+
+
+def apply_moves(unit, static, maps, sc):
+    """Living units take their step if it ends on ground they may stand on; a blocked step slides
+    along x, else along y, else the unit stays."""
+    for u in range(unit.hp.shape[0]):
+        x = unit.pos[u, 0]
+        y = unit.pos[u, 1]
+        nx = x + sc.dx[u]
+        ny = y + sc.dy[u]
+        air, cliff = static.is_air[u], static.cliff_walker[u]
+        full = walkable_at(nx, ny, air, cliff, maps) or not sc.alive[u]
+        slide_x = not full and walkable_at(nx, y, air, cliff, maps)
+        slide_y = not full and not slide_x and walkable_at(x, ny, air, cliff, maps)
+        unit.pos[u, 0] = nx if sc.alive[u] and (full or slide_x) else x
+        unit.pos[u, 1] = ny if sc.alive[u] and (full or slide_y) else y
+
+
+def regenerate_and_die(unit, static, sc):
+    """Shields regenerate ``SHIELD_PER_LOOP`` after ``SHIELD_DELAY_LOOPS`` loops without damage, zerg
+    units ``zerg_regen`` hp per loop, Medivac energy ``ENERGY_PER_LOOP``; a baneling that fired dies;
+    a unit at hp <= 0 dies (hp 0, shield 0, idle)."""
+    for u in range(unit.hp.shape[0]):
+        if sc.hp_loss[u] + sc.shield_loss[u] > ZERO:
+            unit.since_damage[u] = ZERO
+        else:
+            unit.since_damage[u] = unit.since_damage[u] + ONE
+        h = unit.hp[u] - sc.hp_loss[u] + F(sc.healed[u])
+        if static.explodes[u] and sc.fire[u]:
+            h = ZERO
+        if h > ZERO:
+            h = h + static.zerg_regen[u]
+        regen = SHIELD_PER_LOOP if unit.since_damage[u] >= SHIELD_DELAY_LOOPS else ZERO
+        if h > ZERO:
+            unit.shield[u] = min(max(unit.shield[u] - sc.shield_loss[u] + regen, ZERO), static.shield_max[u])
+        else:
+            unit.shield[u] = ZERO
+        if static.heals[u]:
+            unit.energy[u] = min(unit.energy[u] + ENERGY_PER_LOOP, MAX_ENERGY)
+        if sc.alive[u] and h > ZERO:
+            unit.hp[u] = min(h, static.hp_max[u])
+        else:
+            unit.hp[u] = ZERO
+            unit.order[u] = STOP
+
+
+def game_loop(jitter, unit, static, maps, flags, sc):
+    """One game loop of one game (module docstring, rules 1-7); ``jitter`` (U,) the cooldown jitter
+    of a shot fired in it."""
+    for u in range(unit.hp.shape[0]):
+        sc.alive[u] = unit.hp[u] > ZERO
+    scripted = flags.scripted0 or flags.scripted1
+    if scripted:
+        aim(unit, static, sc)
+        if flags.scripted0:
+            scripted_orders(0, unit, static, flags, sc)
+        if flags.scripted1:
+            scripted_orders(1, unit, static, flags, sc)
+    aim(unit, static, sc)
+    fire_weapons(jitter, unit, static, sc)
+    deal_damage(unit, static, sc)
+    if scripted:
+        remember_attackers(unit, sc)
+    heal(unit, static, sc)
+    plan_moves(unit, static, maps, flags, sc)
+    apply_moves(unit, static, maps, sc)
+    regenerate_and_die(unit, static, sc)
+
+
+def separate(unit, static, maps, sc):
+    """Push overlapping living ground units (``collides``: not colossi, air or immobile units) apart
+    by half their overlap each, where the pushed position stays walkable:
+    ``push_i = sum_j w_ij (p_i - p_j)``, ``w_ij = overlap_ij / |p_i - p_j| / 2`` (float32 terms,
+    summed in float64)."""
+    U = unit.hp.shape[0]
+    any_overlap = False
+    for i in range(U):
+        sc.push_x[i] = 0.0
+        sc.push_y[i] = 0.0
+        if not (static.collides[i] and unit.hp[i] > ZERO):
+            continue
+        for j in range(U):
+            if j == i or not static.collides[j] or not unit.hp[j] > ZERO:
+                continue
+            dx = unit.pos[i, 0] - unit.pos[j, 0]
+            dy = unit.pos[i, 1] - unit.pos[j, 1]
+            d = distance(dx, dy)
+            overlap = max(static.radius[i] + static.radius[j] - d, ZERO)
+            if overlap > ZERO:
+                any_overlap = True
+                w = overlap / max(d, EPS6) * HALF
+                sc.push_x[i] += w * dx
+                sc.push_y[i] += w * dy
+    if not any_overlap:
+        return
+    for i in range(U):
+        if not static.collides[i]:
+            continue
+        qx = unit.pos[i, 0] + F(sc.push_x[i])
+        qy = unit.pos[i, 1] + F(sc.push_y[i])
+        if unit.hp[i] > ZERO and walkable_at(qx, qy, False, False, maps):
+            unit.pos[i, 0] = qx
+            unit.pos[i, 1] = qy
+
+
+def advance_game(jitter, unit, static, maps, flags, sc):
+    """``jitter.shape[0]`` game loops of one game, then the separation; ``jitter`` (loops, U)."""
+    for k in range(jitter.shape[0]):
+        game_loop(jitter[k], unit, static, maps, flags, sc)
+    if flags.colliders:
+        separate(unit, static, maps, sc)
+
