@@ -12,7 +12,7 @@ The other 9 maps (not in Table 2) are listed with the simulator's figures only.
 A map is "within" when |simulator - paper| <= 0.15 (the calibration target); a paper value of 0
 must stay 0 (no won game).
 
-    python benchmarks/smac_calibration.py [--games 256] [--seed 0] [--maps 2s3z 3s5z] [--engine numba]
+    python benchmarks/smac_calibration.py [--games 256] [--seed 0] [--maps 2s3z 3s5z] [--engine cpu]
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=256, help="games per map and policy (>= 100 for the table)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--maps", nargs="+", default=None, help="default: Table 2's maps, then the others")
-    ap.add_argument("--engine", default="auto", choices=("auto", "numba", "torch"))
+    ap.add_argument("--engine", default="auto", choices=("auto", "cpu", "cuda"))
     args = ap.parse_args()
     if args.games < 1:
         raise SystemExit(f"--games must be positive, got {args.games}")
