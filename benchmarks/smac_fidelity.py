@@ -8,8 +8,8 @@ seed.  For 3s5z also the mean distance of the placement from the real game's lay
 real-game reset positions that ``tests/smac/test_maps.py`` holds).  Prints a markdown table.
 
 ``--ablations`` also measures how much two modelling choices move the heuristic's win rate: the
-scripted enemy's acquisition range (SC2's scan range vs sight 9, the former rule) on a few maps, and
-3s5z with the real game's spawn positions instead of the placement rule.
+scripted enemy's acquisition range (LotV's max(5, range + 0.5) against the older max(5, range) and
+sight 9) on a few maps, and 3s5z with the real game's spawn positions instead of the placement rule.
 
     python benchmarks/smac_fidelity.py [--games 256] [--seeds 0 1] [--maps 3m 2s3z] [--ablations]
 """
@@ -75,8 +75,19 @@ def tweaked_win_rate(name: str, games: int, tweak, seed: int = 0) -> float:
     return heuristic_win_rate(name, games, num_envs=games, seed=seed, tweak=tweak)
 
 
+def _scan_range(engine, values) -> None:
+    """Set the scripted units' acquisition range and rebuild the rules' per-unit records from it."""
+    engine.scan_range = values
+    engine.static, engine.maps, engine.flags = engine._records()
+
+
 def scan_range_sight(engine) -> None:
-    engine.scan_range = torch.full_like(engine.scan_range, 9.0)
+    _scan_range(engine, torch.full_like(engine.scan_range, 9.0))
+
+
+def scan_range_pre_lotv(engine) -> None:
+    """max(5, weapon range): the scan range before Legacy of the Void's weapon range + 0.5."""
+    _scan_range(engine, torch.clamp(engine.weapon_range, min=5.0))
 
 
 def real_3s5z_spawns(engine) -> None:
@@ -85,10 +96,11 @@ def real_3s5z_spawns(engine) -> None:
 
 
 def ablations(games: int) -> None:
-    print("\n| map | heuristic win rate | scan range 9 instead of max(range, 5) |\n|---|---:|---:|")
+    print("\n| map | heuristic win rate | scan range max(5, range) (before LotV) | scan range 9 |\n|---|---:|---:|---:|")
     for name in ("3m", "2s3z", "3s5z", "8m", "25m", "bane_vs_bane", "MMM"):
         base = tweaked_win_rate(name, games, lambda e: None)
-        print(f"| {name} | {base:.2f} | {tweaked_win_rate(name, games, scan_range_sight):.2f} |", flush=True)
+        pre = tweaked_win_rate(name, games, scan_range_pre_lotv)
+        print(f"| {name} | {base:.2f} | {pre:.2f} | {tweaked_win_rate(name, games, scan_range_sight):.2f} |", flush=True)
     print(f"\n3s5z with the real game's spawn positions: {tweaked_win_rate('3s5z', games, real_3s5z_spawns):.2f}")
 
 

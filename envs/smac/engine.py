@@ -82,6 +82,7 @@ class BattleEngine:
     ``energy``, ``cooldown`` (loops until the weapon is ready), ``order``, ``target``, ``goal``
     (E, U, 2), ``since_damage`` (loops since the last damage taken), ``trigger_goal`` (E, U, 2: the
     trigger's attack-move point), ``last_attacker`` (E, U: who last fired at the unit, -1 none),
+    ``detonate`` (E, U: a baneling killed in the last loop, whose blast goes off in the next),
     ``cur_speed`` (E, U: the speed of accelerating units).  ``mirror_spawns``: side 1 starts at the
     mirror image of side 0's placement rule (``MapSpec.spawn_positions(1, mirrored=True)``), for a
     mirrored seat in two-player mode.  ``device``: "cpu" or "cuda" (a torch device of either type)."""
@@ -98,6 +99,7 @@ class BattleEngine:
     trigger_goal = _StateArray()
     cur_speed = _StateArray()
     last_attacker = _StateArray()
+    detonate = _StateArray()
 
     def __init__(self, spec: MapSpec, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None,
                  scripted_sides: tuple[int, ...] = (1,), mirror_spawns: bool = False):
@@ -253,6 +255,7 @@ class BattleEngine:
         self.order = torch.zeros(E, U, dtype=torch.long, device=dev)
         self.target = torch.zeros(E, U, dtype=torch.long, device=dev)
         self.last_attacker = torch.full((E, U), -1, dtype=torch.long, device=dev)
+        self.detonate = torch.zeros(E, U, dtype=torch.bool, device=dev)
 
     def _new_buffer(self, shape: tuple, dtype: torch.dtype):
         """(buffer, torch view) of a new state buffer on the engine's device."""
@@ -343,6 +346,7 @@ class BattleEngine:
         self.goal = torch.where(mp, self.spawn.expand_as(self.goal), self.goal)
         self.cur_speed = torch.where(mu, 0.0, self.cur_speed)
         self.last_attacker = torch.where(mu, -1, self.last_attacker)
+        self.detonate = self.detonate & ~mu
         self.trigger_goal = torch.where(mp, self._draw_trigger_goals().to(self.device), self.trigger_goal)
 
     def _draw_trigger_goals(self) -> torch.Tensor:

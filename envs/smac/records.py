@@ -21,12 +21,12 @@ from typing import NamedTuple
 import numpy as np
 
 STATE_FIELDS = ("pos", "hp", "shield", "energy", "cooldown", "since_damage", "order", "target", "goal",
-                "trigger_goal", "cur_speed", "last_attacker")
+                "trigger_goal", "cur_speed", "last_attacker", "detonate")
 
 
 class UnitState(NamedTuple):
     """Dynamic state (``engine.BattleEngine`` docstring): float32 but ``order``, ``target`` and
-    ``last_attacker`` (int64)."""
+    ``last_attacker`` (int64) and ``detonate`` (bool)."""
 
     pos: np.ndarray  # (E, U, 2)
     hp: np.ndarray
@@ -40,6 +40,7 @@ class UnitState(NamedTuple):
     trigger_goal: np.ndarray  # (E, U, 2) the map trigger's attack-move point
     cur_speed: np.ndarray  # speed of accelerating units
     last_attacker: np.ndarray  # who last fired at the unit, -1 none
+    detonate: np.ndarray  # a baneling killed last loop: its blast goes off this loop
 
 
 class UnitStatic(NamedTuple):

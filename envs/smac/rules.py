@@ -8,11 +8,13 @@ code is built: ``docs/design/smac-engine.md``):
 1. ``scripted_orders``: the scripted side's trigger order and SC2's auto-acquisition;
 2. ``aim``: the vector, centre and edge distance to each unit's target;
 3. ``fire_weapons``: orders on dead targets end, cooldowns tick, units in range with a ready weapon fire;
-4. ``deal_damage``: the hits (single, colossus line, baneling blast) on shields, then hp with armour;
+4. ``deal_damage``: the hits (single, colossus line, baneling blast, the blast of a baneling killed in
+   the previous loop) on shields, then hp with armour;
 5. ``heal``: Medivacs heal a bio ally in range;
 6. ``plan_moves`` / ``apply_moves``: chase a target into range, walk to a point or attack-move
    (paths round terrain), sliding along blocked cells;
-7. ``regenerate_and_die``: shields, zerg hp and energy regenerate; units at hp <= 0 die.
+7. ``regenerate_and_die``: shields, zerg hp and energy regenerate; units at hp <= 0 die; a baneling
+   killed by damage is marked to explode in the next loop.
 
 After the loops of a step, ``separate`` pushes overlapping ground units apart.
 
@@ -82,7 +84,7 @@ def game_rows(state, e):
     """``UnitState`` of game ``e``'s rows (views, no copy)."""
     return UnitState(state.pos[e], state.hp[e], state.shield[e], state.energy[e], state.cooldown[e],
                      state.since_damage[e], state.order[e], state.target[e], state.goal[e], state.trigger_goal[e],
-                     state.cur_speed[e], state.last_attacker[e])
+                     state.cur_speed[e], state.last_attacker[e], state.detonate[e])
 
 
 def scratch_rows(sc, w):
@@ -334,7 +336,10 @@ def in_splash(unit, static, sc, s, j):
 
 def collect_hits(unit, static, sc):
     """Sums over this loop's hits on each unit, in float64: raw damage ``raw_sum``, number of hits
-    ``hit_count`` and damage after armour per hit (at least 0.5) ``bare_sum``."""
+    ``hit_count`` and damage after armour per hit (at least 0.5) ``bare_sum``.  A baneling marked
+    ``detonate`` (killed in the previous loop) blasts from where it died: the enemy ground units in
+    its splash radius, with no target of its own (Liquipedia, Baneling: banelings "perform their
+    attack upon death")."""
     U = unit.hp.shape[0]
     for u in range(U):
         sc.raw_sum[u] = 0.0
@@ -349,12 +354,13 @@ def collect_hits(unit, static, sc):
             sc.hit_count[t] += h
             sc.bare_sum[t] += max(raw - static.armor[t], HALF) * h
     for s in range(U):
-        if not (sc.fire[s] and static.splashes[s]):
+        fired = sc.fire[s]
+        if not ((fired or unit.detonate[s]) and static.splashes[s]):
             continue
         t = unit.target[s]
         n = F(static.hits[s])
         for j in range(U):
-            hit = j == t
+            hit = fired and j == t
             if not hit and static.side[j] != static.side[s] and sc.alive[j] and not static.is_air[j]:
                 hit = in_splash(unit, static, sc, s, j)
             if hit:
@@ -474,8 +480,11 @@ def apply_moves(unit, static, maps, sc):
 def regenerate_and_die(unit, static, sc):
     """Shields regenerate ``SHIELD_PER_LOOP`` after ``SHIELD_DELAY_LOOPS`` loops without damage, zerg
     units ``zerg_regen`` hp per loop, Medivac energy ``ENERGY_PER_LOOP``; a baneling that fired dies;
-    a unit at hp <= 0 dies (hp 0, shield 0, idle)."""
+    a unit at hp <= 0 dies (hp 0, shield 0, idle); a baneling that dies without having fired is
+    marked ``detonate``: its blast goes off in the next loop (``collect_hits``; the one-loop delay is
+    ours: the game explodes it as it dies)."""
     for u in range(unit.hp.shape[0]):
+        unit.detonate[u] = False
         if sc.hp_loss[u] + sc.shield_loss[u] > ZERO:
             unit.since_damage[u] = ZERO
         else:
@@ -495,6 +504,7 @@ def regenerate_and_die(unit, static, sc):
         if sc.alive[u] and h > ZERO:
             unit.hp[u] = min(h, static.hp_max[u])
         else:
+            unit.detonate[u] = sc.alive[u] and static.explodes[u] and not sc.fire[u]
             unit.hp[u] = ZERO
             unit.order[u] = STOP
 

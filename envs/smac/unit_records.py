@@ -23,9 +23,9 @@ import torch
 from .maps import TYPE_ORDERS, MapSpec
 
 RL_UNIT_TYPE_BASE = 1970
-# pysc2.lib.units ids of the standard units of the SMAC maps.
+# pysc2.lib.units ids of the standard units of the SMAC maps (2s_vs_1sc's enemy: Zerg.SpineCrawler = 98).
 STANDARD_TYPE_IDS = {"marine": 48, "marauder": 51, "medivac": 54, "zealot": 73, "stalker": 74, "colossus": 4,
-                     "zergling": 105, "hydralisk": 107, "baneling": 9}
+                     "zergling": 105, "hydralisk": 107, "baneling": 9, "spine_crawler": 98}
 
 
 @dataclass

@@ -46,9 +46,11 @@ LIGHT, ARMORED, BIO, MECH, MASSIVE, STRUCTURE = 1, 2, 4, 8, 16, 32
 ATTRIBUTE_NAMES = {"light": LIGHT, "armored": ARMORED, "bio": BIO, "mech": MECH, "massive": MASSIVE,
                    "structure": STRUCTURE}
 
-# SC2 weapons acquire targets within max(weapon range, MinScanRange) (edge distance); MinScanRange is
-# 5 for every weapon of these units (the CWeapon default; none of them overrides it).
+# Auto-acquisition ("scan") range, edge distance (Liquipedia, "Automatic Targeting": the default scan
+# range is max(5, weapon range); since Legacy of the Void the minimum scan range of most ground weapons
+# is weapon range + 0.5, remaining 5 for short-range weapons; static defences keep their weapon range).
 MIN_SCAN_RANGE = 5.0
+SCAN_RANGE_MARGIN = 0.5
 
 
 @dataclass(frozen=True)
@@ -80,8 +82,10 @@ class UnitStats:
 
     @property
     def scan_range(self) -> float:
-        """Auto-acquire range (edge distance): max(weapon range, ``MIN_SCAN_RANGE``)."""
-        return max(self.weapon_range, MIN_SCAN_RANGE)
+        """Auto-acquire range (edge distance): ``max(MIN_SCAN_RANGE, weapon range + SCAN_RANGE_MARGIN)``;
+        a structure (static defence: the spine crawler) ``max(MIN_SCAN_RANGE, weapon range)``."""
+        margin = 0.0 if self.attributes & STRUCTURE else SCAN_RANGE_MARGIN
+        return max(self.weapon_range + margin, MIN_SCAN_RANGE)
 
     @property
     def cooldown_loops(self) -> float:

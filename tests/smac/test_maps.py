@@ -168,9 +168,12 @@ def duel(ally, enemy, terrain="open"):
 
 
 def test_acquisition_range_is_the_scan_range():
-    """A scripted marine (scan range 5, edge distance) attack-moving west does not acquire an ally
-    passing at edge distance 5.1 but does at 4.9; then it fires at it."""
-    for gap, acquired in ((5.1, False), (4.9, True)):
+    """A scripted marine (scan range max(5, range 5 + 0.5) = 5.5, edge distance) attack-moving south
+    does not acquire an ally passing at edge distance 5.6 but does at 5.4; then it fires at it
+    (walking into its range 5)."""
+    assert UNIT_STATS["marine"].scan_range == 5.5 and UNIT_STATS["zealot"].scan_range == 5.0
+    assert UNIT_STATS["stalker"].scan_range == 6.5 and UNIT_STATS["spine_crawler"].scan_range == 7.0
+    for gap, acquired in ((5.6, False), (5.4, True)):
         eng = duel(["marine"], ["marine"])
         r = 2 * UNIT_STATS["marine"].radius
         eng.pos[0] = torch.tensor([[16.0, 16.0 + gap + r], [16.0, 16.0]])
@@ -178,6 +181,7 @@ def test_acquisition_range_is_the_scan_range():
         eng.advance(1)
         assert (eng.order[0, 1].item() == ATTACK) == acquired
         assert (eng.order[0, 1].item() == AMOVE) == (not acquired)
+    eng.advance(8)  # 0.4 beyond its range: one loop's walk (2.25 / 16) at a time
     assert eng.hp[0, 0].item() < 45.0 or eng.cooldown[0, 1].item() > 0  # it shot
 
 

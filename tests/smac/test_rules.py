@@ -145,6 +145,31 @@ def test_baneling_splash(engine):
     assert eng.hp[0, 1].item() > 34  # no friendly fire on the allied zergling
 
 
+def test_baneling_killed_by_damage_explodes_a_loop_later(engine):
+    """A baneling (side 1, 1 hp) shot dead by a marine explodes where it died in the next loop: the
+    light marine next to it (0.6 away, within 2.2 + 0.375) takes 20 + 15 = 35 (armour 0): 45 -> 10;
+    the shooter 4.0 away is outside the blast; the dead baneling's target gets no extra hit.
+    A baneling that dies by exploding on its own target does not explode a second time."""
+    eng = duel(engine, ["marine", "marine"], ["baneling"])
+    place(eng, [[10.0, 16.0], [14.6, 16.0], [14.0, 16.0]])
+    eng.hp[:, 2] = 1.0
+    order(eng, 0, ATTACK, 2)  # edge distance 4.0 - 0.75 = 3.25 <= range 5: fires in the first loop
+    eng.advance(1)
+    assert eng.hp[0, 2].item() == 0 and bool(eng.detonate[0, 2])  # killed by the shot: marked
+    assert eng.hp[0, 1].item() == 45.0  # nothing yet
+    eng.advance(1)
+    assert eng.hp[0, 1].item() == 10.0 and eng.hp[0, 0].item() == 45.0
+    assert not bool(eng.detonate[0, 2])  # one blast
+    eng.advance(2)
+    assert eng.hp[0, 1].item() == 10.0
+    # a baneling exploding on its target: the blast of the attack only (35 once), never a second one
+    eng = duel(engine, ["marine"], ["baneling"])
+    place(eng, [[10.0, 16.0], [10.8, 16.0]])
+    order(eng, 1, ATTACK, 0)
+    eng.advance(4)
+    assert eng.hp[0, 1].item() == 0 and eng.hp[0, 0].item() == 10.0 and not bool(eng.detonate[0, 1])
+
+
 def test_colossus_line_splash(engine):
     eng = duel(engine, ["colossus"], ["zergling", "zergling", "zergling", "zergling"])
     # target at (15,16); two zerglings on the perpendicular line through it, one behind it on the attack axis

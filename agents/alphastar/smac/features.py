@@ -30,8 +30,9 @@ from .executor import STOP as ORDER_STOP
 from .executor import ATTACK_MOVE as ORDER_ATTACK_MOVE
 from .executor import MOVE as ORDER_MOVE
 
-# Every unit type of the SMAC maps (docs/design/smac.md §8), the commander's unit-type ids.
-UNIT_TYPES = ("marine", "marauder", "medivac", "stalker", "zealot", "colossus", "zergling", "hydralisk", "baneling")
+# Every unit type of the SMAC maps (docs/design/smac.md §8; 2s_vs_1sc's spine crawler last), the commander's unit-type ids.
+UNIT_TYPES = ("marine", "marauder", "medivac", "stalker", "zealot", "colossus", "zergling", "hydralisk", "baneling",
+              "spine_crawler")
 HEALER_TYPES = (UNIT_TYPES.index("medivac"),)
 ARMED_TYPES = tuple(i for i in range(len(UNIT_TYPES)) if i not in HEALER_TYPES)
 
