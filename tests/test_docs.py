@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DESIGN = ROOT / "docs" / "design"
 # Folders whose citations are redirected into docs/design separately (the SMAC engine's own rewrite).
-NOT_YET_REDIRECTED = ("envs/smac/", "tests/smac/")
+NOT_YET_REDIRECTED: tuple[str, ...] = ()
 CITATION = re.compile(r"docs/design/([a-z-]+)\.md((?:,? ?§ ?\d+(?:[–-]\d+)?(?:, §\d+)*)?)")
 # the specifications that used to live outside the repository; a page's own links (design/architecture.md,
 # ](architecture.md) are inside it

@@ -1,4 +1,4 @@
-"""SMAC without StarCraft II: a batched, SC2-faithful simulator with SMAC's interface (spec-smac.md).
+"""SMAC without StarCraft II: a batched, SC2-faithful simulator with SMAC's interface (docs/design/smac.md).
 
 - ``SMACEnv(map_name, seed=None, **flags)``: one game, SMAC's ``StarCraft2Env`` methods and flags;
   exported under SMAC's names too: ``StarCraft2Env`` (= ``SMACEnv``) and ``MultiAgentEnv``, so a

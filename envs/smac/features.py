@@ -1,4 +1,4 @@
-"""SMAC's observations, global state and available actions (spec-smac.md §2-4), batched, from
+"""SMAC's observations, global state and available actions (docs/design/smac.md §2-4), batched, from
 one side's point of view.
 
 A :class:`SideView` fixes the perspective: its units are the "allies" (agent order), the other

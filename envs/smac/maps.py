@@ -1,4 +1,4 @@
-"""The SMAC maps (spec-smac.md §7), built from the map files' derived data (``mapdata/smac_maps.json``,
+"""The SMAC maps (docs/design/smac.md §7), built from the map files' derived data (``mapdata/smac_maps.json``,
 written by ``mapdata/read_maps.py`` from the 23 ``.SC2Map`` archives).
 
 Per map, from the files: the units each trigger creates for each player and where (``groups``), the

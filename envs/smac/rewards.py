@@ -1,4 +1,4 @@
-"""SMAC's rewards and episode outcome (spec-smac.md §5), batched and per side.
+"""SMAC's rewards and episode outcome (docs/design/smac.md §5), batched and per side.
 
 Dense reward of side s for one step (SMAC's ``reward_battle``), over units not yet counted dead:
 

@@ -1,4 +1,4 @@
-"""The real StarCraft II game behind ``SMACBattle`` (spec-smac.md §9, "the real game"), for users who
+"""The real StarCraft II game behind ``SMACBattle`` (docs/design/smac.md §9, "the real game"), for users who
 have it installed: ``SMACBattle(map_name, num_envs, backend="sc2")``.
 
 Only the *engine* changes. ``SC2Engine`` is a ``BattleEngine`` whose dynamic state (positions, health,

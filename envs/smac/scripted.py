@@ -1,5 +1,5 @@
 """A scripted focus-fire policy for SMAC seats, acting from observations and action masks only
-(so it is a batched ``Policy`` and a demonstrator for any SMAC seat, spec-smac.md §2-3).
+(so it is a batched ``Policy`` and a demonstrator for any SMAC seat, docs/design/smac.md §2-3).
 
 Rule, per agent:
 1. dead -> no-op (0);

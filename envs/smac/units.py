@@ -1,4 +1,4 @@
-"""Unit data of the SMAC simulator: one table of SC2 unit stats (spec-smac.md §8) and SMAC's
+"""Unit data of the SMAC simulator: one table of SC2 unit stats (docs/design/smac.md §8) and SMAC's
 per-type constants (§1, §4).
 
 All times are in *Normal* game-seconds; the game runs ``LOOPS_PER_SECOND`` = 16 game loops per

@@ -1,4 +1,4 @@
-"""Names and links inside a run directory, which may be someone else's (architecture.md, "Run directory").
+"""Names and links inside a run directory, which may be someone else's (docs/design/run-directory.md).
 
 Every name read from a manifest or an index must be a plain relative name inside the directory
 (``plain_name``: components of letters, digits, ``_``, ``.`` and ``-``, not starting with a dot, so no

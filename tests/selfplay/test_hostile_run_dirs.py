@@ -1,5 +1,5 @@
 """Run directories are data: a crafted, damaged or linked run directory runs no code and reaches
-nothing outside itself (architecture.md "Run directory"). Every crafted file here would write a
+nothing outside itself (docs/design/run-directory.md). Every crafted file here would write a
 marker file if it were ever unpickled; every test checks the marker was never written and that
 the files outside the run are as they were."""
 

@@ -1,5 +1,5 @@
 """SMACBattle's two-seat contract, rewards, outcomes, errors, determinism; SMACEnv; PettingZoo;
-the scripted focus-fire policy (spec-smac.md §5-6)."""
+the scripted focus-fire policy (docs/design/smac.md §5-6)."""
 
 import numpy as np
 import pytest

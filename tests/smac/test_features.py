@@ -1,4 +1,4 @@
-"""Observation, state and mask entries of a hand-placed situation (spec-smac.md §2-4), and the
+"""Observation, state and mask entries of a hand-placed situation (docs/design/smac.md §2-4), and the
 vector sizes SMAC gives for every map."""
 
 import math

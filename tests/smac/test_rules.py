@@ -1,4 +1,4 @@
-"""Rules of the engine on hand-computed fights (spec-smac.md §1, §8), on the CPU build of the rules
+"""Rules of the engine on hand-computed fights (docs/design/smac.md §1, §8), on the CPU build of the rules
 (``rules.py``; the GPU build plays the same games: ``test_gpu_build.py``)."""
 
 import math
