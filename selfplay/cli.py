@@ -307,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _with_defaults(args: argparse.Namespace, config_class, names: list[str]) -> None:
     """Give ``args`` the dataclass default of every field option in ``names`` that was not given, so that
-    the helpers below read ``args.env``, ``args.agent`` and ``args.seed`` as the run will have them."""
+    the helpers below read ``args.env``, ``args.agent`` and ``args.seed`` as the run will have them
+    (take ``given(args, names)`` before this)."""
     for name in names:
         if not hasattr(args, name) and isinstance(getattr(config_class, name, None), (int, float, str)):
             setattr(args, name, getattr(config_class, name))
@@ -316,6 +317,7 @@ def _with_defaults(args: argparse.Namespace, config_class, names: list[str]) -> 
 def cmd_train(args: argparse.Namespace) -> int:
     from selfplay.training.loop import TrainConfig, train
 
+    options = {**(TRAIN_QUICK if args.quick else {}), **given(args, TRAIN_FIELDS)}
     _with_defaults(args, TrainConfig, TRAIN_FIELDS)
     settings = _ppo_overrides(args)
     if args.agent == "alphastar":
@@ -325,7 +327,6 @@ def cmd_train(args: argparse.Namespace) -> int:
         settings = _alphastar_settings(args, args.out)
     elif args.quick and args.env in ("rirrps", "biased-rps", "rpsls"):
         settings = {**TRAIN_QUICK_PPO, **settings}
-    options = {**(TRAIN_QUICK if args.quick else {}), **given(args, TRAIN_FIELDS)}
     config = TrainConfig(**options, agent_settings=settings)
     ray = _ray_settings(args)
     if ray is not None:
@@ -397,6 +398,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_league(args: argparse.Namespace) -> int:
     from selfplay.training.league_loop import LeagueTrainConfig, train_league
 
+    explicit = given(args, LEAGUE_FIELDS)
     _with_defaults(args, LeagueTrainConfig, LEAGUE_FIELDS)
     roles = {**_league_roles(), **given(args, ["main", "main_exploiters", "league_exploiters"])}
     spec = "league:" + ",".join(f"{role}={n}" for role, n in roles.items())
@@ -410,7 +412,7 @@ def cmd_league(args: argparse.Namespace) -> int:
         settings = _ppo_overrides(args) or (dict(LEAGUE_QUICK_PPO) if args.quick else {})
     steps = getattr(args, "steps", LEAGUE_STEPS[(args.quick, alphastar)])
     options = {"min_steps": steps // 8, "max_steps": steps // 4, **(LEAGUE_QUICK if args.quick else {}),
-               **given(args, LEAGUE_FIELDS), "steps": steps}
+               **explicit, "steps": steps}
     config = LeagueTrainConfig(**options, league=spec, agent_settings=settings)
     ray = _ray_settings(args)
     if ray is not None:
