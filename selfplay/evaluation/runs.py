@@ -44,7 +44,7 @@ def pool_map(function, tasks: list, jobs: int, progress: str | None = None) -> l
     ``progress``: a label; a progress bar (tqdm, on stderr) then counts the finished tasks."""
     from tqdm import tqdm
 
-    with tqdm(total=len(tasks), desc=progress, unit="task", disable=progress is None, leave=False) as bar:
+    with tqdm(total=len(tasks), desc=progress, unit="task", disable=progress is None) as bar:
         if jobs > 1 and len(tasks) > 1:
             with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_die_with_parent) as pool:
                 futures = [pool.submit(function, t) for t in tasks]
@@ -59,7 +59,12 @@ def pool_map(function, tasks: list, jobs: int, progress: str | None = None) -> l
 
 
 def load_checkpoint_policies(run_dir: str | Path) -> tuple[list[int], list[Any]]:
-    """Ids and frozen policies of a run's evaluation checkpoints."""
+    """Ids and frozen policies of a run's evaluation checkpoints (``checkpoints/index.json``), in order;
+    checkpoints that share a policy file share one policy object. Works on any run directory::
+
+        ids, policies = load_checkpoint_policies("runs/compare/runs/ppo-mlp/naive-s0")
+        action, state, info = policies[-1].act(obs)  # the last checkpoint acting for a batch of games
+    """
     cfg = RunDir(run_dir).read_config()
     menagerie = Menagerie.load(RunDir(run_dir).checkpoints, agent_kit(cfg["agent"], cfg["env"]).load_policy)
     return menagerie.ids, [e.policy for e in menagerie]
