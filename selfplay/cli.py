@@ -82,7 +82,7 @@ def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = T
     else:
         sl = args.sl
     settings = {"sl_checkpoint": str(sl)}
-    if args.learning_rate is not None:
+    if getattr(args, "learning_rate", None) is not None:
         settings["learning_rate"] = args.learning_rate
     if args.asynchronous:
         settings["asynchronous"] = True
