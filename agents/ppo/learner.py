@@ -37,6 +37,7 @@ class PPOLearner(ActorCriticHolder, PPOLearnerBase):
         self._setup(config, seed, device, lambda c: NetworkSpec(obs_size, n_actions, c.body, c.hidden_size),
                     ActorCritic)
         self._parameters = [list(self.network.parameters())]  # the one clip group (the parameters never change)
+        self._all_legal = False  # set per update by _prepare_update: every action of the rollout was legal
 
     # ------------------------------------------------------------------ acting and recording
 
