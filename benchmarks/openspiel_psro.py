@@ -4,9 +4,13 @@ Two comparisons per game, each printed as a table and as ratios (ours / OpenSpie
 
 1. Reinforcement-learning oracles at matched training-episode budgets. OpenSpiel: ``psro_v2`` with
    its ``RLOracle`` training a policy-gradient agent (``open_spiel.python.pytorch.policy_gradient``,
-   wrapped by OpenSpiel's own ``rl_policy_factory``; its JAX agents are not imported), Nash meta-solver,
-   iterations run until the oracle's training episodes reach the budget. Ours: ``SelfPlayTrainer``
-   with PPO-MLP under ``psro`` and ``delta-uniform:delta=0`` for the same number of training episodes.
+   wrapped by OpenSpiel's own ``rl_policy_factory``; its JAX agents are not imported) with the settings
+   its authors publish (``PGOracleSettings``: the defaults of OpenSpiel's ``psro_v2_example.py``, the
+   script that reproduces Muller et al., "A Generalized Training Approach for Multiagent Learning",
+   ICLR 2020 — QPG loss, 4 × 256 MLP, Adam, 10 000 training episodes per player and iteration, 1 000
+   meta-game episodes per entry), Nash meta-solver, ``--rl-iterations`` iterations. Ours:
+   ``SelfPlayTrainer`` with PPO-MLP under ``psro`` and ``delta-uniform:delta=0`` for the number of
+   training episodes OpenSpiel's oracle used.
    Measured: exploitability (NashConv/2, exact) of the meta-strategy's mixture — for δ-Uniform its Ω
    (uniform over the menagerie), for our PSRO its meta-Nash — and of the final trained policy
    (ours: the learner; OpenSpiel's: the last oracle's policies), plus wall-clock. Meta-game episodes
@@ -16,7 +20,10 @@ Two comparisons per game, each printed as a table and as ratios (ours / OpenSpie
    ``selfplay.training.exact_psro.run_exact_psro`` (our PSRO scheme with OpenSpiel's exact best response and an
    exact meta-game): exploitability of the meta-Nash mixture after each number of iterations, seconds.
 
-    python benchmarks/openspiel_psro.py [--games kuhn_poker,leduc_poker] [--budget 3000] [--iterations 10]
+    python benchmarks/openspiel_psro.py [--games kuhn_poker,leduc_poker] [--rl-iterations 3] [--iterations 10]
+
+Needs the ``bench`` extra (``pip install -e .[bench]``: OpenSpiel, and cvxpy with ECOS for psro_v2's
+Nash meta-solver).
 
 State the machine's load (``uptime``) with any figure quoted: the script prints it.
 """
@@ -32,8 +39,26 @@ import sys
 import tempfile
 import time
 import types
+from dataclasses import asdict, dataclass
 
 import numpy as np
+
+
+@dataclass(frozen=True)
+class PGOracleSettings:
+    """OpenSpiel's policy-gradient PSRO oracle as its authors run it: the flag defaults of
+    ``open_spiel/python/examples/psro_v2_example.py`` (PG branch, ``init_pg_responder``)."""
+
+    loss_str: str = "qpg"
+    hidden_layers_sizes: tuple = (256, 256, 256, 256)  # hidden_layer_size 256 × n_hidden_layers 4
+    batch_size: int = 32
+    entropy_cost: float = 0.001
+    critic_learning_rate: float = 1e-2
+    pi_learning_rate: float = 1e-3
+    num_critic_before_pi: int = 8  # num_q_before_pi
+    optimizer_str: str = "adam"
+    number_training_episodes: int = 10_000  # per new policy, i.e. per player and iteration
+    sims_per_entry: int = 1000  # meta-game episodes per entry
 
 
 def _openspiel_pg_policy_class():
@@ -83,7 +108,7 @@ def _last_policies_exploitability(game, policies_per_player) -> float:
     return float(exploitability.exploitability(game, last))
 
 
-def openspiel_psro_rl(game_name: str, budget: int, episodes_per_iteration: int, sims_per_entry: int, seed: int) -> dict:
+def openspiel_psro_rl(game_name: str, iterations: int, settings: PGOracleSettings, seed: int) -> dict:
     import pyspiel
     import torch
     from open_spiel.python import rl_environment
@@ -102,18 +127,17 @@ def openspiel_psro_rl(game_name: str, budget: int, episodes_per_iteration: int, 
 
     env.reset = counting_reset
     policy_class = _openspiel_pg_policy_class()
-    kwargs = {"info_state_size": env.observation_spec()["info_state"][0],
-              "num_actions": env.action_spec()["num_actions"], "loss_str": "a2c", "loss_class": False,
-              "hidden_layers_sizes": [64, 64], "batch_size": 16, "entropy_cost": 0.01,
-              "critic_learning_rate": 1e-2, "pi_learning_rate": 1e-3, "num_critic_before_pi": 4}
-    oracle = rl_oracle.RLOracle(env, policy_class, kwargs, number_training_episodes=episodes_per_iteration)
+    kwargs = {k: v for k, v in asdict(settings).items() if k not in ("number_training_episodes", "sims_per_entry")}
+    kwargs.update(info_state_size=env.observation_spec()["info_state"][0], num_actions=env.action_spec()["num_actions"],
+                  loss_class=False, hidden_layers_sizes=list(settings.hidden_layers_sizes))
+    oracle = rl_oracle.RLOracle(env, policy_class, kwargs, number_training_episodes=settings.number_training_episodes)
     agents = [policy_class(env, p, **kwargs) for p in range(2)]
     for agent in agents:
         agent.freeze()
     start = time.perf_counter()
     solver = psro_v2.PSROSolver(game, oracle, initial_policies=agents,
                                 training_strategy_selector=strategy_selectors.probabilistic,
-                                sims_per_entry=sims_per_entry, meta_strategy_method="nash",
+                                sims_per_entry=settings.sims_per_entry, meta_strategy_method="nash",
                                 sample_from_marginals=True)
     sample = solver.sample_episodes
 
@@ -122,13 +146,11 @@ def openspiel_psro_rl(game_name: str, budget: int, episodes_per_iteration: int, 
         return sample(policies, num_episodes)
 
     solver.sample_episodes = counting_sample
-    iterations = 0
-    while counted["train"] < budget:
+    for _ in range(iterations):
         solver.iteration()
-        iterations += 1
     seconds = time.perf_counter() - start
     policies, meta = solver.get_policies(), solver.get_meta_strategies()
-    return {"method": "openspiel psro_v2 (PG oracle)", "train_episodes": counted["train"],
+    return {"method": "openspiel psro_v2 (authors' PG oracle)", "train_episodes": counted["train"],
             "meta_episodes": counted["meta"], "iterations": iterations,
             "mixture": _mixture_exploitability(game, policies, meta),
             "final_policy": _last_policies_exploitability(game, policies), "seconds": seconds}
@@ -213,9 +235,11 @@ def _row(r: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", default="kuhn_poker,leduc_poker")
-    parser.add_argument("--budget", type=int, default=3000, help="training episodes per method")
-    parser.add_argument("--episodes-per-iteration", type=int, default=500, help="OpenSpiel RL oracle, per player")
-    parser.add_argument("--sims-per-entry", type=int, default=50, help="OpenSpiel's meta-game episodes per entry")
+    parser.add_argument("--rl-iterations", type=int, default=3,
+                        help="OpenSpiel RL-oracle PSRO iterations; ours train for as many episodes as its oracle did")
+    parser.add_argument("--sims-per-entry", type=int, default=PGOracleSettings.sims_per_entry,
+                        help="OpenSpiel's meta-game episodes per entry (both oracles)")
+    parser.add_argument("--skip-rl", action="store_true", help="only the exact best-response comparison")
     parser.add_argument("--iterations", type=int, default=10, help="exact best-response PSRO iterations")
     parser.add_argument("--num-envs", type=int, default=32)
     parser.add_argument("--horizon", type=int, default=256)
@@ -223,20 +247,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average (1, 5, 15 min): {os.getloadavg()}; {os.cpu_count()} CPUs")
     for game in args.games.split(","):
-        print(f"\n== {game}: RL oracles at a budget of {args.budget} training episodes ==")
-        print(f"  {'method':<40} {'train':>7} {'meta':>7} {'iters':>5} {'mixture':>9} {'final':>9} {'seconds':>8}")
-        with contextlib.redirect_stdout(io.StringIO()):  # psro_v2 prints its settings and progress
-            theirs = openspiel_psro_rl(game, args.budget, args.episodes_per_iteration, args.sims_per_entry, args.seed)
-        print(_row(theirs))
-        rows = []
-        for scheme in ("psro", "delta-uniform:delta=0"):
-            rows.append(ours_rl(game, scheme, args.budget, args.seed, args.num_envs, args.horizon))
-            print(_row(rows[-1]))
-        for r in rows:
-            print(f"  {r['method']} / OpenSpiel PG-PSRO: mixture exploitability ×{r['mixture'] / theirs['mixture']:.2f}, "
-                  f"final-policy exploitability ×{r['final_policy'] / theirs['final_policy']:.2f}, "
-                  f"wall-clock ×{r['seconds'] / theirs['seconds']:.2f} (training episodes "
-                  f"{r['train_episodes']} vs {theirs['train_episodes']})")
+        if not args.skip_rl:
+            rl_comparison(game, args)
         print(f"\n== {game}: exact best-response oracles, {args.iterations} iterations ==")
         with contextlib.redirect_stdout(io.StringIO()):
             theirs_br = openspiel_psro_br(game, args.iterations, args.sims_per_entry, args.seed)
@@ -248,6 +260,26 @@ def main() -> None:
         print(f"  ours / OpenSpiel BR-PSRO after {args.iterations} iterations: exploitability "
               f"{e_o:.4f} vs {e_t:.4f}, wall-clock ×{s_o / s_t:.2f}")
     print(f"\nload average at the end: {os.getloadavg()}")
+
+
+def rl_comparison(game: str, args) -> None:
+    """OpenSpiel's PG-oracle PSRO for ``args.rl_iterations`` iterations, then ours for as many training episodes."""
+    settings = PGOracleSettings(sims_per_entry=args.sims_per_entry)
+    print(f"\n== {game}: RL oracles, OpenSpiel's {args.rl_iterations} iterations × 2 players × "
+          f"{settings.number_training_episodes} episodes, ours at its training-episode count ==", flush=True)
+    with contextlib.redirect_stdout(io.StringIO()):  # psro_v2 prints its settings and progress
+        theirs = openspiel_psro_rl(game, args.rl_iterations, settings, args.seed)
+    print(f"  {'method':<40} {'train':>7} {'meta':>7} {'iters':>5} {'mixture':>9} {'final':>9} {'seconds':>8}")
+    print(_row(theirs), flush=True)
+    rows = []
+    for scheme in ("psro", "delta-uniform:delta=0"):
+        rows.append(ours_rl(game, scheme, theirs["train_episodes"], args.seed, args.num_envs, args.horizon))
+        print(_row(rows[-1]), flush=True)
+    for r in rows:
+        print(f"  {r['method']} / OpenSpiel PG-PSRO: mixture exploitability ×{r['mixture'] / theirs['mixture']:.2f}, "
+              f"final-policy exploitability ×{r['final_policy'] / theirs['final_policy']:.2f}, "
+              f"wall-clock ×{r['seconds'] / theirs['seconds']:.2f} (training episodes "
+              f"{r['train_episodes']} vs {theirs['train_episodes']})")
 
 
 if __name__ == "__main__":

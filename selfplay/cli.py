@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import fields
+from typing import Callable
+
+from selfplay.cli_options import ConfigHelpFormatter, add_field_options, describe, given
 
 
 def _csv(text: str) -> list[str]:
@@ -21,22 +23,37 @@ def _csv(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def _ints(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+PPO_FIELDS = ["horizon", "minibatch_size", "epochs", "learning_rate"]  # PPOConfig fields that are options
+
+# The command line's own presets (the dataclasses hold the full-scale defaults; `compare`'s presets are
+# CompareConfig.preset): each written here once, applied by the commands and shown by --help.
+TRAIN_QUICK = {"episodes": 600, "checkpoints": 8}  # `train --quick`
+TRAIN_QUICK_PPO = {"horizon": 256}  # `train --quick` on the matrix games
+LEAGUE_STEPS = {(False, False): 200_000, (True, False): 30_000, (False, True): 400_000, (True, True): 40_000}
+# `league` learner steps per player by (--quick, alphastar agent); min/max steps default to steps/8 and steps/4
+LEAGUE_QUICK = {"matches": 10}  # `league --quick`
+LEAGUE_QUICK_PPO = {"horizon": 1024}  # `league --quick` without PPO options
+EVALUATE_QUICK_MATCHES = 5  # `evaluate --quick`; the full default is evaluate_run_dir's
 
 
-def _add_ppo_options(p: argparse.ArgumentParser) -> None:
-    # fields of agents.ppo.config.PPOConfig; defaults per environment from its ENV_DEFAULTS
-    p.add_argument("--horizon", type=int,
-                   help="PPO samples (learner steps, all units of a SMAC side together) per update "
-                        "(RPS games: 2048, Table I; SMAC: 3200)")
-    p.add_argument("--minibatch-size", type=int,
-                   help="PPO samples per minibatch, at most the horizon (RPS games: 64; SMAC: the whole batch)")
-    p.add_argument("--epochs", type=int, help="PPO epochs per update (10)")
-    p.add_argument("--learning-rate", type=float, help="Adam learning rate (RPS games: 3e-4; SMAC: 5e-4)")
+def _ppo_default(field: str, preset: dict | None = None, family: str = "rps"):
+    """A PPO field's value in environment ``family`` with ``preset``'s overrides (the value a run gets)."""
+    from selfplay.agents.ppo.config import ppo_config
+
+    return (preset or {}).get(field, getattr(ppo_config(family), field))
+
+
+def _add_ppo_options(p: argparse.ArgumentParser, presets: Callable[[str], list[tuple[str, object]]]) -> None:
+    """``PPO_FIELDS`` as options; ``presets(field)``: the labelled defaults --help states."""
+    add_field_options(p, "selfplay.agents.ppo.config", "PPOConfig", PPO_FIELDS,
+                      lambda name: describe(presets(name) + ([("alphastar", _alphastar_learning_rate())]
+                                                             if name == "learning_rate" else [])))
+
+
+def _alphastar_learning_rate() -> float:
+    from selfplay.agents.alphastar.learner import AlphaStarRLConfig
+
+    return AlphaStarRLConfig.learning_rate
 
 
 def _add_alphastar_options(p: argparse.ArgumentParser) -> None:
@@ -71,7 +88,7 @@ def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = T
     else:
         sl = args.sl
     settings = {"sl_checkpoint": str(sl)}
-    if args.learning_rate is not None:
+    if getattr(args, "learning_rate", None) is not None:
         settings["learning_rate"] = args.learning_rate
     if args.asynchronous:
         settings["asynchronous"] = True
@@ -91,11 +108,6 @@ def _ray_settings(args: argparse.Namespace):
     from selfplay.training.distributed.executor import RaySettings
 
     return RaySettings(address=args.ray_address)
-
-
-def _given(value, default):
-    """The option's value when it was given (0 included), else the default."""
-    return default if value is None else value
 
 
 def _ppo_overrides(args: argparse.Namespace) -> dict:
@@ -124,8 +136,6 @@ def _ppo_overrides(args: argparse.Namespace) -> dict:
     return out
 
 
-ENV_HELP = "environment: rirrps | biased-rps | rpsls | smac:MAP[@sc2] | openspiel:GAME[(param=value,...)]"
-AGENT_HELP = "ppo-mlp | ppo-rnn (a recurrent cell: --rnn-cell) | alphastar (SMAC only)"
 SEED_HELP = "seed of the run (same seed, same machine: same results)"
 OUT_HELP = "output directory (a run is resumed from it when it exists)"
 QUICK_HELP = "a smoke-test scale that finishes in about a minute"
@@ -150,21 +160,77 @@ def _epilog() -> str:
 
 
 def _subparser(sub, name: str, help: str) -> argparse.ArgumentParser:
-    return sub.add_parser(name, help=help, description=help, epilog=_epilog(),
-                          formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    return sub.add_parser(name, help=help, description=help, epilog=_epilog(), formatter_class=ConfigHelpFormatter)
 
 
-def _add_run_options(p: argparse.ArgumentParser, several_agents: bool = False) -> None:
-    """The options every training command shares, with one name each."""
-    p.add_argument("--env", default="rirrps", help=ENV_HELP)
-    if several_agents:
-        p.add_argument("--agents", "--agent", dest="agent", default="ppo-mlp",
-                       help="one agent or several, comma-separated: " + AGENT_HELP)
-    else:
-        p.add_argument("--agent", default="ppo-mlp", help=AGENT_HELP)
+def _add_rnn_cell(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rnn-cell", choices=("lstm", "gru"), default=None,
                    help="ppo-rnn's recurrent cell (default: lstm on matrix and OpenSpiel games, where it is the only "
                         "cell; gru on SMAC, which also takes lstm)")
+
+
+TRAIN_FIELDS = ["env", "agent", "scheme", "episodes", "num_envs", "checkpoints", "seed", "progress"]
+COMPARE_FIELDS = ["env", "agents", "schemes", "episodes", "checkpoints", "matches", "seeds", "num_envs", "jobs",
+                  "confidence"]
+LEAGUE_FIELDS = ["env", "agent", "steps", "min_steps", "max_steps", "num_envs", "matches", "seed"]
+
+
+def _train_defaults(name: str) -> list[tuple[str, object]]:
+    from selfplay.training.loop import TrainConfig
+
+    if name in PPO_FIELDS:
+        return [("", _ppo_default(name)), ("--quick on matrix games", _ppo_default(name, TRAIN_QUICK_PPO)),
+                ("on SMAC", _ppo_default(name, family="smac"))]
+    full = getattr(TrainConfig, name)
+    return [("", full), ("--quick", TRAIN_QUICK.get(name, full))]
+
+
+def _compare_defaults(name: str) -> list[tuple[str, object]]:
+    from selfplay.evaluation.compare import CompareConfig
+
+    presets = [("", CompareConfig.preset()), ("--quick", CompareConfig.preset(quick=True)),
+               ("on SMAC", CompareConfig.preset(env="smac:3m")),
+               ("--quick on SMAC", CompareConfig.preset(quick=True, env="smac:3m"))]
+    if name in PPO_FIELDS:
+        return [(label, _ppo_default(name, c.ppo, "smac" if "SMAC" in label else "rps")) for label, c in presets]
+    if name == "jobs":
+        return [("", "the CPU count")]
+    if name == "env":
+        return [("", CompareConfig.env)]
+    return [(label, getattr(c, name)) for label, c in presets]
+
+
+def _league_defaults(name: str) -> list[tuple[str, object]]:
+    from selfplay.training.league_loop import LeagueTrainConfig
+
+    if name in PPO_FIELDS:
+        return [("", _ppo_default(name)), ("--quick", _ppo_default(name, LEAGUE_QUICK_PPO)),
+                ("on SMAC", _ppo_default(name, family="smac"))]
+    if name in ("steps", "min_steps", "max_steps"):
+        share = {"steps": 1, "min_steps": 8, "max_steps": 4}[name]
+        text = "{}" if share == 1 else f"steps/{share} = {{}}"
+        return [(label, text.format(LEAGUE_STEPS[key] // share)) for label, key in
+                [("", (False, False)), ("--quick", (True, False)), ("alphastar", (False, True)),
+                 ("alphastar --quick", (True, True))]]
+    full = getattr(LeagueTrainConfig, name)
+    return [("", full), ("--quick", LEAGUE_QUICK.get(name, full))]
+
+
+def _league_roles() -> dict[str, int]:
+    """The players of the default league spec (``LeagueTrainConfig.league``)."""
+    from selfplay.core.schemes import parse_spec
+    from selfplay.training.league_loop import LeagueTrainConfig
+
+    return parse_spec(LeagueTrainConfig.league)[1]
+
+
+def _evaluate_matches(quick: bool) -> int:
+    """Matches per pair of ``selfplay evaluate``: ``evaluate_run_dir``'s default, or the quick one."""
+    import inspect
+
+    from selfplay.evaluation.compare import evaluate_run_dir
+
+    return EVALUATE_QUICK_MATCHES if quick else inspect.signature(evaluate_run_dir).parameters["matches"].default
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -173,61 +239,49 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = _subparser(sub, "train", "train one learner under one self-play scheme")
-    _add_run_options(p)
-    p.add_argument("--scheme", default="delta-uniform:delta=0", help="scheme spec, e.g. delta-limit-uniform:delta=0.5")
-    p.add_argument("--episodes", type=int, default=None, help="episodes to train (the budget; default 10000, --quick 600)")
-    p.add_argument("--num-envs", type=int, default=64, help="games played at once")
-    p.add_argument("--checkpoints", type=int, default=None, help="evaluation checkpoints over the run (default 100, --quick 8)")
-    p.add_argument("--quick", action="store_true", help=QUICK_HELP + " (PPO horizon 256 on matrix games)")
-    p.add_argument("--seed", type=int, default=0, help=SEED_HELP)
+    add_field_options(p, "selfplay.training.loop", "TrainConfig", TRAIN_FIELDS, lambda n: describe(_train_defaults(n)))
+    _add_rnn_cell(p)
+    p.add_argument("--quick", action="store_true", help=QUICK_HELP)
     p.add_argument("--out", required=True, help=OUT_HELP)
-    p.add_argument("--progress", action="store_true", help="show a progress bar (display only: not part of the run)")
-    _add_ppo_options(p)
+    _add_ppo_options(p, _train_defaults)
     _add_alphastar_options(p)
     _add_ray_options(p, "the run as a Ray task")
 
     p = _subparser(sub, "evaluate", "winrate matrix, maxent Nash and figures of a run's checkpoints")
     p.add_argument("run_dir", help="a run directory written by `selfplay train` (or one of a comparison's runs)")
-    p.add_argument("--matches", type=int, default=None, help="matches per pair (both seats; default 25, --quick 5)")
+    action = p.add_argument("--matches", type=int, default=argparse.SUPPRESS, help="matches per pair (both seats)")
+    action.default_text = lambda: describe([("", _evaluate_matches(False)), ("--quick", _evaluate_matches(True))])
     p.add_argument("--seed", type=int, default=0, help="seed of the evaluation games")
-    p.add_argument("--quick", action="store_true", help="a smoke-test evaluation: 5 matches per pair")
+    p.add_argument("--quick", action="store_true", help="a smoke-test evaluation: fewer matches per pair")
     _add_ray_options(p, "the evaluation as a Ray task")
 
     p = _subparser(sub, "compare", "train every scheme (and seed), evaluate, and write a report with figures")
-    _add_run_options(p, several_agents=True)
-    p.add_argument("--schemes", type=_csv, default=None, help="comma-separated scheme specs (default: the six of the paper)")
-    p.add_argument("--episodes", type=int, default=None, help="episodes per run (the budget; default by preset)")
-    p.add_argument("--checkpoints", type=int, default=None, help="evaluation checkpoints per run")
-    p.add_argument("--matches", type=int, default=None, help="matches per pair (both seats)")
-    p.add_argument("--seeds", type=_ints, default=None, help="comma-separated seeds, e.g. 0,1,2")
-    p.add_argument("--num-envs", type=int, default=None, help="games played at once per run")
-    p.add_argument("--jobs", type=int, default=None, help="training runs in parallel (default: CPU count)")
+    add_field_options(p, "selfplay.evaluation.compare", "CompareConfig", COMPARE_FIELDS,
+                      lambda n: describe(_compare_defaults(n)), types={"schemes": _csv},
+                      flags={"agents": ["--agents", "--agent"]})
+    _add_rnn_cell(p)
     p.add_argument("--quick", action="store_true", help=QUICK_HELP)
     p.add_argument("--no-embedding", action="store_true", help="skip the t-SNE embedding figure")
-    p.add_argument("--confidence", type=float, default=None, help="coverage of the intervals over seeds (default 0.95)")
     p.add_argument("--no-cross-seed-rpp", action="store_true",
                    help="RPP only between same-seed populations (not every seed pair: n_seeds² games per pair)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     p.add_argument("--out", required=True, help=OUT_HELP)
-    _add_ppo_options(p)
+    _add_ppo_options(p, _compare_defaults)
     _add_alphastar_options(p)
     _add_ray_options(p, "each run and each run's evaluation as a Ray task")
 
     p = _subparser(sub, "league", "train AlphaStar's league (main players, main and league exploiters) and evaluate it")
-    _add_run_options(p)
-    p.add_argument("--main", type=int, default=1, help="main players")
-    p.add_argument("--main-exploiters", type=int, default=1, help="main exploiters")
-    p.add_argument("--league-exploiters", type=int, default=2, help="league exploiters")
-    p.add_argument("--steps", type=int, default=None,
-                   help="learner steps per player (the budget; default 200000, --quick 30000; alphastar 400000/40000)")
-    p.add_argument("--min-steps", type=int, default=None, help="no checkpoint before this many steps since the last (default steps/8)")
-    p.add_argument("--max-steps", type=int, default=None, help="checkpoint after this many steps regardless (default steps/4)")
-    p.add_argument("--num-envs", type=int, default=64, help="games played at once per player")
-    p.add_argument("--matches", type=int, default=None, help="matches per pair in the evaluation (default 25; --quick 10)")
-    p.add_argument("--seed", type=int, default=0, help=SEED_HELP)
+    add_field_options(p, "selfplay.training.league_loop", "LeagueTrainConfig", LEAGUE_FIELDS,
+                      lambda n: describe(_league_defaults(n)))
+    _add_rnn_cell(p)
+    for role in ("main", "main_exploiters", "league_exploiters"):
+        action = p.add_argument("--" + role.replace("_", "-"), dest=role, type=int, default=argparse.SUPPRESS,
+                                help=role.replace("_", " ") + " (players of that role)")
+        action.default_text = (lambda r=role: str(_league_roles()[r]))
     p.add_argument("--quick", action="store_true",
                    help="a small league that finishes in about a minute (alphastar on SMAC: under 10 minutes)")
     p.add_argument("--out", required=True, help=OUT_HELP)
-    _add_ppo_options(p)
+    _add_ppo_options(p, _league_defaults)
     _add_alphastar_options(p)
     _add_ray_options(p, "the league as Ray actors (coordinator, rollout workers, a learner per player)")
     p.add_argument("--workers", type=int, default=2, help="with --ray: rollout-worker actors")
@@ -261,9 +315,20 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _with_defaults(args: argparse.Namespace, config_class, names: list[str]) -> None:
+    """Give ``args`` the dataclass default of every field option in ``names`` that was not given, so that
+    the helpers below read ``args.env``, ``args.agent`` and ``args.seed`` as the run will have them
+    (take ``given(args, names)`` before this)."""
+    for name in names:
+        if not hasattr(args, name) and isinstance(getattr(config_class, name, None), (int, float, str)):
+            setattr(args, name, getattr(config_class, name))
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from selfplay.training.loop import TrainConfig, train
 
+    options = {**(TRAIN_QUICK if args.quick else {}), **given(args, TRAIN_FIELDS)}
+    _with_defaults(args, TrainConfig, TRAIN_FIELDS)
     settings = _ppo_overrides(args)
     if args.agent == "alphastar":
         import torch
@@ -271,12 +336,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         torch.set_num_threads(1)
         settings = _alphastar_settings(args, args.out)
     elif args.quick and args.env in ("rirrps", "biased-rps", "rpsls"):
-        settings.setdefault("horizon", 256)
-    config = TrainConfig(env=args.env, agent=args.agent, scheme=args.scheme,
-                         episodes=_given(args.episodes, 600 if args.quick else 10_000),
-                         num_envs=args.num_envs, seed=args.seed,
-                         checkpoints=_given(args.checkpoints, 8 if args.quick else 100),
-                         agent_settings=settings, progress=args.progress)
+        settings = {**TRAIN_QUICK_PPO, **settings}
+    config = TrainConfig(**options, agent_settings=settings)
     ray = _ray_settings(args)
     if ray is not None:
         from selfplay.evaluation.compare import _train_one
@@ -298,7 +359,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from selfplay.evaluation.compare import evaluate_run_dir
 
     torch.set_num_threads(1)
-    matches = _given(args.matches, 5 if args.quick else 25)
+    matches = args.matches if hasattr(args, "matches") else _evaluate_matches(args.quick)
     ray = _ray_settings(args)
     if ray is not None:
         from selfplay.evaluation.compare import _evaluate_one
@@ -315,31 +376,31 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     from selfplay.evaluation.compare import CompareConfig, compare
 
-    config = CompareConfig.preset(quick=args.quick, env=args.env)
-    overrides = {"env": args.env, "agents": args.agent.split(","), "schemes": args.schemes, "episodes": args.episodes,
-                 "checkpoints": args.checkpoints, "matches": args.matches, "seeds": args.seeds,
-                 "num_envs": args.num_envs, "jobs": args.jobs, "confidence": args.confidence}
-    for f in fields(config):
-        if overrides.get(f.name) is not None:
-            setattr(config, f.name, overrides[f.name])
+    env = getattr(args, "env", CompareConfig.env)
+    config = CompareConfig.preset(quick=args.quick, env=env)
+    for name, value in given(args, COMPARE_FIELDS).items():
+        setattr(config, name, value)
+    args.env, args.agent = config.env, ",".join(config.agents)
     config.ppo.update(_ppo_overrides(args))
     if "alphastar" in config.agents:
         import torch
 
         torch.set_num_threads(1)
+        args.seed = config.seeds[0]
         config.alphastar.update(_alphastar_settings(args, args.out, only_agent=config.agents == ["alphastar"],
                                                     kind="comparison"))
     if args.no_embedding:
         config.embedding = False
     if args.no_cross_seed_rpp:
         config.rpp_cross_seed = False
+    config.progress = not args.no_progress
     config.validate()
     ray = _ray_settings(args)
     executor = None
     if ray is not None:
         from selfplay.training.distributed.executor import RayExecutor
 
-        executor = RayExecutor(ray, progress=True)
+        executor = RayExecutor(ray, progress=config.progress)
     report = compare(config, args.out, executor=executor)
     print(f"report: {report}")
     return 0
@@ -349,20 +410,22 @@ def cmd_league(args: argparse.Namespace) -> int:
     from selfplay.evaluation.league import train_league
     from selfplay.training.league_loop import LeagueTrainConfig
 
-    spec = f"league:main={args.main},main_exploiters={args.main_exploiters},league_exploiters={args.league_exploiters}"
-    if args.agent == "alphastar":
+    explicit = given(args, LEAGUE_FIELDS)
+    _with_defaults(args, LeagueTrainConfig, LEAGUE_FIELDS)
+    roles = {**_league_roles(), **given(args, ["main", "main_exploiters", "league_exploiters"])}
+    spec = "league:" + ",".join(f"{role}={n}" for role, n in roles.items())
+    alphastar = args.agent == "alphastar"
+    if alphastar:
         import torch
 
         torch.set_num_threads(1)
         settings = _alphastar_settings(args, args.out, kind="league")
-        steps = _given(args.steps, 40_000 if args.quick else 400_000)
     else:
-        settings = _ppo_overrides(args) or ({"horizon": 1024} if args.quick else {})
-        steps = _given(args.steps, 30_000 if args.quick else 200_000)
-    config = LeagueTrainConfig(env=args.env, agent=args.agent, league=spec, steps=steps,
-                               min_steps=_given(args.min_steps, steps // 8), max_steps=_given(args.max_steps, steps // 4),
-                               num_envs=args.num_envs, seed=args.seed, matches=_given(args.matches, 10 if args.quick else 25),
-                               agent_settings=settings)
+        settings = _ppo_overrides(args) or (dict(LEAGUE_QUICK_PPO) if args.quick else {})
+    steps = getattr(args, "steps", LEAGUE_STEPS[(args.quick, alphastar)])
+    options = {"min_steps": steps // 8, "max_steps": steps // 4, **(LEAGUE_QUICK if args.quick else {}),
+               **explicit, "steps": steps}
+    config = LeagueTrainConfig(**options, league=spec, agent_settings=settings)
     ray = _ray_settings(args)
     if ray is not None:
         from selfplay.evaluation.league import train_league_on_ray

@@ -3,6 +3,22 @@
 One file format for every PPO policy family (one-unit and multi-unit): a dict with the format name
 and version, the network spec, the weight version, the sampling seed and the weights; written
 atomically (temporary file, then rename).
+
+Loading a saved checkpoint outside the suite (any script; files are read with
+``torch.load(weights_only=True)``, so loading runs no code from the file)::
+
+    import torch
+    from selfplay.agents.ppo import load_policy
+
+    policy = load_policy("runs/compare/runs/ppo-mlp/psro-s0/checkpoints/policy_000012.pt")
+    obs = torch.zeros(4, policy.obs_size)  # a batch of 4 observations, from the policy's own view
+    action, state, info = policy.act(obs)  # sampled actions (4,); deterministic=True: the argmax
+    probabilities = info["logits"].softmax(-1)
+
+A run's ``checkpoints/index.json`` (one line per checkpoint: id, learner step, episode, file) names
+the file of each evaluation checkpoint; ``selfplay.evaluation.runs.load_checkpoint_policies(run_dir)``
+loads them all, in order. Recurrent policies (``ppo-rnn``) carry ``state`` from one call to the next
+(``policy.initial_state(batch)`` to start) and take ``episode_start``.
 """
 
 from __future__ import annotations

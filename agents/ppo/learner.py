@@ -36,6 +36,8 @@ class PPOLearner(ActorCriticHolder, PPOLearnerBase):
     def __init__(self, obs_size: int, n_actions: int, config: PPOConfig | None = None, seed: int = 0, device="cpu"):
         self._setup(config, seed, device, lambda c: NetworkSpec(obs_size, n_actions, c.body, c.hidden_size),
                     ActorCritic)
+        self._parameters = [list(self.network.parameters())]  # the one clip group (the parameters never change)
+        self._all_legal = False  # set per update by _prepare_update: every action of the rollout was legal
 
     # ------------------------------------------------------------------ acting and recording
 
@@ -73,16 +75,21 @@ class PPOLearner(ActorCriticHolder, PPOLearnerBase):
 
     def _evaluate(self, idx, starts):
         """``(logits, values)`` of the rollout samples ``idx``; recurrent: sequences replayed from the
-        state stored at ``starts = (t0, game)``, zeroed at every episode start inside them."""
+        state stored at ``starts = (t0, game)``, zeroed at every episode start inside them. A rollout
+        in which every action was legal (``_all_legal``) skips the mask: the same logits, one step less."""
         buf, net = self.buffer, self.network
+        masks = None if self._all_legal else buf.masks[idx]
         if starts is None:
-            return net.heads(net.body(buf.obs[idx]), buf.masks[idx])
+            return net.heads(net.body(buf.obs[idx]), masks)
         t0, game = starts
         features, _ = net.body.unroll(buf.obs[idx], tuple(h[t0, game] for h in buf.rnn), buf.starts[idx])
-        return net.heads(features, buf.masks[idx])
+        return net.heads(features, masks)
+
+    def _prepare_update(self) -> None:
+        self._all_legal = bool(self.buffer.masks[:self.buffer.rollout_length].all())
 
     def _clip_groups(self):
-        return [list(self.network.parameters())]
+        return self._parameters
 
     @torch.no_grad()
     def _refresh_carried_value(self) -> None:

@@ -155,6 +155,7 @@ class PPOLearnerBase:
         cfg, buf = self.config, self.buffer
         T = buf.rollout_length
         advantages, returns, weight = self._advantages()
+        self._prepare_update()
         if cfg.normalize_advantages:
             advantages = standardize_advantages(advantages, weight)
         actions, old_log_probs = buf.actions[:T], buf.log_probs[:T]
@@ -185,6 +186,9 @@ class PPOLearnerBase:
         buf.carry_over()
         self._refresh_carried_value()
         return metrics
+
+    def _prepare_update(self) -> None:
+        """What a subclass reads once per update (before the minibatches); nothing here."""
 
     def _minibatches(self):
         """Yield ``(idx, logits, values)`` per shuffled minibatch; ``idx`` indexes ``(T, num_envs, ...)``

@@ -44,23 +44,26 @@ DEFAULT_SCHEMES = [
 
 @dataclass
 class CompareConfig:
-    env: str = "rirrps"
-    agents: list[str] = field(default_factory=lambda: ["ppo-mlp"])
-    schemes: list[str] = field(default_factory=lambda: list(DEFAULT_SCHEMES))
-    seeds: list[int] = field(default_factory=lambda: [0])
-    episodes: int = 3000
-    checkpoints: int = 30
-    matches: int = 25
-    num_envs: int = 64
+    env: str = "rirrps"  # environment: rirrps | biased-rps | rpsls | smac:MAP[@sc2] | openspiel:GAME[(param=value,...)]
+    agents: list[str] = field(default_factory=lambda: ["ppo-mlp"])  # comma-separated agents: ppo-mlp | ppo-rnn | alphastar
+    schemes: list[str] = field(default_factory=lambda: list(DEFAULT_SCHEMES))  # comma-separated scheme specs
+    seeds: list[int] = field(default_factory=lambda: [0])  # comma-separated seeds, e.g. 0,1,2
+    episodes: int = 3000  # episodes per run (the budget)
+    checkpoints: int = 30  # evaluation checkpoints per run
+    matches: int = 25  # matches per pair of checkpoints (both seats)
+    num_envs: int = 64  # games played at once per run
     ppo: dict = field(default_factory=lambda: {"horizon": 512})
     alphastar: dict = field(default_factory=dict)  # the alphastar agent's settings (sl_checkpoint, learning_rate, ...)
     embedding: bool = True  # t-SNE of every seed's runs (RirRPS only)
     embed_per_run: int = 3000  # trajectories per run in the t-SNE (evenly spaced in time)
     basis_episodes: int = 1000  # per reference agent
-    jobs: int | None = None
-    confidence: float = 0.95  # of the intervals over seeds (selfplay.evaluation.seed_stats)
+    jobs: int | None = None  # processes (runs, evaluations) in parallel; None: the CPU count
+    confidence: float = 0.95  # coverage of the intervals over seeds (selfplay.evaluation.seed_stats)
     bootstrap_resamples: int = 10_000
     rpp_cross_seed: bool = True  # also v(X seed i, Y seed j) for i ≠ j: n_seeds² cross-population games per pair
+    progress: bool = False  # a progress bar per stage on stderr (display only: not part of the comparison)
+
+    DISPLAY_ONLY = ("jobs", "progress")  # how fast and what is shown: may differ when a comparison is resumed
 
     @classmethod
     def preset(cls, quick: bool = False, env: str = "rirrps") -> "CompareConfig":
@@ -179,6 +182,7 @@ def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, script
     ids, policies = checkpoints.ids, [e.policy for e in checkpoints]
     if len(policies) < 2:
         raise ValueError(f"run {run_dir} has {len(policies)} checkpoint(s); a winrate matrix needs at least 2")
+    _warn_same_policies(run_dir, ids, policies)
     env = env_for_agent(cfg["env"], cfg["agent"])
     ev = evaluate_population(env, policies, matches, seed=seed, stack_policies=kit.stack_policies, ids=ids,
                              max_games=max_games or MAX_GAMES, blocks=blocks)
@@ -209,9 +213,29 @@ def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, script
     return summary
 
 
+def same_policy_checkpoints(ids: list[int], policies: list) -> list[list[int]]:
+    """Groups of checkpoint ids that hold one and the same policy (the learner did not update between
+    them: ``Menagerie.load`` gives checkpoints sharing a policy file one policy object)."""
+    groups: dict[int, list[int]] = {}
+    for entry_id, policy in zip(ids, policies):
+        groups.setdefault(id(policy), []).append(entry_id)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _warn_same_policies(run_dir, ids: list[int], policies: list) -> None:
+    same = same_policy_checkpoints(ids, policies)
+    if same:
+        import warnings
+
+        listed = "; ".join(", ".join(map(str, g)) for g in same)
+        warnings.warn(f"run {run_dir}: checkpoints {listed} are the same policy (no learner update between them), so "
+                      "their winrate-matrix cells are a policy against itself; take fewer --checkpoints or a smaller "
+                      "--horizon", stacklevel=3)
+
+
 def _check_same_comparison(out: Path, config: dict) -> None:
     """Refuse, before writing anything, to continue a comparison in ``out`` with other settings
-    (``jobs`` only changes how fast, and may differ)."""
+    (``CompareConfig.DISPLAY_ONLY`` settings may differ)."""
     from selfplay.training import statefile
     from selfplay.training.rundir import read_inside
 
@@ -223,7 +247,7 @@ def _check_same_comparison(out: Path, config: dict) -> None:
     except (OSError, ValueError):
         raise ValueError(f"{path} is damaged; use another --out") from None
     differ = [f"{k}: {before.get(k)!r} in the directory, {v!r} now" for k, v in config.items()
-              if k != "jobs" and before.get(k) != v]
+              if k not in CompareConfig.DISPLAY_ONLY and before.get(k) != v]
     if differ:
         raise ValueError(f"{out} holds a comparison with other settings (" + "; ".join(differ)
                          + "); use the same settings to resume, or another --out")
@@ -279,7 +303,7 @@ def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
 
     # 1. training, in parallel processes (each single-threaded)
     jobs = config.jobs or min(len(runs), os.cpu_count() or 1)
-    run_map = executor.map if executor is not None else pool_map
+    run_map = executor.map if executor is not None else _local_map(config.progress)
     trained = run_map(_train_one, tasks, jobs)
     train_seconds = time.perf_counter() - started
 
@@ -299,5 +323,16 @@ def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
                      "seconds": round(info["seconds"], 2), "final_vs_first": round(summary["final_vs_first"], 6),
                      "menagerie_size": info["menagerie_size"], "updates": info["updates"],
                      **{k: round(v, 6) for k, v in summary.items() if k not in STANDARD_SUMMARY and _is_number(v)}})
-    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started, timings,
-                            run_map=executor.map if executor is not None else None)
+    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started, timings, run_map=run_map)
+
+
+STAGES = {"_train_one": "training runs", "_evaluate_one": "winrate matrices",
+          "rpp_pair": "relative population performance"}  # the progress bars' labels
+
+
+def _local_map(progress: bool):
+    """``pool_map`` with a progress bar per stage (``STAGES``) when ``progress``."""
+    def run_map(function, tasks: list, jobs: int) -> list:
+        return pool_map(function, tasks, jobs, progress=STAGES.get(function.__name__, function.__name__) if progress else None)
+
+    return run_map

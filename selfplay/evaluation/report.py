@@ -71,7 +71,7 @@ def write_embeddings(config, out: Path, runs, agents: list[str], figure_paths: d
     from selfplay.evaluation.runs import pool_map
 
     tasks = [(config, str(out), runs, list(agents), seed) for seed in config.seeds]
-    results = pool_map(_embed_seed, tasks, jobs)
+    results = pool_map(_embed_seed, tasks, jobs, progress="t-SNE embeddings" if getattr(config, "progress", False) else None)
     for seed, paths in zip(config.seeds, results):
         if seed != config.seeds[0]:
             continue

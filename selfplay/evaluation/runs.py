@@ -4,7 +4,7 @@ run was trained, loading their checkpoints, and mapping work over processes that
 from __future__ import annotations
 
 import re
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,16 +54,32 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def pool_map(function, tasks: list, jobs: int) -> list:
-    """``map`` over processes when ``jobs > 1`` (each single-threaded), in order; workers die with the parent."""
-    if jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_die_with_parent) as pool:
-            return list(pool.map(function, tasks))
-    return [function(t) for t in tasks]
+def pool_map(function, tasks: list, jobs: int, progress: str | None = None) -> list:
+    """``map`` over processes when ``jobs > 1`` (each single-threaded), in order; workers die with the parent.
+    ``progress``: a label; a progress bar (tqdm, on stderr) then counts the finished tasks."""
+    from tqdm import tqdm
+
+    with tqdm(total=len(tasks), desc=progress, unit="task", disable=progress is None) as bar:
+        if jobs > 1 and len(tasks) > 1:
+            with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), initializer=_die_with_parent) as pool:
+                futures = [pool.submit(function, t) for t in tasks]
+                for _ in as_completed(futures):
+                    bar.update(1)
+                return [f.result() for f in futures]
+        results = []
+        for task in tasks:
+            results.append(function(task))
+            bar.update(1)
+        return results
 
 
 def load_checkpoint_policies(run_dir: str | Path) -> tuple[list[int], list[Any]]:
-    """Ids and frozen policies of a run's evaluation checkpoints, as last committed."""
+    """Ids and frozen policies of a run's evaluation checkpoints, as last committed (the SHA-256 of every
+    file checked). Works on any run directory::
+
+        ids, policies = load_checkpoint_policies("runs/compare/runs/ppo-mlp/naive-s0")
+        action, state, info = policies[-1].act(obs)  # the last checkpoint acting for a batch of games
+    """
     run, state, kit = open_committed(run_dir)
     menagerie = run.committed_menagerie(state, "checkpoints", kit.load_policy)
     return menagerie.ids, [e.policy for e in menagerie]

@@ -75,17 +75,20 @@ class GameRunner:
     def step(self) -> list[FinishedGame]:
         """One environment step of every game; the learner records its reward."""
         masks = self.env.action_masks()
+        if all(bool(m.all()) for m in masks):  # every action legal (RirRPS): no mask, the same logits, less work
+            masks = None
         seat = self.seat
         extra = {}
         if getattr(self.learner, "uses_global_state", False):  # a centralised value (MAPPO) needs the state
             extra["global_state"] = self._pick(self.env.get_state(), True)
         action, self.learner_state, _ = self.learner.act(self._pick(self.obs, True), self.learner_state,
-                                                         self._pick(masks, True), self.episode_start, **extra)
-        opp_obs, opp_mask = self._pick(self.obs, False), self._pick(masks, False)
+                                                         None if masks is None else self._pick(masks, True), self.episode_start, **extra)
+        opp_obs, opp_mask = self._pick(self.obs, False), None if masks is None else self._pick(masks, False)
         opp_action = None
         for policy, games in self.groups:
             idx = torch.as_tensor(games)
-            a, s, _ = policy.act(opp_obs[idx], index_state(self.opp_state, idx), opp_mask[idx], self.episode_start[idx])
+            a, s, _ = policy.act(opp_obs[idx], index_state(self.opp_state, idx),
+                                 None if opp_mask is None else opp_mask[idx], self.episode_start[idx])
             if opp_action is None:
                 opp_action = torch.empty((self.n,) + tuple(a.shape[1:]), dtype=a.dtype)
             opp_action[idx] = a

@@ -36,14 +36,14 @@ from selfplay.utils.seeding import Stream, derive_seed
 
 @dataclass
 class LeagueTrainConfig:
-    env: str = "rirrps"
-    agent: str = "ppo-mlp"
+    env: str = "rirrps"  # environment: rirrps | biased-rps | rpsls | smac:MAP[@sc2] | openspiel:GAME[(param=value,...)]
+    agent: str = "ppo-mlp"  # ppo-mlp | ppo-rnn (a recurrent cell: --rnn-cell) | alphastar (SMAC only)
     league: str = "league:main=1,main_exploiters=1,league_exploiters=2"
     steps: int = 100_000  # learner steps (transitions) per player
-    min_steps: int = 10_000  # checkpoint rules, in learner steps (the paper: 2e9 / 4e9 frames)
-    max_steps: int = 20_000
-    num_envs: int = 64
-    seed: int = 0
+    min_steps: int = 10_000  # no checkpoint before this many learner steps since the last (the paper: 2e9 frames)
+    max_steps: int = 20_000  # a checkpoint after this many learner steps regardless (the paper: 4e9 frames)
+    num_envs: int = 64  # games played at once per player
+    seed: int = 0  # seed of the run (same seed, same machine: same results)
     matches: int = 25  # matches per pair in the final evaluation of the menagerie
     agent_settings: dict = field(default_factory=dict)  # overrides of the agent's settings dataclass (as TrainConfig's)
     torch_threads: int = 1

@@ -32,17 +32,17 @@ LEARNER_KEY = "learner"
 class TrainConfig:
     """One training run: a learner trained by self-play under one scheme."""
 
-    env: str = "rirrps"
-    agent: str = "ppo-mlp"
-    scheme: str = "delta-uniform:delta=0"
-    episodes: int = 10_000
-    num_envs: int = 64
-    seed: int = 0
+    env: str = "rirrps"  # environment: rirrps | biased-rps | rpsls | smac:MAP[@sc2] | openspiel:GAME[(param=value,...)]
+    agent: str = "ppo-mlp"  # ppo-mlp | ppo-rnn (a recurrent cell: --rnn-cell) | alphastar (SMAC only)
+    scheme: str = "delta-uniform:delta=0"  # scheme spec, e.g. delta-limit-uniform:delta=0.5
+    episodes: int = 10_000  # episodes to train (the budget)
+    num_envs: int = 64  # games played at once
+    seed: int = 0  # seed of the run (same seed, same machine: same results)
     checkpoints: int = 100  # evaluation checkpoints, evenly spaced over the run
     agent_settings: dict = field(default_factory=dict)  # overrides of the agent's settings dataclass (PPOConfig:
     # horizon, minibatch_size, ...; alphastar: sl_checkpoint and AlphaStarRLConfig fields); checked at construction
     device: str = "cpu"
-    progress: bool = False
+    progress: bool = False  # show a progress bar (display only: not part of the run)
     tensorboard: bool = True
     torch_threads: int = 1  # small networks run fastest single-threaded (and runs can go in parallel)
 

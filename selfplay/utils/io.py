@@ -85,8 +85,37 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
     return atomic_write(path, write)
 
 
+def json_text(data: Any, depth: int = 2) -> str:
+    """``data`` as JSON, laid out for reading: the dicts and lists of the outer ``depth`` levels hold one
+    member per line (indented one space a level), everything deeper is written on one line.
+
+    A menagerie index of thousands of entries is then one line per entry, and the text comes from the
+    json module's C encoder: ``json.dumps(..., indent=1)`` runs the pure-Python encoder and cost a
+    run's commits seconds. Dicts with keys other than strings are written on one line too."""
+    return _json_text(data, depth, 0)
+
+
+def _json_text(value: Any, depth: int, level: int) -> str:
+    if depth <= 0 or not value or not isinstance(value, (dict, list, tuple)):
+        return _encode(value)
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            return _encode(value)
+        items = [f"{_encode(k)}: {_json_text(v, depth - 1, level + 1)}" for k, v in value.items()]
+        opening, closing = "{", "}"
+    else:
+        items = [_json_text(v, depth - 1, level + 1) for v in value] if depth > 1 else list(map(_encode, value))
+        opening, closing = "[", "]"
+    inner = "\n" + " " * (level + 1)
+    return opening + inner + ("," + inner).join(items) + "\n" + " " * level + closing
+
+
+_encode = json.JSONEncoder().encode  # the json module's C encoder (no indent)
+
+
 def atomic_write_json(path: str | os.PathLike, data: Any) -> Path:
-    return atomic_write_text(path, json.dumps(data, indent=1, sort_keys=False) + "\n")
+    """Write ``data`` as JSON (``json_text``'s layout), atomically."""
+    return atomic_write_text(path, json_text(data) + "\n")
 
 
 def read_json(path: str | os.PathLike) -> Any:
