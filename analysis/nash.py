@@ -47,7 +47,6 @@ import scipy.linalg
 import scipy.sparse as sp
 from scipy.optimize import linprog
 from scipy.special import logsumexp
-
 from selfplay.analysis._validate import as_antisymmetric, as_matrix
 
 __all__ = [

@@ -12,12 +12,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib import colormaps
-from matplotlib.cm import ScalarMappable
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.cm import ScalarMappable
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
-
 from selfplay.analysis.embedding import _as_points, density_grid, time_window_medians
 from selfplay.analysis.nash import maxent_nash, maxent_nash_evolution
 from selfplay.analysis.winrate import WinrateMatrix, _as_winrates, evaluation_matrix

@@ -6,7 +6,6 @@ Balduzzi et al. 2019, "Open-ended learning in symmetric zero-sum games".
 from __future__ import annotations
 
 import numpy as np
-
 from selfplay.analysis._validate import as_antisymmetric, as_matrix
 from selfplay.analysis.nash import maxent_nash, solve_zero_sum
 

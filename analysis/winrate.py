@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import norm
-
 from selfplay.analysis._validate import as_matrix
 
 __all__ = [

@@ -16,7 +16,6 @@ import time
 
 import numpy as np
 import torch
-
 from selfplay.agents.alphastar import AlphaStarConfig, AlphaStarNet
 from selfplay.agents.alphastar.losses import RLLossConfig, alphastar_rl_loss, discounts_from_dones
 from selfplay.agents.alphastar.synthetic import random_obs

@@ -84,14 +84,14 @@ import copy
 import os
 import time
 from collections import defaultdict
-from dataclasses import replace
 from contextlib import contextmanager
+from dataclasses import replace
 
 import torch
-
 from selfplay.agents.alphastar.learner import AlphaStarLearner, AlphaStarRLConfig
 from selfplay.agents.alphastar.network import AlphaStarNet
 from selfplay.agents.alphastar.rl import make_alphastar_learner
+
 from selfplay.training.registry import make_env
 
 

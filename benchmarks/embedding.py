@@ -16,9 +16,8 @@ import argparse
 import time
 
 import numpy as np
-from threadpoolctl import threadpool_limits
-
 from selfplay.analysis.embedding import TSNEConfig, embed
+from threadpoolctl import threadpool_limits
 
 
 def trajectories(n: int, seed: int, sharpness: float, steps: int = 10, actions: int = 9) -> np.ndarray:

@@ -21,9 +21,8 @@ import argparse
 import time
 
 import numpy as np
-from threadpoolctl import threadpool_limits
-
 from selfplay.analysis.nash import lp_nash, maxent_nash, nash_gap
+from threadpoolctl import threadpool_limits
 
 
 def gaussian(n: int, rng: np.random.Generator) -> np.ndarray:

@@ -158,8 +158,8 @@ def openspiel_psro_rl(game_name: str, iterations: int, settings: PGOracleSetting
 
 def ours_rl(game_name: str, scheme: str, budget: int, seed: int, num_envs: int, horizon: int) -> dict:
     import torch
-
     from selfplay.analysis.exploitability import GameTree, exploitability
+
     from selfplay.training.loop import SelfPlayTrainer, TrainConfig
     from selfplay.training.openspiel_eval import policy_table
 

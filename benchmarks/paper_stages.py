@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # paper_figures/ is a folder of the repository, not installed
 
 from paper_figures import fig1_sample_rates, fig2_embeddings, fig3_winrate_matrices, table_rpp  # noqa: E402
-from paper_figures.common import AGENTS, parse_seeds, paper_config  # noqa: E402
+from paper_figures.common import AGENTS, paper_config, parse_seeds  # noqa: E402
 from selfplay.evaluation.compare import DEFAULT_SCHEMES, compare  # noqa: E402
 
 

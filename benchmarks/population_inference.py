@@ -17,7 +17,6 @@ import argparse
 import time
 
 import torch
-
 from selfplay.agents.ppo import PPOConfig, PPOLearner, stack_policies
 
 

@@ -17,7 +17,6 @@ import statistics
 import time
 
 import torch
-
 from selfplay.agents.ppo import PPOLearner, ppo_config
 from selfplay.agents.ppo.multiunit import MultiUnitPPOLearner
 from selfplay.envs.smac import SMACBattle

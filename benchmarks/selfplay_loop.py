@@ -14,11 +14,11 @@ import tempfile
 import time
 
 import torch
-
 from selfplay.agents.ppo import PPOConfig, PPOLearner, stack_policies
 from selfplay.envs.rps import RirRPS
-from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
+
 from selfplay.training.loop import TrainConfig, train
+from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
 
 
 def raw_env_steps_per_s(num_envs: int, steps: int) -> float:

@@ -22,7 +22,6 @@ import math
 import time
 
 import torch
-
 from selfplay.envs.smac import MAP_NAMES, SMACBattle
 from selfplay.envs.smac.heuristic_batched import HeuristicPolicy
 

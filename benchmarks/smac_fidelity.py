@@ -24,7 +24,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
 from selfplay.envs.smac import MAP_NAMES, get_map
 from selfplay.envs.smac.heuristic_batched import heuristic_win_rate
 

@@ -23,7 +23,6 @@ import argparse
 import time
 
 import torch
-
 from selfplay.agents.ppo.config import MultiUnitPPOConfig, ppo_config
 from selfplay.agents.ppo.multiunit import MultiUnitPPOLearner
 from selfplay.envs.smac import SMACBattle

@@ -104,7 +104,6 @@ def best_rates(fn, work: int, repeats: int, sync=lambda: None) -> tuple[float, f
 def ours_battle(map_name: str, num_envs: int, steps: int, device: str = "cpu", repeats: int = 3):
     """(steps/s, steps per CPU-second) of ``SMACBattle`` stepped one call per step, both seats random."""
     import torch
-
     from selfplay.envs.smac import SMACBattle
 
     b = SMACBattle(map_name, num_envs, two_player=True, device=device, seed=0)
@@ -146,7 +145,6 @@ def _runner_loop(env, choose):
 def ours_smacenv(map_name: str, steps: int, repeats: int = 3):
     """(steps/s, per CPU-second) of one ``SMACEnv`` in SMAC's runner loop, random valid actions."""
     import numpy as np
-
     from selfplay.envs.smac import SMACEnv
 
     env = SMACEnv(map_name, seed=0)

@@ -28,8 +28,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 import torch.nn as nn
-
 from selfplay.envs.rps import RirRPS
+
 from selfplay.training.adapters import OpponentEnv, SelfPlaySession, SelfPlayVecEnv, SelfPlayVectorEnv, SessionVectorEnv
 from selfplay.training.games import GameRunner
 

@@ -20,14 +20,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-
 from selfplay.analysis.nash import maxent_nash
 from selfplay.envs.rps import RirRPS
-from selfplay.training.adapters import MatchEvaluator
-from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
+
 from selfplay.core.menagerie import Menagerie
 from selfplay.core.payoff import Payoff
 from selfplay.core.schemes import LearnerInfo, make_scheme
+from selfplay.training.adapters import MatchEvaluator
+from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
 
 
 def parse_args(argv=None):
@@ -59,7 +59,7 @@ class LinearPolicy:
         dist = torch.distributions.Categorical(logits=self.logits(torch.as_tensor(obs, dtype=torch.float32)))
         return dist.sample(), None, {}
 
-    def freeze(self) -> "LinearPolicy":
+    def freeze(self) -> LinearPolicy:
         return LinearPolicy(0, 0, self.weight.detach().clone())
 
 

@@ -27,15 +27,15 @@ import gymnasium as gym
 import numpy as np
 import torch
 import torch.nn as nn
-from torch.distributions import Categorical
-
 from selfplay.analysis.winrate import lower_triangle_winrate
 from selfplay.envs.rps import RirRPS
+from torch.distributions import Categorical
+
+from selfplay.core.schemes import make_scheme
 from selfplay.training.adapters import MatchEvaluator, OpponentEnv, SelfPlaySession, SelfPlayVectorEnv, SessionVectorEnv
+from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
 from selfplay.training.snapshots import torch_snapshot
 from selfplay.utils.seeding import Stream, derive_seed
-from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
-from selfplay.core.schemes import make_scheme
 
 
 def parse_args(argv=None):

@@ -21,15 +21,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from selfplay.envs.rps import RirRPS
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.logger import configure
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from selfplay.envs.rps import RirRPS
+from selfplay.core.schemes import make_scheme
 from selfplay.training.adapters import MatchEvaluator, OpponentEnv, PolicyWrapper, SelfPlaySession, SelfPlayVecEnv
 from selfplay.training.snapshots import sb3_snapshot
-from selfplay.core.schemes import make_scheme
 
 
 def parse_args(argv=None):

@@ -47,6 +47,7 @@ def make_figure(source: Path, out: Path, seed: int = 0, basis_episodes: int = 10
     from selfplay.agents.reference import embedding_basis
     from selfplay.analysis.embedding import embed_runs
     from selfplay.analysis.plots import plot_embedding
+
     from selfplay.training.registry import make_env
 
     saved = saved_embedding(source, seed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from selfplay.cli_options import ConfigHelpFormatter, add_field_options, describe, given
 

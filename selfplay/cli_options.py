@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 @dataclass(frozen=True)

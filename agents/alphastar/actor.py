@@ -22,10 +22,11 @@ from dataclasses import asdict
 
 import torch
 
+from selfplay.utils.io import atomic_write
+
 from .config import HEADS, AlphaStarConfig
 from .network import AlphaStarNet, seeded_network
 from .smac.env import ObsLayout
-from selfplay.utils.io import atomic_write
 
 
 def batch_first(state) -> tuple[torch.Tensor, torch.Tensor]:

@@ -308,7 +308,7 @@ class AlphaStarConfig:
         )
 
     @classmethod
-    def alphastar_scale(cls, **overrides) -> "AlphaStarConfig":
+    def alphastar_scale(cls, **overrides) -> AlphaStarConfig:
         """The AlphaStar column of design §2 where it names a size (128² map → 16², 3×384 LSTM, ...)."""
         sizes = dict(
             max_entities=512,
@@ -344,7 +344,7 @@ class AlphaStarConfig:
         return cls(**sizes)
 
     @classmethod
-    def tiny(cls, **overrides) -> "AlphaStarConfig":
+    def tiny(cls, **overrides) -> AlphaStarConfig:
         """A reduced size for tests and smoke runs (16² map, d_model 32, LSTM 48)."""
         sizes = dict(
             spatial_size=16,
@@ -360,5 +360,5 @@ class AlphaStarConfig:
         sizes.update(overrides)
         return cls(**sizes)
 
-    def replace(self, **changes) -> "AlphaStarConfig":
+    def replace(self, **changes) -> AlphaStarConfig:
         return replace(self, **changes)

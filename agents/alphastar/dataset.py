@@ -35,12 +35,13 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from selfplay.utils.io import atomic_write, atomic_write_text
+
 from .demonstrators import merge_actions, random_nudge
 from .network import AlphaStarActions, AlphaStarObs
 from .scalar_encoder import split_scalars
 from .smac.commander import SMACCommander
 from .smac.features import MOVE
-from selfplay.utils.io import atomic_write, atomic_write_text
 
 OBS_FIELDS = {
     "entities": np.float16,

@@ -34,7 +34,9 @@ from __future__ import annotations
 import torch
 
 from .network import UNUSED, AlphaStarActions
-from .smac.executor import ATTACK, ATTACK_MOVE as ORDER_ATTACK_MOVE, HEAL, IDLE, MOVE as ORDER_MOVE
+from .smac.executor import ATTACK, HEAL, IDLE
+from .smac.executor import ATTACK_MOVE as ORDER_ATTACK_MOVE
+from .smac.executor import MOVE as ORDER_MOVE
 from .smac.features import ATTACK_MOVE, ATTACK_UNIT, HEAL_UNIT, MOVE, NO_OP, SHOOT_RANGE
 
 RETREAT_DISTANCE = 3.5

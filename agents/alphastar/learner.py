@@ -44,11 +44,12 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 import torch
 
+from selfplay.utils.seeding import Stream, derive_seed
+
 from .actor import AlphaStarPolicy, batch_first, config_from_dict, layers_first
 from .config import HEADS
 from .losses import RLLossConfig, alphastar_rl_loss
 from .network import AlphaStarNet, AlphaStarOutput
-from selfplay.utils.seeding import Stream, derive_seed
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ class AlphaStarRLConfig:
             raise ValueError(f"early_game_decisions must be an int >= 0, got {self.early_game_decisions!r}")
 
     @classmethod
-    def from_overrides(cls, **overrides) -> "AlphaStarRLConfig":
+    def from_overrides(cls, **overrides) -> AlphaStarRLConfig:
         """Top-level settings by name; loss settings (``kl_cost``, ``entropy_cost``, ``td_lambda``, ...) too."""
         loss_names = {f.name for f in fields(RLLossConfig)}
         loss = {k: overrides.pop(k) for k in list(overrides) if k in loss_names}

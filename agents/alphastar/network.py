@@ -95,7 +95,7 @@ class AlphaStarActions:
     target_unit: torch.Tensor
     location: torch.Tensor
 
-    def time_major(self) -> "AlphaStarActions":
+    def time_major(self) -> AlphaStarActions:
         return AlphaStarActions(**{f.name: getattr(self, f.name).transpose(0, 1) for f in fields(self)})
 
 
@@ -128,7 +128,7 @@ class AlphaStarOutput:
     state: LSTMState
     attention_maps: list[torch.Tensor]
 
-    def time_major(self) -> "AlphaStarOutput":
+    def time_major(self) -> AlphaStarOutput:
         """The same output with every ``[B, T, ...]`` tensor transposed to ``[T, B, ...]``."""
         swap = lambda d: {k: v.transpose(0, 1) for k, v in d.items()}  # noqa: E731
         return replace(
@@ -150,7 +150,7 @@ def _check_shape(name: str, tensor: torch.Tensor, expected: tuple[int, ...]) -> 
         raise ValueError(f"{name} must have shape {tuple(expected)}, got {tuple(tensor.shape)}")
 
 
-def seeded_network(config: AlphaStarConfig, seed: int) -> "AlphaStarNet":
+def seeded_network(config: AlphaStarConfig, seed: int) -> AlphaStarNet:
     """A new network whose initial weights depend only on ``seed``. Its modules draw their initial
     values from torch's default generator (``nn.Linear`` and the others take no generator), so it is
     built inside ``torch.random.fork_rng`` with that generator seeded: the caller's global generator

@@ -26,6 +26,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from selfplay.utils.io import atomic_write, atomic_write_text
+from selfplay.utils.seeding import Stream, derive_seed
+
 from .config import HEADS
 from .dataset import DemonstrationDataset, record_demonstrations
 from .demonstrators import make_demonstrator
@@ -33,8 +36,6 @@ from .network import AlphaStarNet, seeded_network
 from .smac.commander import CommanderConfig, SMACCommander
 from .smac.policy import AlphaStarSMACPolicy
 from .supervised import per_head_accuracy, supervised_loss
-from selfplay.utils.io import atomic_write, atomic_write_text
-from selfplay.utils.seeding import Stream, derive_seed
 
 # A network small enough for the quick run on 2 CPU cores (every other size: the config defaults).
 QUICK_NETWORK = dict(
@@ -87,7 +88,7 @@ class SLConfig:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
 
     @classmethod
-    def quick(cls, map_name: str = "3m", **overrides) -> "SLConfig":
+    def quick(cls, map_name: str = "3m", **overrides) -> SLConfig:
         """The ≤ 5-minute setting on 2 CPU cores: few games, a small network, a time cap."""
         sizes = dict(map_name=map_name, num_games=300, num_envs=64, batch_size=32, seq_len=16, epochs=80,
                      max_train_seconds=150.0, learning_rate=2e-3, eval_games=64, grid=16,

@@ -26,9 +26,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-
 from selfplay.agents.ppo.frozen import FrozenPPOPolicy
 from selfplay.agents.ppo.network import ActorCritic, NetworkSpec
+
 from selfplay.utils.io import atomic_write, load_torch_data
 
 FORMAT = "selfplay.ppo.policy"

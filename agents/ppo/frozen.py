@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import torch
-
 from selfplay.agents.ppo.network import ActorCritic, check_mask, check_obs, sample_actions
 
 

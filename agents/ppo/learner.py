@@ -18,7 +18,6 @@ first step, with the state zeroed at every episode start inside it.
 from __future__ import annotations
 
 import torch
-
 from selfplay.agents.ppo.buffer import RolloutBuffer
 from selfplay.agents.ppo.config import PPOConfig
 from selfplay.agents.ppo.frozen import ActorCriticHolder, FrozenPPOPolicy

@@ -22,11 +22,11 @@ import numbers
 
 import torch
 
+from selfplay.utils.seeding import Stream, derive_seed
+
 from .config import ENV_DEFAULTS, BatchSizes, ppo_config
 from .gae import standardize_advantages
 from .loss import ppo_loss
-
-from selfplay.utils.seeding import Stream, derive_seed
 
 
 class PPOLearnerBase:

@@ -35,12 +35,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-from torch import nn
-
 from selfplay.agents.ppo.buffer import RolloutBuffer
 from selfplay.agents.ppo.checkpoint import read_policy_file, write_policy_file
 from selfplay.agents.ppo.gae import compute_gae
 from selfplay.agents.ppo.learner_base import PPOLearnerBase
+from torch import nn
 
 from .config import MultiUnitPPOConfig
 from .multiunit_network import (
@@ -59,6 +58,7 @@ __all__ = ["MultiUnitActorCritic", "MultiUnitFrozenPolicy", "MultiUnitPPOLearner
            "save_policy"]
 
 # ---------------------------------------------------------------------------------------- frozen policy
+
 
 class MultiUnitFrozenPolicy:
     """A side's shared policy with fixed weights: batched ``act`` for ``(B, U)`` units.
@@ -132,7 +132,7 @@ class MultiUnitPPOLearner(PPOLearnerBase):
 
     @classmethod
     def for_battle(cls, battle, seat: int = 0, config: MultiUnitPPOConfig | None = None, seed: int = 0,
-                   device=None) -> "MultiUnitPPOLearner":
+                   device=None) -> MultiUnitPPOLearner:
         """A learner sized for ``seat`` of a ``SMACBattle`` (observation, units, actions, global state)."""
         if seat not in range(battle.n_seats):
             raise ValueError(f"seat must be one of {list(range(battle.n_seats))} for this battle, got {seat!r}")

@@ -19,9 +19,10 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from selfplay.utils.seeding import keeps_global_rng
+
 from .config import MultiUnitPPOConfig
 from .network import MASKED_LOGIT, MLPBody
-from selfplay.utils.seeding import keeps_global_rng
 
 BODIES = MultiUnitPPOConfig.BODIES
 

@@ -23,8 +23,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
-from torch import nn
-
 from selfplay.agents.ppo.multiunit import MultiUnitFrozenPolicy
 from selfplay.agents.ppo.multiunit_network import (
     check_start,
@@ -36,6 +34,7 @@ from selfplay.agents.ppo.multiunit_network import (
 )
 from selfplay.agents.ppo.network import MASKED_LOGIT
 from selfplay.agents.ppo.stack import check_population, stacked_parameters
+from torch import nn
 
 
 class MultiUnitPolicyStack:

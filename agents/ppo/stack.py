@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
-
 from selfplay.agents.ppo.frozen import FrozenPPOPolicy
 from selfplay.agents.ppo.network import MASKED_LOGIT, check_mask, check_obs, sample_actions
 

@@ -15,7 +15,6 @@ import numpy as np
 import torch
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
-
 from selfplay.envs.rps.game import RepeatedMatrixGame, make_game
 
 
@@ -38,11 +37,11 @@ class MatrixGameParallelEnv(ParallelEnv):
         self._observation_space = spaces.Box(0.0, 1.0, (self.game.obs_size,), dtype=np.float32)
         self._action_space = spaces.Discrete(self.game.n_actions)
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def observation_space(self, agent):
         return self._observation_space
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def action_space(self, agent):
         return self._action_space
 

@@ -11,10 +11,10 @@
 
 from .battle import SMACBattle
 from .env import SMACEnv
+from .maps import MAP_NAMES, get_map
 from .multiagentenv import MultiAgentEnv
 from .pettingzoo_env import SMACParallelEnv
 from .scripted import FocusFirePolicy
-from .maps import MAP_NAMES, get_map
 from .units import UNIT_STATS
 
 StarCraft2Env = SMACEnv  # SMAC's name

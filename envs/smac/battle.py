@@ -192,12 +192,12 @@ class SMACBattle:
         return [v.special_state(self._avail[s], self.last_action[s]) for s, v in enumerate(self.views[: self.n_seats])]
 
     @property
-    def units(self) -> "UnitTable":
+    def units(self) -> UnitTable:
         """The units' documented, read-only state (``unit_table.UnitTable``) for agents that build their
         own features; the engine itself is internal."""
         return UnitTable(self.engine)
 
-    def seat_view(self, seat: int) -> "SideView":
+    def seat_view(self, seat: int) -> SideView:
         """Seat ``seat``'s view of the map: ``positions()`` (its frame, mirrored for a mirrored seat),
         ``pathing`` and ``terrain_height`` grids. Read-only."""
         if seat not in (0, 1):

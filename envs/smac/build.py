@@ -25,7 +25,7 @@ import contextlib
 import hashlib
 import os
 import types
-from functools import lru_cache
+from functools import cache
 
 from . import cpu_drivers, feature_rules, maps, pathing, records, rules, units
 from .records import new_scratch
@@ -70,7 +70,7 @@ def _same_constant(a, b) -> bool:
         return False
 
 
-@lru_cache(maxsize=None)
+@cache
 def cpu() -> types.SimpleNamespace:
     """The CPU build: rules and drivers under ``numba.njit(cache=True)``, without numba's reference
     counting (``_nrt=False``): the rules allocate nothing, as device code cannot, and reading a field
@@ -105,7 +105,7 @@ def _cache_dir(path: str):
         config.CACHE_DIR = previous
 
 
-@lru_cache(maxsize=None)
+@cache
 def gpu() -> types.SimpleNamespace:
     """The GPU build: rules as CUDA device functions, ``gpu_kernels`` as kernels."""
     from numba import cuda

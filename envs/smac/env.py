@@ -63,9 +63,8 @@ shields) have their values before the first ``reset``.
 
 from __future__ import annotations
 
-import functools
-
 import enum
+import functools
 import logging
 import math
 import warnings
@@ -73,11 +72,12 @@ import warnings
 import numpy as np
 import torch
 
+from selfplay.utils.threads import torch_threads
+
 from .battle import SMACBattle
 from .heuristic import HeuristicOrder, heuristic_order
 from .multiagentenv import MultiAgentEnv
 from .unit_records import EngineSnapshot, engine_tags, unit_type_ids, unit_views
-from selfplay.utils.threads import torch_threads
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +185,7 @@ class SMACEnv(MultiAgentEnv):
             flags[name] = float(getattr(self, name))
         return flags
 
-    def _start_battle(self, device, backend: str, games, engine: str) -> "_Battle":
+    def _start_battle(self, device, backend: str, games, engine: str) -> _Battle:
         """The one-game battle against the scripted enemy (the real game's built-in AI for ``backend="sc2"``)."""
         if backend == "sc2" and games is None:
             from .maps import get_map

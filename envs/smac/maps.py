@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -194,7 +194,7 @@ def _cliff_cells(walk: np.ndarray) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _terrain(kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(walkable, height in [0, 1], cliff) grids.  Maps of the data: the real pathing grid; height =
     the cell's sync height (1/4096 units) / 4096 / 64, clipped to [0, 1] (monotone in the real
@@ -222,7 +222,7 @@ def _collision_class(name: str) -> int:
     return 2 if UNIT_STATS[name].air else 1 if name == "colossus" else 0
 
 
-@lru_cache(maxsize=None)
+@cache
 def _candidate_offsets(radius: float, reach: float = 10.0) -> np.ndarray:
     """Offsets ``radius * (i, j)`` within ``reach``, by distance, ties counter-clockwise from south."""
     k = int(math.ceil(reach / radius))
@@ -263,7 +263,7 @@ def place_units(units: list[tuple[str, tuple[float, float]]], walk: np.ndarray) 
     return placed
 
 
-@lru_cache(maxsize=None)
+@cache
 def _placement_cached(spec: MapSpec, side: int, mirrored: bool) -> tuple[tuple[float, float], ...]:
     """Positions of ``side``'s units in creation order.  Not mirrored: every creation of both sides in
     order (allies first, as the triggers create them).  Mirrored: ``side``'s creations alone, first,
@@ -288,7 +288,7 @@ def _placement(spec: MapSpec, side: int, mirrored: bool = False) -> np.ndarray:
     return np.array(_placement_cached(spec, side, bool(mirrored)), dtype=np.float64)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _agent_order_cached(spec: MapSpec, side: int, mirrored: bool) -> tuple[int, ...]:
     created = spec._created(side)
     order = TYPE_ORDERS[spec.map_type][0]

@@ -18,7 +18,7 @@ needs no table (``convex``).
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import torch
@@ -28,7 +28,7 @@ from scipy.sparse.csgraph import shortest_path
 NEIGHBOURS = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables(walk_bytes: bytes, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(next hop (n*n, n*n) int8: neighbour index or -1 to walk straight, detour (n*n, n*n) bool)."""
     walk = np.frombuffer(walk_bytes, dtype=bool).reshape(n, n)

@@ -46,11 +46,11 @@ class SMACParallelEnv(ParallelEnv):
         }
         self._act_spaces = {a: spaces.Discrete(b.n_actions[s]) for a, (s, _) in self._seat.items()}
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def observation_space(self, agent):
         return self._obs_spaces[agent]
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def action_space(self, agent):
         return self._act_spaces[agent]
 

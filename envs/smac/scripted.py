@@ -37,7 +37,7 @@ class FocusFirePolicy:
         self.default_move = default_move
 
     @classmethod
-    def for_battle(cls, battle, seat: int = 0, default_move: int = EAST) -> "FocusFirePolicy":
+    def for_battle(cls, battle, seat: int = 0, default_move: int = EAST) -> FocusFirePolicy:
         """The policy for ``seat`` of a ``SMACBattle`` (reads its observation layout)."""
         view = battle.views[seat]
         if not view.config.obs_all_health:

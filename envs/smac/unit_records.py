@@ -71,7 +71,7 @@ class EngineSnapshot:
     cooldown: list
 
     @classmethod
-    def of(cls, engine, game: int) -> "EngineSnapshot":
+    def of(cls, engine, game: int) -> EngineSnapshot:
         arrays = getattr(engine, "arrays", None)  # a CPU engine: copies of its numpy buffers (cheaper)
         if arrays is not None and engine.device.type == "cpu":
             return cls(*(arrays(name)[game].copy() for name in ("pos", "hp", "shield", "energy", "cooldown")))

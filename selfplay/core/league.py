@@ -13,8 +13,9 @@ name, so the exploiter check matches; ``pfsp`` of no candidates raises instead o
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Hashable
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +83,7 @@ class LeagueConfig:
             raise ValueError(f"league_exploiter_reset must be in [0, 1], got {self.league_exploiter_reset!r}")
 
     @classmethod
-    def from_kwargs(cls, kwargs: dict) -> "LeagueConfig":
+    def from_kwargs(cls, kwargs: dict) -> LeagueConfig:
         allowed = {f.name for f in fields(cls)}
         unknown = set(kwargs) - allowed
         if unknown:
@@ -265,7 +266,7 @@ class AlphaStarLeague:
             raise ValueError("learner.snapshot is None: the league needs the player's frozen policy")
         return self.checkpoint(name, learner.snapshot(), rng)
 
-    def scheme_for(self, name: str) -> "LeaguePlayerScheme":
+    def scheme_for(self, name: str) -> LeaguePlayerScheme:
         """This player's ⟨Ω, G⟩ as a ``Scheme`` usable by any single-learner trainer."""
         self.player(name)
         return LeaguePlayerScheme(self, name)

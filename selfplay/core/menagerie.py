@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -132,7 +133,7 @@ class Menagerie:
 
     @classmethod
     def from_index(cls, index: dict, directory: str | os.PathLike | None = None,
-                   load_policy: Callable[[str], Any] | None = None) -> "Menagerie":
+                   load_policy: Callable[[str], Any] | None = None) -> Menagerie:
         """Rebuild a menagerie from ``index()``; entries sharing a file share one loaded policy."""
         rows = index.get("entries", []) if isinstance(index, dict) else None
         if not isinstance(rows, list) or not all(isinstance(r, dict) and {"id", "step", "tags", "file"} <= set(r) for r in rows):
@@ -163,7 +164,7 @@ class Menagerie:
         return menagerie
 
     @classmethod
-    def load(cls, directory: str | os.PathLike, load_policy: Callable[[str], Any] | None = None) -> "Menagerie":
+    def load(cls, directory: str | os.PathLike, load_policy: Callable[[str], Any] | None = None) -> Menagerie:
         """Read a menagerie written by ``save``."""
         directory = Path(directory)
         return cls.from_index(read_json(directory / INDEX_FILE), directory, load_policy)

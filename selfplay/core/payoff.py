@@ -12,10 +12,9 @@ Win rate: (wins + ½·draws) / games, and 0.5 for a pair that has never played.
 
 from __future__ import annotations
 
-
 import os
 from collections import defaultdict
-from typing import Hashable, Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -89,7 +88,7 @@ class Payoff:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Payoff":
+    def from_dict(cls, data: dict) -> Payoff:
         payoff = cls(decay=data["decay"])
         for h, a, *c in data["pairs"]:
             payoff._counts[(_key_in(h), _key_in(a))] = np.array(c, dtype=float)
@@ -99,7 +98,7 @@ class Payoff:
         atomic_write_json(path, self.to_dict())
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Payoff":
+    def load(cls, path: str | os.PathLike) -> Payoff:
         return cls.from_dict(read_json(path))
 
 

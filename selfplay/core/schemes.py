@@ -20,8 +20,9 @@ from __future__ import annotations
 import inspect
 import math
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -85,7 +86,7 @@ class Scheme:
         draw (the default: right for a scheme whose Ω reads the payoff table)."""
         return None
 
-    def _alias_table(self, menagerie: Menagerie, payoff: Payoff | None) -> "AliasTable":
+    def _alias_table(self, menagerie: Menagerie, payoff: Payoff | None) -> AliasTable:
         key = self.omega_key(menagerie, payoff)
         cached = self.__dict__.get("_omega_cache")
         if key is not None and cached is not None and cached[0] is menagerie and cached[1] == key:

@@ -22,15 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from selfplay.utils.io import atomic_write_json
-from selfplay.training.loop import TrainConfig, train
 from selfplay.core.menagerie import Menagerie
+from selfplay.core.schemes import make_scheme
+from selfplay.evaluation.runs import load_checkpoint_policies, open_committed, pool_map, run_mode, slug  # noqa: F401 (re-exported)
+from selfplay.training.loop import TrainConfig, train
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
 from selfplay.training.rundir import RunDir, check_out
 from selfplay.utils.checks import check_int, check_seed
-from selfplay.evaluation.runs import load_checkpoint_policies, open_committed, pool_map, run_mode, slug  # noqa: F401 (re-exported)
+from selfplay.utils.io import atomic_write_json
 from selfplay.utils.threads import torch_threads
-from selfplay.core.schemes import make_scheme
 
 DEFAULT_SCHEMES = [
     "naive",
@@ -66,7 +66,7 @@ class CompareConfig:
     DISPLAY_ONLY = ("jobs", "progress")  # how fast and what is shown: may differ when a comparison is resumed
 
     @classmethod
-    def preset(cls, quick: bool = False, env: str = "rirrps") -> "CompareConfig":
+    def preset(cls, quick: bool = False, env: str = "rirrps") -> CompareConfig:
         """``make run`` scale (a few minutes on 2 cores) or ``--quick`` (about a minute; SMAC: a few)."""
         if env.startswith("smac:"):
             # multi-unit PPO's own defaults (horizon 3200 game-steps, 10 epochs); SMAC episodes are longer
@@ -110,12 +110,12 @@ class CompareConfig:
         BootstrapConfig(confidence=self.confidence, resamples=self.bootstrap_resamples).validate()
         self.train_configs()  # every run's settings (agent settings included) are checked before anything is written
 
-    def run_specs(self, out: Path) -> list["RunSpec"]:
+    def run_specs(self, out: Path) -> list[RunSpec]:
         """The runs, each with its directory under ``out``: every agent × scheme × seed."""
         return [RunSpec(a, s, seed, out / "runs" / a / f"{slug(s)}-s{seed}")
                 for a in self.agents for s in self.schemes for seed in self.seeds]
 
-    def train_configs(self, runs: list["RunSpec"] | None = None) -> list[TrainConfig]:
+    def train_configs(self, runs: list[RunSpec] | None = None) -> list[TrainConfig]:
         """Each run's ``TrainConfig`` (built, so checked: a bad setting of any run is a ``ValueError`` here)."""
         runs = self.run_specs(Path(".")) if runs is None else runs
         return [TrainConfig(env=self.env, agent=r.agent, scheme=r.scheme, episodes=self.episodes,
@@ -251,11 +251,15 @@ def _check_same_comparison(out: Path, config: dict) -> None:
     if differ:
         raise ValueError(f"{out} holds a comparison with other settings (" + "; ".join(differ)
                          + "); use the same settings to resume, or another --out")
+
+
 STANDARD_SUMMARY = ("lower_triangle_winrate", "nash_support", "final_vs_first", "checkpoints")
 
 
 def _is_number(v) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+
+
 def _exploitability(run: RunDir, env: str, menagerie: Menagerie, policies: list, W: np.ndarray, figures: bool,
                     cfg: dict) -> dict:
     """``evaluation/exploitability.csv`` (and its figure) of an OpenSpiel run; the summary's entries."""

@@ -90,7 +90,6 @@ def rpp_pair(args: tuple) -> float:
     from selfplay.analysis.population import relative_population_performance
     from selfplay.training.matches import cross_population
     from selfplay.training.registry import env_for_agent
-
     from selfplay.utils.threads import torch_threads
 
     env, agent, path_p, path_q, matches, seed = args
@@ -101,7 +100,7 @@ def rpp_pair(args: tuple) -> float:
     return relative_population_performance(W - 0.5)
 
 
-def markdown_table(df: "pd.DataFrame") -> str:
+def markdown_table(df: pd.DataFrame) -> str:
     """A DataFrame as a Markdown table (numbers formatted by ``fmt``)."""
     cols = list(df.columns)
     out = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]

@@ -26,8 +26,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from selfplay.analysis.statistics import (BootstrapConfig, Interval, aggregate, cross_seed_interval, curve_intervals,
-                                 improvement_interval, interval_estimate, is_significant, smallest_rank_test_p)
+from selfplay.analysis.statistics import (
+    BootstrapConfig,
+    Interval,
+    aggregate,
+    cross_seed_interval,
+    curve_intervals,
+    improvement_interval,
+    interval_estimate,
+    is_significant,
+    smallest_rank_test_p,
+)
 from selfplay.utils.io import atomic_write_text
 from selfplay.utils.seeding import Stream, derive_seed
 
@@ -151,8 +160,7 @@ def rpp_values(config, runs, agent: str, jobs: int = 1, cross_seed: bool = True,
     """v(X seed i, Y seed j) for every ordered pair of schemes (both orientations, v(Y, X) = −v(X, Y)).
     ``run_map(function, tasks, jobs)`` plays the population pairs (``RayExecutor.map``: one Ray task per
     pair); ``None``: the local process pool. Same values either way (each pair has its own seed)."""
-    from selfplay.evaluation.runs import pool_map
-    from selfplay.evaluation.runs import rpp_pair
+    from selfplay.evaluation.runs import pool_map, rpp_pair
 
     tasks = rpp_tasks(config, runs, agent, cross_seed)
     values = (run_map or pool_map)(rpp_pair, [t[-1] for t in tasks], jobs)

@@ -22,8 +22,9 @@ PSRO's textbook convergence to a Nash equilibrium can be shown and compared with
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

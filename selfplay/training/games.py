@@ -9,8 +9,9 @@ so that new opponents are drawn from Ω as it is *after* curation.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable
+from typing import Any
 
 import numpy as np
 import torch

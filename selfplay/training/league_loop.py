@@ -18,9 +18,10 @@ The league's evaluation and ``report.md`` are the evaluation layer's (``selfplay
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Hashable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Hashable
+from typing import Any
 
 import numpy as np
 

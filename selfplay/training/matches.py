@@ -20,10 +20,10 @@ distinct (policy, history) once (``_play_deduplicated``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence
-
 import copy
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch

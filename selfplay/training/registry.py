@@ -15,8 +15,9 @@ information-state tensors (``envs/openspiel``; needs the ``openspiel`` extra), p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from selfplay.envs.base import TwoPlayerBatchedEnv
 

@@ -40,15 +40,15 @@ import io
 import os
 import re
 import stat
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import yaml
 
 from selfplay.training import statefile
-from selfplay.training.rundir_paths import (RunDirError, check_out, find_links, plain_name, read_inside,
-                                            unlink_regular)
+from selfplay.training.rundir_paths import RunDirError, check_out, find_links, plain_name, read_inside, unlink_regular
 from selfplay.utils.io import atomic_write, atomic_write_json, atomic_write_text, fsync_dir
 
 __all__ = ["RunDir", "RunDirError", "check_out", "kind_of", "open_committed", "read_inside", "KINDS", "FORMAT"]
@@ -119,7 +119,7 @@ class RunDir:
     tensorboard = property(lambda self: self.root / "tb")
     report = property(lambda self: self.root / "report.md")
 
-    def create(self) -> "RunDir":
+    def create(self) -> RunDir:
         """Make the directory (with a clear error where that is impossible)."""
         if self.root.exists() and not self.root.is_dir():
             raise RunDirError(f"out {str(self.root)!r} is a file, not a directory")
@@ -148,7 +148,7 @@ class RunDir:
                               "holds no links: remove them or use another directory")
 
     # one writer -------------------------------------------------------------------------
-    def lock(self, command: str | None = None) -> "RunDir":
+    def lock(self, command: str | None = None) -> RunDir:
         """Take the directory's exclusive lock (released when the process dies, so a crashed run can
         be resumed at once); a second writer gets a clear error naming the holder's pid. The lock file
         is never opened through a link; a directory holding links or another kind of output is refused."""
@@ -378,7 +378,7 @@ class RunDir:
                            "backup to resume, or start afresh with another directory")
 
 
-def open_committed(run_dir: "str | Path | RunDir") -> tuple[RunDir, dict, Any]:
+def open_committed(run_dir: str | Path | RunDir) -> tuple[RunDir, dict, Any]:
     """``(run, state, kit)`` of a training run's directory for a reader: a directory of another kind, one
     being written or one without a commit is refused; ``state`` is its last commit, every file's SHA-256
     checked (``RunDir.load_commit``); ``kit`` the agent's, from the committed configuration."""

@@ -14,7 +14,8 @@ SB3's ``DummyVecEnv`` over ``OpponentEnv`` copies sharing one session works too 
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv

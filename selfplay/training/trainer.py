@@ -30,9 +30,10 @@ with exactly the budgeted number of counted episodes or steps.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Hashable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -69,10 +70,10 @@ class TrainingMode(Protocol):
     name: str  # one of MODES
     turn: str  # "step" or "update"
 
-    def start(self, trainer: "Trainer") -> None:
+    def start(self, trainer: Trainer) -> None:
         """A fresh run: the menageries' first entries."""
 
-    def draw(self, trainer: "Trainer", player: Player, k: int) -> list[tuple[Hashable, Any]]:
+    def draw(self, trainer: Trainer, player: Player, k: int) -> list[tuple[Hashable, Any]]:
         """``k`` opponents (key, frozen policy) for ``player``'s games that are starting."""
 
     def opponent_kind(self, player: Player, key: Hashable) -> str:
@@ -84,10 +85,10 @@ class TrainingMode(Protocol):
     def done(self, player: Player) -> bool:
         """Whether ``player`` has used its budget."""
 
-    def game_finished(self, trainer: "Trainer", player: Player, game: FinishedGame) -> None:
+    def game_finished(self, trainer: Trainer, player: Player, game: FinishedGame) -> None:
         """After a counted game was recorded: payoff, G, evaluation checkpoints."""
 
-    def learner_updated(self, trainer: "Trainer", player: Player, metrics: dict) -> dict:
+    def learner_updated(self, trainer: Trainer, player: Player, metrics: dict) -> dict:
         """After an update: the mode's rules; returns extra metric columns."""
 
     def menageries(self) -> dict[str, Menagerie]:

@@ -13,8 +13,9 @@ import errno
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 TMP_SUFFIX = ".tmp"
 

@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from enum import Enum
+from enum import StrEnum
 
 import numpy as np
 
 SEED_BITS = 63  # seeds fit torch's and numpy's generators (non-negative, < 2⁶³)
 
 
-class Stream(str, Enum):
+class Stream(StrEnum):
     """The named random streams of the suite (indices in brackets)."""
 
     LEARNER = "learner"  # a learner: its action sampling, its initial weights from it [side or player index]

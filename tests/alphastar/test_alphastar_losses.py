@@ -7,7 +7,6 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from selfplay.agents.alphastar import AlphaStarConfig, AlphaStarNet
 from selfplay.agents.alphastar.distributions import MASKED_LOGIT
 from selfplay.agents.alphastar.losses import (

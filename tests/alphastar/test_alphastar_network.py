@@ -6,7 +6,6 @@ from dataclasses import replace
 
 import pytest
 import torch
-
 from selfplay.agents.alphastar import HEADS, ActionTypeSpec, AlphaStarActions, AlphaStarConfig, AlphaStarNet
 from selfplay.agents.alphastar.synthetic import random_obs
 

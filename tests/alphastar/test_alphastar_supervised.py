@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import torch
-
 from selfplay.agents.alphastar import HEADS, AlphaStarConfig, AlphaStarNet
 from selfplay.agents.alphastar.supervised import per_head_accuracy, supervised_loss
 from selfplay.agents.alphastar.synthetic import random_obs

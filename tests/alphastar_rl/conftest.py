@@ -6,12 +6,12 @@ from dataclasses import asdict
 
 import pytest
 import torch
-
 from selfplay.agents.alphastar import AlphaStarNet
 from selfplay.agents.alphastar.learner import AlphaStarLearner, AlphaStarRLConfig
 from selfplay.agents.alphastar.smac import CommanderConfig
 from selfplay.agents.alphastar.smac.env import CommanderEnv
 from selfplay.envs.smac import SMACBattle
+
 from selfplay.training.registry import make_env
 from tests.alphastar_smac.conftest import TINY
 

@@ -7,7 +7,6 @@ from dataclasses import asdict, fields
 import numpy as np
 import pytest
 import torch
-
 from selfplay.agents.alphastar import AlphaStarNet
 from selfplay.agents.alphastar.actor import AlphaStarPolicy, batch_first, layers_first, load_policy, save_policy
 from selfplay.agents.alphastar.config import HEADS
@@ -17,8 +16,9 @@ from selfplay.agents.alphastar.network import AlphaStarObs
 from selfplay.agents.alphastar.rl import make_alphastar_learner
 from selfplay.agents.alphastar.smac.env import CommanderEnv, ObsLayout
 from selfplay.envs.smac import SMACBattle
-from selfplay.training.matches import play_matches, scripted_win_rates
+
 from selfplay.training.games import GameRunner
+from selfplay.training.matches import play_matches, scripted_win_rates
 from selfplay.training.registry import COMMANDER_GRID, agent_kit, env_for_agent, make_env
 from tests.alphastar_smac.conftest import TINY
 

@@ -2,8 +2,8 @@
 thread on its own network while the actors play with the last published weights."""
 
 import numpy as np
-
 from selfplay.agents.alphastar.actor import AlphaStarPolicy
+
 from selfplay.training.games import GameRunner
 
 from .conftest import commander_env, make_learner, params, same, tiny_net

@@ -6,8 +6,8 @@ import json
 import pandas as pd
 import pytest
 import torch
-
 from selfplay.agents.alphastar.actor import AlphaStarPolicy
+
 from selfplay.cli import main
 from selfplay.evaluation.compare import load_checkpoint_policies, slug
 

@@ -3,7 +3,6 @@
 oldest weight version its decisions were made with (the policy lag V-trace corrects)."""
 
 import torch
-
 from selfplay.agents.alphastar.config import HEADS
 from selfplay.agents.alphastar.learner import ChunkRecorder
 

@@ -5,7 +5,6 @@ import json
 import numpy as np
 import pytest
 import torch
-
 from selfplay.agents.alphastar.dataset import DemonstrationDataset, record_demonstrations
 from selfplay.agents.alphastar.demonstrators import FocusFireDemonstrator, KitingDemonstrator, make_demonstrator
 from selfplay.agents.alphastar.smac import CommanderConfig, SMACCommander

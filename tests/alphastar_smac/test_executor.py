@@ -3,10 +3,10 @@
 
 import pytest
 import torch
-
 from selfplay.agents.alphastar.network import AlphaStarActions
 from selfplay.agents.alphastar.smac import SMACCommander
-from selfplay.agents.alphastar.smac.executor import ATTACK, IDLE, MOVE as ORDER_MOVE
+from selfplay.agents.alphastar.smac.executor import ATTACK, IDLE
+from selfplay.agents.alphastar.smac.executor import MOVE as ORDER_MOVE
 from selfplay.agents.alphastar.smac.features import ATTACK_UNIT, MOVE, NO_OP, STOP
 from selfplay.envs.smac import SMACBattle
 

@@ -3,7 +3,6 @@ and both seats, masks following the battle state, and the network accepting the 
 
 import pytest
 import torch
-
 from selfplay.agents.alphastar import AlphaStarNet
 from selfplay.agents.alphastar.smac import CommanderConfig, SMACCommander
 from selfplay.agents.alphastar.smac.features import (

@@ -6,7 +6,6 @@ import json
 import numpy as np
 import pytest
 import torch
-
 from selfplay.agents.alphastar import AlphaStarNet
 from selfplay.agents.alphastar import sl as sl_module
 from selfplay.agents.alphastar.actor import network_from_dict
@@ -16,6 +15,7 @@ from selfplay.agents.alphastar.sl import SLConfig, evaluate_sl, play_vs_scripted
 from selfplay.agents.alphastar.smac import AlphaStarSMACPolicy, CommanderConfig, SMACCommander
 from selfplay.agents.alphastar.supervised import supervised_loss
 from selfplay.envs.smac import SMACBattle
+
 from selfplay.utils.seeding import Stream, derive_seed
 
 from .conftest import TINY

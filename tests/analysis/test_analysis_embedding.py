@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from selfplay.analysis.embedding import TSNEConfig, density_grid, embed, embed_runs, time_window_medians
 
 FAST = TSNEConfig(perplexity=10, exaggeration_iter=100, n_iter=150)

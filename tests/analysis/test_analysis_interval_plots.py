@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 from matplotlib.image import imread
-
 from selfplay.analysis.interval_plots import plot_curves_with_bands, plot_improvement_matrix, plot_interval_estimates
 
 

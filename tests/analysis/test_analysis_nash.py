@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.optimize import linprog
-
 from selfplay.analysis.nash import (
     alpha_rank,
     duplicate_groups,

@@ -6,10 +6,14 @@ import pytest
 from matplotlib.contour import ContourSet
 from matplotlib.image import imread
 from matplotlib.patches import FancyArrowPatch
-
 from selfplay.analysis.nash import maxent_nash
-from selfplay.analysis.plots import (plot_checkpoint_curves, plot_embedding, plot_nash_evolution, plot_rpp_table,
-                            plot_winrate_matrix)
+from selfplay.analysis.plots import (
+    plot_checkpoint_curves,
+    plot_embedding,
+    plot_nash_evolution,
+    plot_rpp_table,
+    plot_winrate_matrix,
+)
 
 RPS_W = np.array([[0.5, 0.0, 1.0], [1.0, 0.5, 0.0], [0.0, 1.0, 0.5]])
 

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from selfplay.analysis.population import effective_diversity, nash_averaging, relative_population_performance
 
 RPS = np.array([[0.0, -1.0, 1.0], [1.0, 0.0, -1.0], [-1.0, 1.0, 0.0]])

@@ -9,10 +9,18 @@ import math
 
 import numpy as np
 import pytest
-
-from selfplay.analysis.statistics import (BootstrapConfig, aggregate, cross_seed_interval, curve_intervals,
-                                 improvement_interval, interval_estimate, iqm, is_significant,
-                                 probability_of_improvement, smallest_rank_test_p)
+from selfplay.analysis.statistics import (
+    BootstrapConfig,
+    aggregate,
+    cross_seed_interval,
+    curve_intervals,
+    improvement_interval,
+    interval_estimate,
+    iqm,
+    is_significant,
+    probability_of_improvement,
+    smallest_rank_test_p,
+)
 
 
 def test_mean_and_iqm_with_their_intervals_on_hand_computed_tables():

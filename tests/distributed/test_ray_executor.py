@@ -131,8 +131,8 @@ def test_winrate_and_cross_population_blocks_as_ray_tasks_equal_the_local_matric
     """Blocks of 16 games: a 4-checkpoint matrix (60 games) is 4 blocks, 3 of them Ray tasks; the
     matrices equal the local ones exactly (stacked and per-policy play)."""
     import numpy as np
-
     from selfplay.agents.ppo import PPOLearner, ppo_config, stack_policies
+
     from selfplay.training.matches import cross_population, evaluate_population
     from selfplay.training.registry import make_env
 

@@ -6,8 +6,9 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel")
 
 from selfplay.analysis.exploitability import GameTree, exploitability  # noqa: E402
-from selfplay.training.exact_psro import BestResponseOracle, exact_evaluator, run_exact_psro  # noqa: E402
+
 from selfplay.core.menagerie import Menagerie  # noqa: E402
+from selfplay.training.exact_psro import BestResponseOracle, exact_evaluator, run_exact_psro  # noqa: E402
 
 
 @pytest.mark.parametrize("name", ["kuhn_poker", "leduc_poker"])

@@ -8,6 +8,7 @@ pyspiel = pytest.importorskip("pyspiel")
 
 from selfplay.envs.base import TwoPlayerBatchedEnv  # noqa: E402
 from selfplay.envs.openspiel import OpenSpielGame, load_two_player_zero_sum  # noqa: E402
+
 from selfplay.training.registry import check_env_name, make_env  # noqa: E402
 
 

@@ -11,6 +11,7 @@ from selfplay.agents.ppo import FrozenPPOPolicy  # noqa: E402
 from selfplay.agents.ppo.network import ActorCritic, NetworkSpec  # noqa: E402
 from selfplay.analysis.exploitability import exploitability  # noqa: E402
 from selfplay.envs.openspiel import OpenSpielGame  # noqa: E402
+
 from selfplay.evaluation.compare import CompareConfig, compare, evaluate_run_dir  # noqa: E402
 from selfplay.training.loop import TrainConfig, train  # noqa: E402
 from selfplay.training.openspiel_eval import policy_table  # noqa: E402

@@ -3,7 +3,6 @@ the advantage standardisation that both PPO learners share."""
 
 import pytest
 import torch
-
 from selfplay.agents.ppo import PPOLearner, ppo_loss
 from selfplay.agents.ppo.config import ENV_DEFAULTS, MultiUnitPPOConfig, PPOConfig, ppo_config
 from selfplay.agents.ppo.gae import standardize_advantages

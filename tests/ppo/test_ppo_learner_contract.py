@@ -4,8 +4,8 @@ import io
 
 import pytest
 import torch
-
 from selfplay.agents.ppo import FrozenPPOPolicy, PPOConfig, PPOLearner
+
 from selfplay.core.policy import Learner, Policy
 
 OBS, ACTIONS = 30, 3

@@ -4,7 +4,6 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from selfplay.agents.ppo import PPOConfig, PPOLearner, compute_gae, ppo_loss
 from selfplay.envs.rps import RirRPS
 

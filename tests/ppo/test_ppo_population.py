@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from selfplay.agents.ppo import PPOConfig, PPOLearner, load_policy, save_policy, stack_policies
 
 OBS, ACTIONS = 30, 3

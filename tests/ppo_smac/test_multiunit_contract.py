@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from selfplay.agents.ppo.config import MultiUnitPPOConfig, ppo_config
 from selfplay.agents.ppo.multiunit import MultiUnitFrozenPolicy, MultiUnitPPOLearner, load_policy, save_policy
 from selfplay.envs.smac import SMACBattle

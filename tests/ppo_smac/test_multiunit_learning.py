@@ -5,7 +5,6 @@ and never wins; the longer run in ``benchmarks/smac_ppo.py`` reports the win rat
 """
 
 import torch
-
 from selfplay.agents.ppo.config import ppo_config
 from selfplay.agents.ppo.multiunit import MultiUnitPPOLearner
 from selfplay.envs.smac import SMACBattle

@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from selfplay.agents.ppo.config import ppo_config
 from selfplay.agents.ppo.multiunit import MultiUnitPPOLearner
 from selfplay.agents.ppo.multiunit_stack import stack_multiunit_policies

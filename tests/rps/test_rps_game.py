@@ -7,17 +7,16 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from selfplay.envs.rps import (
     BIASED_RPS_PAYOFF,
     PAPER,
     ROCK,
+    RPSLS,
     SCISSORS,
     BiasedRPS,
     MatrixGameParallelEnv,
     RepeatedMatrixGame,
     RirRPS,
-    RPSLS,
     make_game,
 )
 

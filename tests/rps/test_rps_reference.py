@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 import torch
-
 from selfplay.agents.reference import FixedActionPolicy, UniformRandomPolicy, embedding_basis, reference_agents
 from selfplay.envs.rps import RPSLS, RirRPS
+
 from selfplay.core.policy import Policy
 
 

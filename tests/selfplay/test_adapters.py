@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 from gymnasium.utils.env_checker import check_env
-
 from selfplay.agents.reference import FixedActionPolicy
 from selfplay.envs.rps import RirRPS
+
 from selfplay import make_scheme
 from selfplay.training.adapters import (
     MatchEvaluator,

@@ -7,12 +7,12 @@ import os
 import numpy as np
 import pytest
 import torch
+from selfplay.envs.rps import RirRPS
 
 from selfplay.cli import main
 from selfplay.core.league import league_from_spec
 from selfplay.core.menagerie import Menagerie
 from selfplay.core.schemes import make_scheme
-from selfplay.envs.rps import RirRPS
 
 
 def cli_error(args: list[str], capsys) -> str:

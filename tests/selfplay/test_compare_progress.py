@@ -3,8 +3,8 @@ evaluation checkpoints are one and the same policy. And the mask-free fast path 
 
 import pytest
 import torch
-
 from selfplay.agents.ppo import PPOLearner, ppo_config
+
 from selfplay.evaluation.compare import evaluate_run_dir, same_policy_checkpoints
 from selfplay.evaluation.runs import pool_map
 from selfplay.training.loop import TrainConfig, train

@@ -2,8 +2,8 @@
 
 import pytest
 import torch
-
 from selfplay.envs.base import TwoPlayerBatchedEnv
+
 from selfplay.training.registry import make_env
 
 

@@ -151,6 +151,7 @@ def test_a_crafted_sl_checkpoint_is_refused_unread(tmp_path, capsys):
 
 def test_garbage_is_one_line_naming_the_file(tmp_path):
     from selfplay.agents.ppo.checkpoint import load_policy
+
     from selfplay.utils.io import load_torch_data
 
     garbage = tmp_path / "garbage.pt"

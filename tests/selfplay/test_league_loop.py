@@ -64,8 +64,8 @@ def test_league_records_replay_the_decayed_payoff_exactly(tmp_path):
     a fresh decayed payoff and finds the committed table exactly; a single changed score is found."""
     from collections import Counter
 
-    from selfplay.training.distributed.league import check_league_records
     from selfplay.evaluation.league import train_league
+    from selfplay.training.distributed.league import check_league_records
 
     cfg = LeagueTrainConfig(league="league:main=1,main_exploiters=1,league_exploiters=1,decay=0.99", steps=256,
                             min_steps=100, max_steps=200, num_envs=16, matches=1, tensorboard=False,

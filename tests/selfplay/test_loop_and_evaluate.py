@@ -4,12 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from selfplay.training.rundir import RunDir
-
 from selfplay import Menagerie
-from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
 from selfplay.training.games import learner_scores
 from selfplay.training.loop import SelfPlayTrainer, TrainConfig, train
+from selfplay.training.matches import play_matches, round_robin_pairs, winrate_from_pair_scores
+from selfplay.training.rundir import RunDir
 
 
 class Fixed:

@@ -8,8 +8,8 @@ import pickle
 
 import numpy as np
 import pytest
-
 from selfplay.agents.ppo import PPOLearner, ppo_config, stack_policies
+
 from selfplay.training.matches import cross_population, evaluate_population, play_matches, round_robin_pairs
 from selfplay.training.registry import make_env
 

@@ -4,8 +4,8 @@ the games must be the games one forward pass per row would play."""
 import numpy as np
 import pytest
 import torch
-
 from selfplay.agents.ppo import PPOConfig, PPOLearner, stack_policies
+
 from selfplay.training import matches
 from selfplay.training.matches import play_matches, round_robin_pairs
 

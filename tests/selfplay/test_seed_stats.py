@@ -8,9 +8,17 @@ import pandas as pd
 import pytest
 
 from selfplay.evaluation.compare import CompareConfig, compare
-from selfplay.evaluation.seed_stats import (AGGREGATE_COLUMNS, IMPROVEMENT_COLUMNS, aggregate_table, curve_table,
-                                 improvement_table, metric_columns, rpp_interval_rows, rpp_seed_table,
-                                 significance_lines)
+from selfplay.evaluation.seed_stats import (
+    AGGREGATE_COLUMNS,
+    IMPROVEMENT_COLUMNS,
+    aggregate_table,
+    curve_table,
+    improvement_table,
+    metric_columns,
+    rpp_interval_rows,
+    rpp_seed_table,
+    significance_lines,
+)
 
 # A fixed table of per-seed results: A varies, B ties A once, C has one seed, D's seeds are identical.
 SUMMARY = pd.DataFrame([

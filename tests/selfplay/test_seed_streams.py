@@ -118,6 +118,7 @@ def test_library_code_leaves_torchs_and_numpys_global_generators_alone(tmp_path)
     """A short run, the league's setup, an AlphaStar learner built without an SL checkpoint and a SMAC
     engine given no seed: the global generators' states are unchanged afterwards."""
     from selfplay.envs.smac import SMACBattle
+
     from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer
     from selfplay.training.loop import TrainConfig, train
     from selfplay.training.registry import agent_kit, make_env
@@ -138,6 +139,7 @@ def test_library_code_leaves_torchs_and_numpys_global_generators_alone(tmp_path)
 def test_alphastar_networks_depend_only_on_their_seed():
     from selfplay.agents.alphastar.network import seeded_network
     from selfplay.agents.alphastar.sl import QUICK_NETWORK
+
     from selfplay.training.registry import make_env
 
     config = make_env("smac-commander:3m", 1, seed=0).network_config(**QUICK_NETWORK)

@@ -10,9 +10,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-
 from selfplay.agents.reference import FixedActionPolicy
 from selfplay.envs.rps import RirRPS
+
 from selfplay.training.adapters import OpponentEnv, SelfPlaySession, SessionVectorEnv, sb3_snapshot, torch_snapshot
 
 

@@ -18,7 +18,6 @@ def main() -> None:
     import numba.cuda.cudadrv.nvrtc as nvrtc
     import numba.cuda.dispatcher as dispatcher
     from numba import cuda
-
     from selfplay.envs.smac import SMACBattle, build
     from selfplay.envs.smac.records import new_scratch
 

@@ -15,7 +15,6 @@ os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-
 from selfplay.envs.smac import SMACBattle  # noqa: E402
 from selfplay.envs.smac.build import GpuBuild  # noqa: E402
 from selfplay.envs.smac.records import STATE_FIELDS  # noqa: E402

@@ -8,12 +8,12 @@ step's outputs finite, unit records carry a type id), not win rates."""
 import numpy as np
 import pytest
 import torch
-
 from selfplay.agents.alphastar import AlphaStarNet
 from selfplay.agents.alphastar.smac import CommanderConfig
 from selfplay.agents.alphastar.smac.env import CommanderEnv
 from selfplay.envs.smac import SMACBattle, SMACParallelEnv, StarCraft2Env
 from selfplay.envs.smac.maps import MAP_NAMES
+
 from tests.alphastar_smac.conftest import TINY
 
 STEPS = 4

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 import torch
 from pettingzoo.test import parallel_api_test
-
 from selfplay.envs.smac import FocusFirePolicy, SMACBattle, SMACEnv, SMACParallelEnv
 
 

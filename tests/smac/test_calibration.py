@@ -6,7 +6,6 @@ import math
 from pathlib import Path
 
 import pytest
-
 from selfplay.envs.smac import MAP_NAMES
 
 PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "smac_calibration.py"

@@ -5,7 +5,6 @@ import math
 
 import pytest
 import torch
-
 from selfplay.envs.smac import MAP_NAMES, SMACBattle, SMACEnv
 
 # SMAC's published sizes (obs_shape, state_shape, n_actions) with default flags.

@@ -4,7 +4,6 @@ over games (``heuristic_batched.py``, the fidelity table's win rates). They must
 actions at every step."""
 
 import pytest
-
 from selfplay.envs.smac import StarCraft2Env
 from selfplay.envs.smac.heuristic_batched import HeuristicPolicy
 

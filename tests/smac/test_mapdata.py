@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from selfplay.envs.smac.mapdata import read_maps
 
 MAPS_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "smac_maps"
@@ -45,8 +44,15 @@ def test_unit_table_agrees_with_the_maps_own_unit_data():
     """Every field the maps' "_RL" unit copies set (UnitData.xml) equals the simulator's unit table
     (units.py); acceleration 1000 is the table's "instant" (0)."""
     from selfplay.envs.smac.maps import game_unit_name
-    from selfplay.envs.smac.units import (MEDIVAC_ENERGY_REGEN_PER_S, MEDIVAC_MAX_ENERGY, MEDIVAC_START_ENERGY,
-                                 SHIELD_REGEN_DELAY_S, SHIELD_REGEN_PER_S, UNIT_STATS, ZERG_REGEN_PER_S)
+    from selfplay.envs.smac.units import (
+        MEDIVAC_ENERGY_REGEN_PER_S,
+        MEDIVAC_MAX_ENERGY,
+        MEDIVAC_START_ENERGY,
+        SHIELD_REGEN_DELAY_S,
+        SHIELD_REGEN_PER_S,
+        UNIT_STATS,
+        ZERG_REGEN_PER_S,
+    )
 
     d = json.loads(read_maps.DATA_FILE.read_text())
     checked = 0

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from selfplay.envs.smac import MAP_NAMES, SMACBattle, get_map
 from selfplay.envs.smac.engine import AMOVE, ATTACK, MOVE, STOP, BattleEngine
 from selfplay.envs.smac.maps import PLACEMENT_OVERLAP, MapSpec, _collision_class

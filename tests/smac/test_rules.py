@@ -5,7 +5,6 @@ import math
 
 import pytest
 import torch
-
 from selfplay.envs.smac.engine import ATTACK, HEAL, MOVE, STOP, BattleEngine
 from selfplay.envs.smac.maps import MapSpec, get_map
 from selfplay.envs.smac.units import UNIT_STATS

@@ -7,11 +7,17 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
-
 from selfplay.envs.smac import SMACBattle
 from selfplay.envs.smac.maps import TYPE_ORDERS, get_map
-from selfplay.envs.smac.sc2_engine import (ATTACK_ABILITY, HEAL_ABILITY, MOVE_ABILITY, STANDARD_UNIT_IDS, STOP_ABILITY,
-                                  RawCommand, UnitRecord)
+from selfplay.envs.smac.sc2_engine import (
+    ATTACK_ABILITY,
+    HEAL_ABILITY,
+    MOVE_ABILITY,
+    STANDARD_UNIT_IDS,
+    STOP_ABILITY,
+    RawCommand,
+    UnitRecord,
+)
 from selfplay.envs.smac.units import UNIT_STATS
 
 STANDARD = {name: i for i, name in STANDARD_UNIT_IDS.items()}

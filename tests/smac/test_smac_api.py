@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 import pytest
 import torch
-
 from selfplay.envs.smac import MultiAgentEnv, SMACEnv, StarCraft2Env
 from selfplay.envs.smac.env import Direction
 

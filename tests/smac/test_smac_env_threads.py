@@ -3,7 +3,6 @@ its torch work (a reset) runs on one thread, and the caller's setting is restore
 change behind the user's back)."""
 
 import torch
-
 from selfplay.envs.smac import StarCraft2Env
 
 

@@ -2,7 +2,6 @@
 
 import pytest
 import torch
-
 from selfplay.envs.smac import SMACBattle
 from selfplay.envs.smac.unit_table import DYNAMIC_FIELDS, STATIC_FIELDS
 

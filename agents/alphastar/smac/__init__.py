@@ -4,8 +4,8 @@
 
 from .commander import CommanderConfig, SMACCommander
 from .executor import OrderExecutor
-from .policy import AlphaStarSMACPolicy
 from .features import COMMANDER_ACTION_TYPES, ENTITY_FEATURES, SPATIAL_PLANES, UNIT_TYPES, commander_config
+from .policy import AlphaStarSMACPolicy
 
 __all__ = [
     "AlphaStarSMACPolicy",

@@ -27,13 +27,19 @@ from ..network import UNUSED, AlphaStarActions, AlphaStarObs
 from .executor import ATTACK, ATTACK_MOVE, HEAL, IDLE, MOVE, STOP, OrderExecutor
 from .features import (
     ATTACK_MOVE as AT_ATTACK_MOVE,
+)
+from .features import (
     ATTACK_UNIT,
     COMMANDER_ACTION_TYPES,
     HEAL_UNIT,
-    MOVE as AT_MOVE,
-    STOP as AT_STOP,
     SideFeatures,
     commander_config,
+)
+from .features import (
+    MOVE as AT_MOVE,
+)
+from .features import (
+    STOP as AT_STOP,
 )
 
 # action type → executor order kind (no_op gives no order)

@@ -21,14 +21,13 @@ unavailable, so the heads never face an empty choice.
 from __future__ import annotations
 
 import torch
-
 from selfplay.envs.smac import get_map
 
 from ..config import ActionTypeSpec, AlphaStarConfig
 from .executor import ATTACK, HEAL, IDLE
-from .executor import STOP as ORDER_STOP
 from .executor import ATTACK_MOVE as ORDER_ATTACK_MOVE
 from .executor import MOVE as ORDER_MOVE
+from .executor import STOP as ORDER_STOP
 
 # Every unit type of the SMAC maps (docs/design/smac.md §8; 2s_vs_1sc's spine crawler last), the commander's unit-type ids.
 UNIT_TYPES = ("marine", "marauder", "medivac", "stalker", "zealot", "colossus", "zergling", "hydralisk", "baneling",

@@ -14,8 +14,9 @@ Ray is imported only here, inside ``connect``: importing this module costs nothi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 _ADDRESS = re.compile(r"^(?:ray://)?[A-Za-z0-9.\-\[\]:]+:(\d{1,5})$")
 

@@ -69,9 +69,10 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Hashable
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,6 @@ from selfplay.training.distributed.executor import RaySettings, connect
 from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer, opponent_kind
 from selfplay.training.trainer import RECENT_GAMES
 from selfplay.utils.seeding import Stream, derive_seed
-
 
 # agents whose workers stream recorded chunks to the learner (``take_batch`` / ``update_on``), V-trace
 # correcting the lag between the weights that acted and the weights that learn; the others (PPO) hand
