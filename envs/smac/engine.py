@@ -70,6 +70,7 @@ class _StateArray:
         if view is None or view.shape != value.shape:
             buffer, view = obj._new_buffer(tuple(value.shape), value.dtype)
             obj.__dict__[self.array_name], obj.__dict__[self.tensor_name] = buffer, view
+            obj.__dict__.pop("_unit_state", None)  # the record held the old buffer
             view.copy_(value)
         elif value.data_ptr() != view.data_ptr():
             view.copy_(value)
@@ -86,20 +87,6 @@ class BattleEngine:
     ``cur_speed`` (E, U: the speed of accelerating units).  ``mirror_spawns``: side 1 starts at the
     mirror image of side 0's placement rule (``MapSpec.spawn_positions(1, mirrored=True)``), for a
     mirrored seat in two-player mode.  ``device``: "cpu" or "cuda" (a torch device of either type)."""
-
-    pos = _StateArray()
-    hp = _StateArray()
-    shield = _StateArray()
-    energy = _StateArray()
-    cooldown = _StateArray()
-    since_damage = _StateArray()
-    order = _StateArray()
-    target = _StateArray()
-    goal = _StateArray()
-    trigger_goal = _StateArray()
-    cur_speed = _StateArray()
-    last_attacker = _StateArray()
-    detonate = _StateArray()
 
     def __init__(self, spec: MapSpec, num_envs: int, device: str | torch.device = "cpu", seed: int | None = None,
                  scripted_sides: tuple[int, ...] = (1,), mirror_spawns: bool = False):
@@ -308,7 +295,8 @@ class BattleEngine:
         if self.device.type != "cpu":
             raise TypeError("only a CPU engine can be pickled")
         # the torch views are rebuilt on unpickling: pickled apart, they would no longer share the buffers
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_t_") and k != "build"}
+        return {k: v for k, v in self.__dict__.items()
+                if not k.startswith("_t_") and k not in ("build", "_unit_state")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -327,8 +315,11 @@ class BattleEngine:
         return self.__dict__[f"_buf_{name}"]
 
     def unit_state(self) -> UnitState:
-        """The state buffers as the rules' record."""
-        return UnitState(*(self.__dict__[f"_buf_{name}"] for name in STATE_FIELDS))
+        """The state buffers as the rules' record (built once per set of buffers: it is read every call)."""
+        record = self.__dict__.get("_unit_state")
+        if record is None:
+            record = self.__dict__["_unit_state"] = UnitState(*(self.__dict__[f"_buf_{name}"] for name in STATE_FIELDS))
+        return record
 
     def reset(self, mask: torch.Tensor | None = None) -> None:
         """Put the games where ``mask`` (E,) is true (all when None) back at their start."""
@@ -385,3 +376,11 @@ class BattleEngine:
 
             jitter = cuda.to_device(jitter)
         self.build.advance(jitter, self.unit_state(), self.static, self.maps, self.flags, self.scratch)
+
+
+# one descriptor per field of ``records.UnitState``: the field list is written once, there
+for _name in STATE_FIELDS:
+    _field = _StateArray()
+    _field.__set_name__(BattleEngine, _name)
+    setattr(BattleEngine, _name, _field)
+del _name, _field
