@@ -182,6 +182,24 @@ def observations(out, avail, last_action, timestep, px, py, hp, shield, hp_max, 
             row[o] = timestep
 
 
+def state_unit(row, c, alive_f, h, with_cooldown, cd, x, y, with_shield, s, bits, type_id):
+    """One unit's entries of ``get_state`` from ``row[c]``: [hp, (cooldown), x, y, (shield), (type bits)],
+    each times ``alive_f`` (dead units 0). Allies carry the cooldown column, enemies do not."""
+    row[c] = h * alive_f
+    k = 1
+    if with_cooldown:
+        row[c + k] = cd * alive_f
+        k += 1
+    row[c + k] = x * alive_f
+    row[c + k + 1] = y * alive_f
+    k += 2
+    if with_shield:
+        row[c + k] = s * alive_f
+        k += 1
+    if bits:
+        row[c + k + type_id] = ONE * alive_f
+
+
 def state(row, last_action, timestep, px, py, hp, shield, hp_max, shield_max, cooldown, energy, max_cd, is_medivac,
           ally0, n, enemy0, m, ally_type, enemy_type, bits, shield_ally, shield_enemy, cx, cy, width, height, config):
     """SMAC's ``get_state`` of one game into ``row`` (state_size,): per ally [hp, cooldown (Medivac:
@@ -197,32 +215,15 @@ def state(row, last_action, timestep, px, py, hp, shield, hp_max, shield_max, co
         alive_f = ONE if hp[a] > ZERO else ZERO
         h, s = health_fractions(hp[a], hp_max[a], shield[a], shield_max[a])
         cd = energy[a] / max_cd[i] if is_medivac[i] else cooldown[a] / max_cd[i]
-        c = i * nf_al
-        row[c] = h * alive_f
-        row[c + 1] = cd * alive_f
-        row[c + 2] = (px[a] - cx) / width * alive_f
-        row[c + 3] = (py[a] - cy) / height * alive_f
-        k = 4
-        if shield_ally:
-            row[c + k] = s * alive_f
-            k += 1
-        if bits:
-            row[c + k + ally_type[i]] = ONE * alive_f
+        state_unit(row, i * nf_al, alive_f, h, True, cd, (px[a] - cx) / width, (py[a] - cy) / height,
+                   shield_ally, s, bits, ally_type[i])
     o = n * nf_al
     for j in range(m):
         b = enemy0 + j
         alive_f = ONE if hp[b] > ZERO else ZERO
         h, s = health_fractions(hp[b], hp_max[b], shield[b], shield_max[b])
-        c = o + j * nf_en
-        row[c] = h * alive_f
-        row[c + 1] = (px[b] - cx) / width * alive_f
-        row[c + 2] = (py[b] - cy) / height * alive_f
-        k = 3
-        if shield_enemy:
-            row[c + k] = s * alive_f
-            k += 1
-        if bits:
-            row[c + k + enemy_type[j]] = ONE * alive_f
+        state_unit(row, o + j * nf_en, alive_f, h, False, ZERO, (px[b] - cx) / width, (py[b] - cy) / height,
+                   shield_enemy, s, bits, enemy_type[j])
     o += m * nf_en
     if config[STATE_LAST_ACTION]:
         for i in range(n):
