@@ -3,9 +3,8 @@ the built-in AI as a two-player seat, and every member on the common maps' unit 
 
 import pytest
 import torch
-
-from envs.smac.battle import SMACBattle
-from envs.smac.panel import PANEL, panel_member
+from selfplay.envs.smac.battle import SMACBattle
+from selfplay.envs.smac.panel import PANEL, panel_member
 
 EAST, WEST, NORTH, SOUTH, STOP = 4, 5, 2, 3, 1
 
