@@ -159,7 +159,7 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     that plays the matrix's further blocks as tasks): as ``training.matches.play_matches``.
     ``panel_games`` > 0 on a SMAC run: the last checkpoint and the maxent-Nash mixture against every
     panel member (``selfplay.evaluation.panel``), ``panel_games`` games per member and evaluation seed
-    (``panel_seeds`` seeds derived from ``seed``), in ``evaluation/panel.csv`` and the summary."""
+    (evaluation seeds ``seed``, ``seed + 1``, … : ``panel_seeds`` of them), in ``evaluation/panel.csv`` and the summary."""
     check_out(run_dir, "run_dir")
     check_int(matches, "matches", 1)
     check_seed(seed)
@@ -230,7 +230,6 @@ def _evaluate_panel(run: RunDir, seed: int, games: int, seeds: int) -> dict:
     import csv
 
     from selfplay.evaluation.panel import evaluate_panel, panel_summary
-    from selfplay.utils.seeding import derive_seed
 
     run, state, kit = open_committed(run)
     cfg = state["config"]
@@ -241,7 +240,7 @@ def _evaluate_panel(run: RunDir, seed: int, games: int, seeds: int) -> dict:
     nash = np.load(run.evaluation / "winrate.npz")["nash"]
     games += games % 2
     ev = evaluate_panel(cfg["env"], {"final": (policies[-1:], None), "nash": (policies, nash)}, games=games,
-                        seeds=[derive_seed(seed, "panel-seeds", k) for k in range(seeds)])
+                        seeds=[seed + k for k in range(seeds)])
     with open(run.evaluation / "panel.csv", "w", newline="") as f:
         rows = ev.rows()
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
