@@ -207,6 +207,16 @@ class SMACBattle:
             raise ValueError(f"seat must be 0 or 1, got {seat!r}")
         return self.views[seat]
 
+    def render(self, mode: str = "rgb_array", game: int = 0, scale: int = 16):
+        """``mode="rgb_array"``: game ``game`` drawn as an RGB image (``render.draw_frame``: terrain,
+        units by type and side, health and shield bars, attack lines), north up, ``scale`` pixels per
+        map unit. There is no window (``mode="human"`` raises)."""
+        if mode != "rgb_array":
+            raise ValueError(f"mode must be 'rgb_array' (there is no window), got {mode!r}")
+        from .render import draw_frame
+
+        return draw_frame(self, game, scale)
+
     def script_seat(self, seat: int) -> None:
         """Let the map's scripted AI drive seat ``seat`` (a two-player battle on the simulator): the
         trigger's order and SC2's auto-acquisition every game loop, as for player 2 in single-player
