@@ -300,6 +300,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     p.add_argument("--out", required=True, help="output directory (sl_checkpoint.pt, sl_metrics.json)")
 
+    p = _subparser(sub, "replay", "play one SMAC game between two players and write it as an animated GIF")
+    p.add_argument("--env", required=True, help="smac:MAP (the map; two-player, as in training)")
+    p.add_argument("--a", required=True, metavar="PLAYER", help="seat 0: panel:NAME (builtin, heuristic, kiting, "
+                   "focus_weakest, regroup), a run directory (its last checkpoint) or RUN@ID")
+    p.add_argument("--b", required=True, metavar="PLAYER", help="seat 1: as --a")
+    p.add_argument("--out", required=True, help="the GIF to write (.gif)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the game")
+    p.add_argument("--fps", type=float, default=8.0, help="frames (environment steps) per second of GIF")
+    p.add_argument("--scale", type=int, default=16, help="pixels per map unit")
+
     p = _subparser(sub, "omega", "print a scheme's Ω for a menagerie of a given size")
     p.add_argument("scheme", help="scheme spec, e.g. delta-uniform:delta=0.5")
     p.add_argument("--size", type=int, default=10, help="number of menagerie entries")
@@ -490,6 +500,15 @@ def cmd_sl(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from selfplay.evaluation.replay import play_replay
+
+    result = play_replay(args.env, args.a, args.b, args.out, seed=args.seed, fps=args.fps, scale=args.scale)
+    outcome = "a draw" if result.winner < 0 else f"won by {'--a' if result.winner == 0 else '--b'}"
+    print(f"{result.steps} steps, {outcome} -> {result.path}")
+    return 0
+
+
 def cmd_omega(args: argparse.Namespace) -> int:
     from selfplay.core.menagerie import Menagerie
     from selfplay.core.schemes import make_scheme
@@ -508,4 +527,4 @@ def cmd_omega(args: argparse.Namespace) -> int:
 MAX_OMEGA_SIZE = 10**6  # menagerie entries `omega` prints one line each for (a million lines is already unreadable)
 
 COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "compare": cmd_compare, "league": cmd_league,
-            "sl": cmd_sl, "omega": cmd_omega}
+            "sl": cmd_sl, "omega": cmd_omega, "replay": cmd_replay}

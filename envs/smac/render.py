@@ -10,10 +10,12 @@
 - a health bar above each living unit: green for the hp fraction on red, and a cyan shield bar above
   it for units with shields;
 - attack lines: a unit attacking a target within its weapon range (edge distance) is joined to it by a
-  line in a light shade of its side's colour; a Medivac healing a unit in range by a green line.
+  line in a light shade of its side's colour; a Medivac healing a unit in range by a green line;
+- a time bar along the bottom edge: the episode's steps so far over the map's step limit.
 
 ``ReplayRecorder`` keeps one snapshot of the game's state per ``capture()``; ``save_gif(path)`` writes them as an animated GIF
-(Pillow) at ``fps`` frames per second (8 by default: two environment steps of 0.5 game-seconds per
+(Pillow, which merges a frame identical to the one before into it, adding the durations) at ``fps``
+frames per second (8 by default: two environment steps of 0.5 game-seconds per
 second of GIF, i.e. a game at 4x speed).
 """
 
@@ -34,6 +36,7 @@ TYPE_COLOURS = {
     "zealot": (255, 200, 0), "colossus": (200, 0, 200), "zergling": (255, 255, 255), "hydralisk": (255, 200, 0),
     "baneling": (60, 230, 90), "spine_crawler": (200, 0, 200),
 }
+TIME_COLOUR = (250, 250, 250)
 MIN_RADIUS = 0.35
 DEFAULT_SCALE = 16
 
@@ -100,6 +103,7 @@ class Scene:
     shield_max: np.ndarray
     radius: np.ndarray
     weapon_range: np.ndarray
+    episode_limit: int
 
     @classmethod
     def of(cls, battle) -> Scene:
@@ -108,7 +112,8 @@ class Scene:
         side[eng.side_slices[1]] = 1
         return cls(view.pathing.cpu().numpy(), view.terrain_height.cpu().numpy(), int(view.map_y),
                    tuple(eng.unit_names), side, *(getattr(eng, k).cpu().numpy()
-                                                  for k in ("hp_max", "shield_max", "radius", "weapon_range")))
+                                                  for k in ("hp_max", "shield_max", "radius", "weapon_range")),
+                   int(battle.episode_limit))
 
 
 SNAPSHOT_FIELDS = ("pos", "hp", "shield", "order", "target")
@@ -119,7 +124,9 @@ def snapshot(battle, game: int = 0) -> dict[str, np.ndarray]:
     if not 0 <= game < battle.num_envs:
         raise ValueError(f"game must be in 0..{battle.num_envs - 1}, got {game!r}")
     eng = battle.engine
-    return {k: getattr(eng, k)[game].cpu().numpy().copy() for k in SNAPSHOT_FIELDS}
+    snap = {k: getattr(eng, k)[game].cpu().numpy().copy() for k in SNAPSHOT_FIELDS}
+    snap["step"] = int(battle.episode_steps[game])
+    return snap
 
 
 def draw(scene: Scene, snap: dict[str, np.ndarray], scale: int = DEFAULT_SCALE) -> np.ndarray:
@@ -148,6 +155,8 @@ def draw(scene: Scene, snap: dict[str, np.ndarray], scale: int = DEFAULT_SCALE) 
         if scene.shield_max[u] > 0:
             _bar(img, x, y, 2 * r, r + 0.75, shield[u] / scene.shield_max[u], (0, 220, 230), (40, 40, 40), map_y,
                  scale)
+    done = int(round(img.shape[1] * min(snap.get("step", 0) / scene.episode_limit, 1.0)))
+    img[-max(scale // 4, 2):, :done] = TIME_COLOUR
     return img
 
 
