@@ -160,3 +160,91 @@ def markdown_table(ev: PanelEvaluation) -> list[str]:
             cells.append(f"{mean:.2f}" + ("" if lo is None else f" [{lo:.2f}, {hi:.2f}]"))
         lines.append(f"| {who} | " + " | ".join(cells) + " |")
     return lines
+
+
+# ----------------------------------------------------------------------------- the comparison report
+def _cell(mean: float, low: float | None, high: float | None) -> str:
+    if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
+        return f"{mean:.2f}"
+    return f"{mean:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def matrix_scores(rpp_table) -> dict[str, float]:
+    """Each scheme's mean relative population performance against the other schemes (its RPP row
+    without the diagonal): the winrate-matrix verdict across schemes."""
+    schemes = list(rpp_table.index)
+    values = np.asarray(rpp_table, dtype=float)
+    off = ~np.eye(len(schemes), dtype=bool)
+    return {s: float(values[i][off[i]].mean()) if len(schemes) > 1 else 0.0 for i, s in enumerate(schemes)}
+
+
+def disagreements(matrix: dict[str, float], panel: dict[str, float]) -> list[tuple[str, str]]:
+    """Pairs (x, y) that the RPP ranks x above y and the panel ranks y above x (strictly both)."""
+    out = []
+    for x in matrix:
+        for y in matrix:
+            if x != y and matrix[x] > matrix[y] and panel.get(y, np.nan) > panel.get(x, np.nan):
+                out.append((x, y))
+    return out
+
+
+def report_section(summary, aggregate, rpp_tables: dict, games: int) -> list[str]:
+    """The comparison report's panel section (SMAC): per agent, each scheme's final agent and
+    maxent-Nash mixture against every member (mean over seeds with the aggregate's interval), and where
+    the panel's verdict and the winrate matrix's (relative population performance) disagree."""
+    members = [m for m in PANEL_NAMES if summary_key(m, "final") in summary.columns]
+    if not members:
+        return []
+    lines = ["", "## Against the panel of fixed opponents", "",
+             f"Each run's last checkpoint (`final`) and the maxent-Nash mixture of its checkpoints (`nash`, one "
+             f"checkpoint drawn per game) played {games} games against each panel member ({games // 2} in each seat; "
+             "members: the map's built-in AI, SMAC's heuristic, kiting, focus-weakest, retreat-and-regroup — "
+             "`docs/guide/smac-panel.md`). A win counts 1; a loss, a timeout or a mutual destruction counts 0. "
+             "Cells: mean over seeds [the bootstrap interval of `evaluation/aggregate.csv`]; per run: "
+             "`runs/<agent>/<scheme>-s<seed>/evaluation/panel.csv`.", ""]
+    for agent, rows in summary.groupby("agent", sort=False):
+        agg = aggregate[aggregate["agent"] == agent].set_index(["scheme", "metric"])
+        schemes = list(dict.fromkeys(rows["scheme"]))
+        panel_mean: dict[str, float] = {}
+        for who in ("final", "nash"):
+            header = "| scheme | " + " | ".join(members) + " | mean over the panel |"
+            table = [f"### {agent}: `{who}` against the panel", "", header, "|---|" + "---|" * (len(members) + 1)]
+            for scheme in schemes:
+                cells, means = [], []
+                for m in members:
+                    key = (scheme, summary_key(m, who))
+                    if key in agg.index:
+                        r = agg.loc[key]
+                        cells.append(_cell(float(r["mean"]), r["mean_ci_low"], r["mean_ci_high"]))
+                        means.append(float(r["mean"]))
+                    else:
+                        cells.append("–")
+                overall = float(np.mean(means)) if means else float("nan")
+                if who == "final":
+                    panel_mean[scheme] = overall
+                table.append(f"| {scheme} | " + " | ".join(cells) + f" | {overall:.2f} |")
+            lines += table + [""]
+        finite = {s: v for s, v in panel_mean.items() if np.isfinite(v)}
+        if not finite:
+            continue
+        best_panel = max(finite, key=finite.get)
+        lines.append(f"Panel verdict ({agent}): `{best_panel}`'s final agents win most against the panel "
+                     f"(mean {finite[best_panel]:.2f} over members and seeds).")
+        table = rpp_tables.get(agent)
+        if table is None or len(table) < 2:
+            lines += ["", "No cross-scheme winrate-matrix verdict (one scheme).", ""]
+            continue
+        matrix = matrix_scores(table)
+        best_matrix = max(matrix, key=matrix.get)
+        agree = "agree" if best_matrix == best_panel else "disagree"
+        lines.append(f"Winrate-matrix verdict ({agent}): `{best_matrix}` has the highest mean relative population "
+                     f"performance against the other schemes ({matrix[best_matrix]:+.3f}). The two verdicts {agree} "
+                     "on the best scheme.")
+        pairs = disagreements(matrix, finite)
+        if pairs:
+            lines.append("They order these pairs differently (RPP says the first is better, the panel the second): "
+                         + "; ".join(f"`{x}` vs `{y}`" for x, y in pairs) + ".")
+        else:
+            lines.append("No pair of schemes is ordered one way by RPP and the other way by the panel.")
+        lines.append("")
+    return lines

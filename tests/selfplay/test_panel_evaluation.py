@@ -51,3 +51,28 @@ def test_bad_input():
         evaluate_panel("smac:3m", {"x": ([Idle()], None)}, games=2, members=["nope"])
     with pytest.raises(ValueError, match="SMAC"):
         play_vs_member("rirrps", [Idle()], np.zeros(2, dtype=np.int64), "kiting", 0, 0)
+
+
+def test_report_section_names_both_verdicts_and_the_pairs_they_order_differently():
+    import pandas as pd
+
+    from selfplay.evaluation.panel import report_section, summary_key
+
+    # scheme a: better by RPP (+0.2 against b) but worse against the panel (0.1 vs 0.7)
+    rows = []
+    for scheme, rate in (("a", 0.1), ("b", 0.7)):
+        for seed in (0, 1):
+            row = {"agent": "ppo", "scheme": scheme, "seed": seed}
+            row.update({summary_key(m, w): rate for m in PANEL_NAMES for w in ("final", "nash")})
+            rows.append(row)
+    summary = pd.DataFrame(rows)
+    aggregate = pd.DataFrame([{"agent": "ppo", "scheme": s, "metric": summary_key(m, w), "mean": r,
+                               "mean_ci_low": r - 0.05, "mean_ci_high": r + 0.05}
+                              for s, r in (("a", 0.1), ("b", 0.7)) for m in PANEL_NAMES for w in ("final", "nash")])
+    rpp = pd.DataFrame([[0.0, 0.2], [-0.2, 0.0]], index=["a", "b"], columns=["a", "b"])
+    text = "\n".join(report_section(summary, aggregate, {"ppo": rpp}, games=20))
+    assert "Panel verdict (ppo): `b`" in text and "Winrate-matrix verdict (ppo): `a`" in text
+    assert "The two verdicts disagree" in text and "`a` vs `b`" in text
+    assert "0.70 [0.65, 0.75]" in text and "10 in each seat" in text and "timeout" in text
+    assert report_section(summary.drop(columns=[c for c in summary.columns if c.startswith("panel_")]),
+                          aggregate, {}, 20) == []
