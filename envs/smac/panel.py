@@ -21,7 +21,7 @@ seat's action mask (except ``builtin``, which the engine drives).
   lowest index); with none in range it moves towards the closest enemy.
 - ``regroup`` (retreat-and-regroup): hurt units (hp + shield below ``HURT_FRACTION`` of the maximum)
   fall back to a point ``RETREAT_DISTANCE`` behind the centroid of the healthy units (away from the
-  enemy closest to it); out of contact the group first gathers (every unit within ``GATHER_RADIUS``
+  enemy closest to it), while some unit is healthy (else every unit fights); out of contact the group first gathers (every unit within ``GATHER_RADIUS``
   of the centroid) and then advances together; in contact the healthy units focus the enemy closest
   to their centroid when they can reach it, else their own closest attackable enemy.
 
@@ -271,7 +271,7 @@ class RetreatRegroup(PanelPolicy):
         idle = torch.where(gathered[:, None], advance, to_centre)
         action = torch.where(engaged[:, None], fight, idle)
         far_from_rally = (rally[:, None, :] - own_pos).norm(dim=-1) > 1.0
-        retreat = hurt & engaged[:, None] & far_from_rally
+        retreat = hurt & (engaged & healthy.any(-1))[:, None] & far_from_rally  # behind someone, or fight
         action = torch.where(retreat, self.move(rally[:, None, :] - own_pos, mask), action)
         return self.finish(action, mask, own_pos, own_alive)
 

@@ -82,6 +82,9 @@ def test_regroup_gathers_then_advances_and_hurt_units_fall_back():
     acts = act("regroup", b, 0)
     assert acts[0] == WEST
     assert acts[1:] == [6 + 0, 6 + 0]
+    # every unit hurt: nobody to fall back behind, so all fight (the focus, enemy 3)
+    b = placed([[12, 16], [10, 17], [10, 15], [15, 16], [16, 17], [16, 15]], hp={0: 10.0, 1: 10.0, 2: 10.0})
+    assert act("regroup", b, 0) == [6 + 0] * 3
 
 
 def test_medivac_heals_the_most_hurt_bio_ally_in_reach():
