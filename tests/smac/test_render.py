@@ -84,3 +84,15 @@ def test_env_save_replay_writes_the_episode(tmp_path):
     assert path.endswith("ep_1.gif")
     with Image.open(path) as gif:
         assert gif.n_frames == steps + 1  # the reset's frame and one per step
+
+
+def test_pettingzoo_env_renders_rgb_arrays():
+    from selfplay.envs.smac import SMACParallelEnv
+
+    env = SMACParallelEnv("3m", seed=0, render_mode="rgb_array")
+    env.reset(seed=0)
+    img = env.render()
+    assert img.shape == (32 * 8, 32 * 8, 3) and img.dtype == np.uint8
+    assert SMACParallelEnv("3m").render() is None
+    with pytest.raises(ValueError, match="render_mode"):
+        SMACParallelEnv("3m", render_mode="human")
