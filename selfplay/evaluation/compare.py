@@ -238,7 +238,6 @@ def _evaluate_panel(run: RunDir, seed: int, games: int, seeds: int) -> dict:
     checkpoints = run.committed_menagerie(state, "checkpoints", kit.load_policy)
     policies = [e.policy for e in checkpoints]
     nash = np.load(run.evaluation / "winrate.npz")["nash"]
-    games += games % 2
     ev = evaluate_panel(cfg["env"], {"final": (policies[-1:], None), "nash": (policies, nash)}, games=games,
                         seeds=[seed + k for k in range(seeds)])
     with open(run.evaluation / "panel.csv", "w", newline="") as f:
