@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from selfplay.cli_options import ConfigHelpFormatter, add_field_options, describe, given
 
@@ -253,6 +254,10 @@ def build_parser() -> argparse.ArgumentParser:
     action.default_text = lambda: describe([("", _evaluate_matches(False)), ("--quick", _evaluate_matches(True))])
     p.add_argument("--seed", type=int, default=0, help="seed of the evaluation games")
     p.add_argument("--quick", action="store_true", help="a smoke-test evaluation: fewer matches per pair")
+    p.add_argument("--panel", action="store_true", help="SMAC: also the last checkpoint and the maxent-Nash mixture "
+                   "against every panel opponent (evaluation/panel.csv; docs: guide/smac-panel.md)")
+    p.add_argument("--panel-games", type=int, default=40, help="--panel: games per opponent and seed (half per seat)")
+    p.add_argument("--panel-seeds", type=int, default=3, help="--panel: evaluation seeds (the interval is over them)")
     _add_ray_options(p, "the evaluation as a Ray task")
 
     p = _subparser(sub, "compare", "train every scheme (and seed), evaluate, and write a report with figures")
@@ -294,6 +299,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="a small run that finishes in a few minutes")
     p.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     p.add_argument("--out", required=True, help="output directory (sl_checkpoint.pt, sl_metrics.json)")
+
+    p = _subparser(sub, "replay", "play one SMAC game between two players and write it as an animated GIF")
+    p.add_argument("--env", required=True, help="smac:MAP (the map; two-player, as in training)")
+    p.add_argument("--a", required=True, metavar="PLAYER", help="seat 0: panel:NAME (builtin, heuristic, kiting, "
+                   "focus_weakest, regroup), a run directory (its last checkpoint) or RUN@ID")
+    p.add_argument("--b", required=True, metavar="PLAYER", help="seat 1: as --a")
+    p.add_argument("--out", required=True, help="the GIF to write (.gif)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the game")
+    p.add_argument("--fps", type=float, default=8.0, help="frames (environment steps) per second of GIF")
+    p.add_argument("--scale", type=int, default=16, help="pixels per map unit")
 
     p = _subparser(sub, "omega", "print a scheme's Ω for a menagerie of a given size")
     p.add_argument("scheme", help="scheme spec, e.g. delta-uniform:delta=0.5")
@@ -361,16 +376,38 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     torch.set_num_threads(1)
     matches = args.matches if hasattr(args, "matches") else _evaluate_matches(args.quick)
     ray = _ray_settings(args)
+    if ray is not None and args.panel:
+        raise ValueError("--panel runs in this process: drop --ray/--ray-address")
     if ray is not None:
         from selfplay.evaluation.compare import _evaluate_one
         from selfplay.training.distributed.executor import RayExecutor
 
         (summary,) = RayExecutor(ray).map(_evaluate_one, [(args.run_dir, matches, args.seed, RayExecutor(ray))])
     else:
-        summary = evaluate_run_dir(args.run_dir, matches=matches, seed=args.seed)
+        panel = {"panel_games": args.panel_games, "panel_seeds": args.panel_seeds} if args.panel else {}
+        summary = evaluate_run_dir(args.run_dir, matches=matches, seed=args.seed, **panel)
+        if args.panel:
+            _print_panel(Path(args.run_dir))
     for key, value in summary.items():
         print(f"{key}: {value}")
     return 0
+
+
+def _print_panel(run_dir: Path) -> None:
+    """The panel table of an evaluated SMAC run, and how it was made."""
+    import json
+
+    path = run_dir / "evaluation" / "panel.json"
+    if not path.is_file():
+        raise ValueError(f"--panel needs a SMAC run of the per-unit agents on a symmetric map; {run_dir} is not one")
+    from selfplay.evaluation.panel import PanelEvaluation, markdown_table
+
+    data = json.loads(path.read_text())
+    rates = data["rates"]
+    members = list(next(iter(rates.values())))
+    ev = PanelEvaluation(members, [], 0, rates)
+    print("\n".join(markdown_table(ev)))
+    print(data["how"])
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -463,6 +500,15 @@ def cmd_sl(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from selfplay.evaluation.replay import play_replay
+
+    result = play_replay(args.env, args.a, args.b, args.out, seed=args.seed, fps=args.fps, scale=args.scale)
+    outcome = "a draw" if result.winner < 0 else f"won by {'--a' if result.winner == 0 else '--b'}"
+    print(f"{result.steps} steps, {outcome} -> {result.path}")
+    return 0
+
+
 def cmd_omega(args: argparse.Namespace) -> int:
     from selfplay.core.menagerie import Menagerie
     from selfplay.core.schemes import make_scheme
@@ -481,4 +527,4 @@ def cmd_omega(args: argparse.Namespace) -> int:
 MAX_OMEGA_SIZE = 10**6  # menagerie entries `omega` prints one line each for (a million lines is already unreadable)
 
 COMMANDS = {"train": cmd_train, "evaluate": cmd_evaluate, "compare": cmd_compare, "league": cmd_league,
-            "sl": cmd_sl, "omega": cmd_omega}
+            "sl": cmd_sl, "omega": cmd_omega, "replay": cmd_replay}

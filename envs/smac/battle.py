@@ -29,6 +29,9 @@ arrays (the ``fast_*`` methods); on a GPU on torch tensors of the device arrays.
 ``backend="sc2"`` plays the real StarCraft II game instead of the simulator (``sc2_engine``; one game
 per env; ``games`` may pass ready ``GameConnection`` objects). ``close()`` ends such games.
 
+``script_seat(seat)`` hands a seat of a two-player battle to the map's scripted AI (the built-in AI
+as an opponent, ``envs/smac/panel.py``): its actions are then ignored (recorded as no-ops).
+
 With ``mirror=True`` seat 1 sees the map mirrored in x (relative x negated, east/west swapped),
 so one policy can play both seats of a symmetric map (spec §6).  Illegal actions (wrong shape,
 dtype, out of range or masked out) raise ``ValueError``; they are never replaced by another action.
@@ -204,6 +207,34 @@ class SMACBattle:
             raise ValueError(f"seat must be 0 or 1, got {seat!r}")
         return self.views[seat]
 
+    def render(self, mode: str = "rgb_array", game: int = 0, scale: int = 16):
+        """``mode="rgb_array"``: game ``game`` drawn as an RGB image (``render.draw_frame``: terrain,
+        units by type and side, health and shield bars, attack lines), north up, ``scale`` pixels per
+        map unit. There is no window (``mode="human"`` raises)."""
+        if mode != "rgb_array":
+            raise ValueError(f"mode must be 'rgb_array' (there is no window), got {mode!r}")
+        from .render import draw_frame
+
+        return draw_frame(self, game, scale)
+
+    def script_seat(self, seat: int) -> None:
+        """Let the map's scripted AI drive seat ``seat`` (a two-player battle on the simulator): the
+        trigger's order and SC2's auto-acquisition every game loop, as for player 2 in single-player
+        mode. From then on that seat's actions are not checked and not issued (recorded as no-ops)."""
+        if seat not in (0, 1):
+            raise ValueError(f"seat must be 0 or 1, got {seat!r}")
+        if not self.two_player or self.backend != "sim":
+            raise ValueError("script_seat needs a two-player battle on the simulator (backend='sim')")
+        self.engine.set_scripted_sides(tuple(self.engine.scripted_sides) + (seat,))
+
+    def _scripted_as_noop(self, actions):
+        """The actions with every scripted seat's replaced by no-ops (0)."""
+        scripted = self.engine.scripted_sides
+        if not self.two_player or not scripted or not isinstance(actions, (list, tuple)):
+            return actions
+        return [torch.zeros(self.num_envs, self.n_agents[s], dtype=torch.long) if s in scripted else a
+                for s, a in enumerate(actions)]
+
     def step(self, actions: list, check_masks: bool = True) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor, dict]:
         """One step of every game.  ``check_masks=False``: actions need not be in the masks (SMAC's
         heuristic AI attacks targets beyond the shoot range, ``heuristic.py``); 0 then means no order."""
@@ -212,7 +243,7 @@ class SMACBattle:
             wrap = torch.from_numpy
             info = {k: [wrap(x) for x in v] if isinstance(v, list) else wrap(v) for k, v in info.items()}
             return [wrap(o) for o in obs], [wrap(r) for r in rewards], wrap(done), info
-        acts = self._check_actions(actions, check_masks)
+        acts = self._check_actions(self._scripted_as_noop(actions), check_masks)
         for side, a in enumerate(acts):
             world = a
             if side == 1 and self.mirror:
@@ -306,7 +337,7 @@ class SMACBattle:
 
     def fast_step(self, actions, check_masks: bool = True):
         """``step`` on numpy arrays: ``(obs, rewards, done, info)`` with every tensor a numpy array."""
-        acts = self._fast_check_actions(actions, check_masks)
+        acts = self._fast_check_actions(self._scripted_as_noop(actions), check_masks)
         eng = self.engine
         for side, a in enumerate(acts):
             world = a
@@ -351,8 +382,9 @@ class SMACBattle:
                 if a.shape != (self.num_envs, self.n_agents[s]) or a.dtype.kind not in "iu":
                     break
                 a = a.astype(np.int64, copy=False)
-                if build.cpu().first_illegal(masks[s] if check_masks else self._no_masks, a, self.n_actions[s],
-                                    check_masks)[0] >= 0:
+                check = check_masks and s not in self.engine.scripted_sides
+                if build.cpu().first_illegal(masks[s] if check else self._no_masks, a, self.n_actions[s],
+                                    check)[0] >= 0:
                     break
                 out.append(a)
             else:
@@ -381,7 +413,7 @@ class SMACBattle:
                 raise ValueError(f"actions[{s}][{e}, {i}] = {int(a[e, i])} is out of range; "
                                  f"allowed: 0..{self.n_actions[s] - 1}")
             legal = masks[s].gather(2, a[..., None]).squeeze(-1)
-            if check_masks and not bool(legal.all()):
+            if check_masks and s not in self.engine.scripted_sides and not bool(legal.all()):
                 e, i = torch.nonzero(~legal)[0].tolist()
                 allowed = torch.nonzero(masks[s][e, i]).flatten().tolist()
                 raise ValueError(f"actions[{s}][{e}, {i}] = {int(a[e, i])} is not available to agent {i} of seat {s} "

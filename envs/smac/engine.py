@@ -355,6 +355,14 @@ class BattleEngine:
             goal[:, self.side_slices[1]] = g[:, None, :]
         return goal
 
+    def set_scripted_sides(self, sides: tuple[int, ...]) -> None:
+        """Which sides the scripted AI drives from now on (``rules.scripted_orders``: the trigger's
+        order and SC2's auto-acquisition, every game loop): the built-in AI as a two-player seat."""
+        if any(s not in (0, 1) for s in sides):
+            raise ValueError(f"sides must contain only 0 or 1, got {sides!r}")
+        self.scripted_sides = tuple(sorted(set(sides)))
+        self.flags = self.flags._replace(scripted0=np.int64(0 in sides), scripted1=np.int64(1 in sides))
+
     # ------------------------------------------------------------------ rules
     def command(self, side: int, actions) -> None:
         """Issue SMAC actions (E, n_side) of ``side`` in world coordinates (``rules.command_game``),

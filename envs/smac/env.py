@@ -45,8 +45,8 @@ build of ``device``) and ``torch_threads`` (torch threads while torch code runs:
   again in ``get_stats``); an action that is not an integer (1.7) raises ``ValueError`` (SMAC
   truncates it with ``int``); an unavailable action raises ``ValueError`` (SMAC: ``AssertionError``);
 - ``render(mode="rgb_array")`` draws the map and units as an image; ``render("human")`` raises (no
-  window); ``save_replay`` saves the real game's replay (``backend="sc2"``) and raises on the
-  simulator (there is no game to replay); ``get_agent_action`` and ``reward_battle`` raise (SMAC
+  window); ``save_replay`` saves the real game's replay (``backend="sc2"``); on the simulator it
+  writes the episode as an animated GIF (frames kept when ``replay_dir`` is given); ``get_agent_action`` and ``reward_battle`` raise (SMAC
   builds protobuf commands and computes the reward inside ``step``; here ``step`` does both);
 - ``get_stats()["win_rate"]`` is 0.0 before any battle (SMAC divides by zero);
 - ``game_version``, ``replay_dir``/``replay_prefix`` (used by ``save_replay``), ``window_size_x``/
@@ -68,6 +68,7 @@ import functools
 import logging
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -81,6 +82,7 @@ from .unit_records import EngineSnapshot, engine_tags, unit_type_ids, unit_views
 
 log = logging.getLogger(__name__)
 
+RENDER_SCALE = 8  # pixels per map unit of render() and the simulator's replay GIFs
 DIFFICULTIES = {"1": 1, "2": 2, "3": 3, "4": 4, "5": 5, "6": 6, "7": 7, "8": 8, "9": 9, "A": 10}  # sc2api Difficulty
 
 
@@ -235,6 +237,7 @@ class SMACEnv(MultiAgentEnv):
     def _reset_counters(self) -> None:
         """SMAC's statistics and the episode bookkeeping, at launch."""
         self.renderer = None
+        self._recorder = None
         self.last_stats = None
         self.battles_won = self.battles_game = self.timeouts = self.force_restarts = 0
         self._episode_count = self._episode_steps = self._total_steps = 0
@@ -332,6 +335,13 @@ class SMACEnv(MultiAgentEnv):
     def reset(self):
         """Start a new episode; returns ``(obs, state)`` like SMAC."""
         self._battle.reset()
+        if self.replay_dir and self._battle.backend == "sim":  # the episode's frames for save_replay
+            from .render import ReplayRecorder
+
+            if self._recorder is None:
+                self._recorder = ReplayRecorder(self._battle, 0, scale=RENDER_SCALE)
+            self._recorder.clear()
+            self._recorder.capture()
         self._episode_index += 1
         self._episode_steps = 0
         self._terminated = False
@@ -405,6 +415,8 @@ class SMACEnv(MultiAgentEnv):
                 torch.tensor(given), self.n_actions).float().to(self._battle.device)
         else:  # the battle computed the new observations already
             self._obs_cache = obs[0][0]
+        if self._recorder is not None:
+            self._recorder.capture()
         self._episode_steps += 1
         self._total_steps += 1
         terminated = bool(done[0])
@@ -677,31 +689,31 @@ class SMACEnv(MultiAgentEnv):
         return self._seed
 
     def render(self, mode: str = "human"):
-        """``mode="rgb_array"``: a (map_y * 8, map_x * 8, 3) uint8 image, north up — terrain height in
-        grey, unwalkable cells dark, allies red and enemies blue discs of their radius.
+        """``mode="rgb_array"``: a (map_y * 8, map_x * 8, 3) uint8 image, north up (``render.draw_frame``:
+        terrain from the pathing grid and height, allies red and enemies blue discs of their radius with
+        a dot of their type's colour, health and shield bars, attack lines).
         ``mode="human"`` needs a window, which this environment does not open."""
         if mode != "rgb_array":
             raise RuntimeError(f"render(mode={mode!r}) needs a window (SMAC draws with pygame); this environment "
                                "only renders mode='rgb_array'")
-        k = 8
-        grey = (60 + 150 * self.terrain_height) * self.pathing_grid + 20 * ~self.pathing_grid
-        img = np.repeat(np.repeat(grey.T[::-1], k, 0), k, 1)[..., None].repeat(3, 2)
-        yy, xx = np.mgrid[0:self.map_y * k, 0:self.map_x * k]
-        wx, wy = (xx + 0.5) / k, self.map_y - (yy + 0.5) / k
-        for units, colour in ((self.agents, (220, 40, 40)), (self.enemies, (40, 80, 230))):
-            for u in units.values():
-                if u.health > 0:
-                    img[(wx - u.pos.x) ** 2 + (wy - u.pos.y) ** 2 <= max(u.radius, 0.3) ** 2] = colour
-        return img.astype(np.uint8)
+        from .render import draw_frame
+
+        return draw_frame(self._battle, 0, RENDER_SCALE)
 
     def save_replay(self):
-        """Save the real game's replay (``backend="sc2"``) under ``replay_dir`` with ``replay_prefix``
-        (default: the map name); returns its path. The simulator has no game to replay."""
+        """The real game (``backend="sc2"``): save its replay under ``replay_dir`` with ``replay_prefix``
+        (default: the map name). The simulator: write the current (or last) episode as an animated GIF
+        ``replay_dir/<prefix>_<episode>.gif``, one frame per step from the reset (frames are kept only
+        when ``replay_dir`` is given). Returns the path."""
         games = getattr(self._battle.engine, "games", None)
-        if not games or not hasattr(games[0], "save_replay"):
-            raise NotImplementedError("save_replay needs the real game (backend='sc2'): the simulator does not "
-                                      "produce SC2 replays")
-        return games[0].save_replay(self.replay_dir or "", self.replay_prefix or self.map_name)
+        if games and hasattr(games[0], "save_replay"):
+            return games[0].save_replay(self.replay_dir or "", self.replay_prefix or self.map_name)
+        if self._recorder is None:
+            raise RuntimeError("save_replay on the simulator writes a GIF of the episode: create the environment "
+                               "with replay_dir=DIR (and reset it) so that its frames are kept")
+        out = Path(self.replay_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        return str(self._recorder.save_gif(out / f"{self.replay_prefix or self.map_name}_{self._episode_index}.gif"))
 
     def close(self):
         self._battle.close()  # ends the real games of backend="sc2"; nothing for the simulator

@@ -26,9 +26,13 @@ SEAT_NAMES = ("red", "blue")
 class SMACParallelEnv(ParallelEnv):
     """One two-player SMAC game with PettingZoo's parallel API (module docstring)."""
 
-    metadata = {"name": "smac_v0", "render_modes": []}
+    metadata = {"name": "smac_v0", "render_modes": ["rgb_array"]}
 
-    def __init__(self, map_name: str = "3m", mirror: bool = False, seed: int | None = None, **flags):
+    def __init__(self, map_name: str = "3m", mirror: bool = False, seed: int | None = None,
+                 render_mode: str | None = None, **flags):
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.render_mode = render_mode
         self.map_name = map_name
         self._flags = dict(flags)
         self._mirror = mirror
@@ -98,7 +102,10 @@ class SMACParallelEnv(ParallelEnv):
         return obs, rew, terminated, truncated, infos
 
     def render(self):
-        raise NotImplementedError("the simulator has no renderer")
+        """With ``render_mode="rgb_array"``: the game as an RGB image (``SMACBattle.render``), else None."""
+        if self.render_mode is None:
+            return None
+        return self._battle.render("rgb_array", 0, scale=8)
 
     def close(self):
         self._battle.close()

@@ -32,6 +32,7 @@ from selfplay.utils.checks import check_int, check_seed
 from selfplay.utils.io import atomic_write_json
 from selfplay.utils.threads import torch_threads
 
+COMPARE_PANEL_GAMES = 20  # games per panel member of each SMAC run's final agent and Nash mixture (10 per seat)
 DEFAULT_SCHEMES = [
     "naive",
     "delta-uniform:delta=0",
@@ -146,23 +147,36 @@ def _evaluate_one(args: tuple) -> dict:
     """``(run_dir, matches, seed)`` or ``(run_dir, matches, seed, blocks)`` (``blocks``: as ``evaluate_run_dir``)."""
     run_dir, matches, seed, *rest = args
     with torch_threads(1):
-        return evaluate_run_dir(run_dir, matches, seed=seed, blocks=rest[0] if rest else None)
+        return evaluate_run_dir(run_dir, matches, seed=seed, blocks=rest[0] if rest else None,
+                                panel_games=COMPARE_PANEL_GAMES)
 
 
 def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figures: bool = True,
-                     scripted_games: int = 100, max_games: int | None = None, blocks: Any = None) -> dict:
+                     scripted_games: int = 100, max_games: int | None = None, blocks: Any = None,
+                     panel_games: int = 0, panel_seeds: int = 1) -> dict:
     """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/.
     ``max_games`` (games per block, ``None``: ``matches.MAX_GAMES``) and ``blocks`` (a ``RayExecutor``
-    that plays the matrix's further blocks as tasks): as ``training.matches.play_matches``."""
+    that plays the matrix's further blocks as tasks): as ``training.matches.play_matches``.
+    ``panel_games`` > 0 on a SMAC run: the last checkpoint and the maxent-Nash mixture against every
+    panel member (``selfplay.evaluation.panel``), ``panel_games`` games per member and evaluation seed
+    (evaluation seeds ``seed``, ``seed + 1``, … : ``panel_seeds`` of them), in ``evaluation/panel.csv`` and the summary."""
     check_out(run_dir, "run_dir")
     check_int(matches, "matches", 1)
     check_seed(seed)
+    check_int(panel_games, "panel_games", 0)
+    check_int(panel_seeds, "panel_seeds", 1)
+    if panel_games % 2:
+        raise ValueError(f"panel_games must be even (half with the agent in each seat), got {panel_games}")
     run = RunDir(run_dir)
     if run_mode(run.read_config()) == "league":
         raise ValueError(f"run_dir {str(run_dir)!r} is a league run: `selfplay league` evaluated it into its report.md")
     run.lock("selfplay evaluate")  # evaluation/ and figures/ are written: one writer, and not during training
     try:
-        return _evaluate_locked(run, matches, seed, figures, scripted_games, max_games, blocks)
+        summary = _evaluate_locked(run, matches, seed, figures, scripted_games, max_games, blocks)
+        if panel_games:
+            summary.update(_evaluate_panel(run, seed, panel_games, panel_seeds))
+            atomic_write_json(run.evaluation / "summary.json", summary)
+        return summary
     finally:
         run.unlock()
 
@@ -211,6 +225,30 @@ def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, script
         title = cfg["scheme"] + f" ({cfg['agent']})"
         plots.plot_winrate_matrix(ev.W, ev.nash, title=title, path=run.figures / "winrate_matrix.png")
     return summary
+
+
+def _evaluate_panel(run: RunDir, seed: int, games: int, seeds: int) -> dict:
+    """The panel section of a SMAC run's evaluation (``evaluate_run_dir``); {} for other runs."""
+    import csv
+
+    from selfplay.evaluation.panel import evaluate_panel, panel_summary
+
+    run, state, kit = open_committed(run)
+    cfg = state["config"]
+    if not is_smac(cfg["env"]) or env_for_agent(cfg["env"], cfg["agent"]) != cfg["env"] or run_mode(cfg) == "two-sided":
+        return {}  # the panel plays the per-unit SMAC view of one learner on a symmetric map
+    checkpoints = run.committed_menagerie(state, "checkpoints", kit.load_policy)
+    policies = [e.policy for e in checkpoints]
+    nash = np.load(run.evaluation / "winrate.npz")["nash"]
+    ev = evaluate_panel(cfg["env"], {"final": (policies[-1:], None), "nash": (policies, nash)}, games=games,
+                        seeds=[seed + k for k in range(seeds)])
+    with open(run.evaluation / "panel.csv", "w", newline="") as f:
+        rows = ev.rows()
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    atomic_write_json(run.evaluation / "panel.json", {"how": ev.how(), "rates": ev.rates})
+    return panel_summary(ev)
 
 
 def same_policy_checkpoints(ids: list[int], policies: list) -> list[list[int]]:

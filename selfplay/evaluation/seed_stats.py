@@ -37,6 +37,7 @@ from selfplay.analysis.statistics import (
     is_significant,
     smallest_rank_test_p,
 )
+from selfplay.evaluation.panel import PANEL_NAMES
 from selfplay.utils.io import atomic_write_text
 from selfplay.utils.seeding import Stream, derive_seed
 
@@ -65,6 +66,10 @@ METRICS: dict[str, Metric] = {
     "nash_mixture_exploitability_final": Metric(False, "exact exploitability of the maxent-Nash mixture of all "
                                                        "checkpoints"),
 }
+METRICS.update({f"panel_{member}_{who}": Metric(True, f"the {label}'s win rate against the panel's {member!r} "
+                                                       "script (timeouts are non-wins)")
+                for member in PANEL_NAMES
+                for who, label in (("final", "last checkpoint"), ("nash", "maxent-Nash mixture"))})
 BOOKKEEPING = ("scheme", "agent", "seed", "episodes", "seconds", "menagerie_size", "updates", "checkpoints")
 AGGREGATE_COLUMNS = ["agent", "scheme", "metric", "n_seeds", "mean", "mean_ci_low", "mean_ci_high", "iqm",
                      "iqm_ci_low", "iqm_ci_high"]

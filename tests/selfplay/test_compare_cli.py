@@ -75,6 +75,19 @@ def test_compare_on_smac_reports_win_rates_against_the_scripted_ai(tmp_path):
     curves = pd.read_csv(tmp_path / "evaluation" / "curves.csv")
     naive = curves[(curves["scheme"] == "naive") & (curves["curve"] == "win_rate_vs_scripted")]
     assert naive["mean"].tolist() == pytest.approx(vs["win_rate_vs_scripted"].tolist())  # one seed: the run's curve
+    panel = pd.read_csv(tmp_path / "runs" / "ppo-mlp" / "naive-s0" / "evaluation" / "panel.csv")
+    assert len(panel) == 10 and set(panel["policy"]) == {"final", "nash"}  # 5 members x (final, mixture)
+    row = summary[summary["scheme"] == "naive"].iloc[0]
+    builtin = panel[(panel["policy"] == "final") & (panel["member"] == "builtin")].iloc[0]
+    assert row["panel_builtin_final"] == pytest.approx(builtin["mean"])
+    report = (tmp_path / "report.md").read_text()
+    assert "## Against the panel of fixed opponents" in report and "Winrate-matrix verdict" in report
+    run_dir = tmp_path / "runs" / "ppo-mlp" / "psro-s0"
+    assert main(["evaluate", str(run_dir), "--matches", "1", "--panel", "--panel-games", "2",
+                 "--panel-seeds", "2"]) == 0
+    panel = pd.read_csv(run_dir / "evaluation" / "panel.csv")
+    assert set(panel["seeds"]) == {2} and set(panel["games_per_seed"]) == {2}
+    assert main(["evaluate", str(run_dir), "--panel", "--panel-games", "3"]) == 2
 
 
 def test_sl_and_league_commands_validate_their_environment(capsys, tmp_path):

@@ -241,11 +241,11 @@ def test_render_replay_and_game_only_methods():
     place(env, pos={0: (10.0, 16.0)})
     img = env.render(mode="rgb_array")
     assert img.shape == (env.map_y * 8, env.map_x * 8, 3) and img.dtype == np.uint8
-    row, col = int((env.map_y - 16.0) * 8), int(10.0 * 8)
-    assert img[row, col].tolist() == [220, 40, 40]  # ally 0's disc, north up
+    row, col = int((env.map_y - 16.0) * 8), int(10.25 * 8)
+    assert img[row, col].tolist() == [220, 40, 40]  # ally 0's disc (off its type dot), north up
     with pytest.raises(RuntimeError, match="window"):
         env.render()
-    with pytest.raises(NotImplementedError, match="real game"):
+    with pytest.raises(RuntimeError, match="replay_dir"):
         env.save_replay()
     with pytest.raises(NotImplementedError):
         env.get_agent_action(0, 1)

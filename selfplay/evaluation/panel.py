@@ -1,0 +1,250 @@
+"""Win rates against the panel of fixed SMAC opponents (``envs/smac/panel.py``): the ground truth next
+to the winrate matrix, which only compares a population with itself.
+
+How a number is made: for each panel member and each evaluation seed, ``games`` games on the run's
+map (``make_env``: two-player, mirrored seat 1 on a symmetric map, as in training), half with the
+agent in seat 0 and half in seat 1 (the member in the other seat); each game counts 1 if the agent
+wins and 0 otherwise: a loss, a timeout and a mutual destruction are all non-wins. A seed's win rate
+is the mean over its games; the reported interval is the Student-t 95 % interval of the mean over
+seeds (``None`` with one seed). The maxent-Nash mixture of a population draws one checkpoint per
+game with the Nash probabilities (the draw seeded from the evaluation seed).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from selfplay.utils.checks import check_int, check_seed
+from selfplay.utils.seeding import derive_seed
+
+# the members of envs.smac.panel.PANEL, in its order (kept here so that reading a report needs no simulator)
+PANEL_NAMES = ("builtin", "heuristic", "kiting", "focus_weakest", "regroup")
+PANEL_STREAM = "panel-games"  # seeds of the games against the panel [member, seat]
+MIXTURE_STREAM = "panel-mixture"  # the Nash mixture's draw of a checkpoint per game [member, seat]
+T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+
+
+def summary_key(member: str, who: str) -> str:
+    """The summary column of ``who`` ("final" checkpoint or "nash" mixture) against ``member``."""
+    return f"panel_{member}_{who}"
+
+
+def mean_interval(values: Sequence[float]) -> tuple[float, float | None, float | None]:
+    """(mean, low, high): the Student-t 95 % interval of the mean over seeds, clipped to [0, 1]
+    (no interval from one value)."""
+    v = np.asarray(values, dtype=float)
+    m = float(v.mean())
+    if len(v) < 2:
+        return m, None, None
+    half = T_975.get(len(v) - 1, 1.96) * float(v.std(ddof=1)) / math.sqrt(len(v))
+    return m, max(0.0, m - half), min(1.0, m + half)
+
+
+@dataclass
+class PanelEvaluation:
+    """Per member, the win rate of each evaluated policy per seed; ``games`` per seed (half per seat)."""
+
+    members: list[str]
+    seeds: list[int]
+    games: int
+    rates: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # who -> member -> per seed
+
+    def rows(self) -> list[dict]:
+        out = []
+        for who, per in self.rates.items():
+            for member in self.members:
+                m, lo, hi = mean_interval(per[member])
+                out.append({"policy": who, "member": member, "seeds": len(self.seeds), "games_per_seed": self.games,
+                            "mean": m, "ci_low": lo, "ci_high": hi})
+        return out
+
+    def how(self) -> str:
+        return (f"{self.games} games per member and seed ({self.games // 2} with the agent in each seat), "
+                f"{len(self.seeds)} evaluation seed(s); a win counts 1, a loss, timeout or mutual destruction 0; "
+                "interval: Student-t 95 % over seeds")
+
+
+def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, member: str, seat: int,
+                   seed: int, device: str = "cpu") -> np.ndarray:
+    """Per game (``len(who)`` games), 1.0 if ``policies[who[g]]`` in ``seat`` beat panel member
+    ``member`` (the other seat) in the game's first episode, else 0.0."""
+    import torch
+
+    from selfplay.envs.smac.panel import panel_member
+    from selfplay.training.batching import assign_state, group_by_policy, index_state
+    from selfplay.training.registry import make_env
+
+    n = len(who)
+    env = make_env(env_name, n, seed=seed, device=device)
+    if not hasattr(env, "script_seat"):
+        raise ValueError(f"the panel plays SMAC battles ('smac:MAP'), got env {env_name!r}")
+    obs = env.reset()
+    opponent = panel_member(member, env, 1 - seat)
+    players = [policies[i] for i in who.tolist()]
+    groups = group_by_policy(players)
+    state = players[0].initial_state(n)
+    start = torch.ones(n, dtype=torch.bool)
+    won = torch.zeros(n)
+    ended = torch.zeros(n, dtype=torch.bool)
+    with torch.no_grad():
+        while not bool(ended.all()):
+            masks = env.action_masks()
+            action = torch.zeros(n, env.n_agents[seat], dtype=torch.long)
+            for policy, idx in groups:
+                idx = torch.as_tensor(idx)
+                a, st, _ = policy.act(obs[seat][idx], index_state(state, idx), masks[seat][idx], start[idx])
+                action[idx] = torch.as_tensor(a, dtype=torch.long)
+                assign_state(state, idx, st)
+            other = opponent.act(obs[1 - seat], None, masks[1 - seat], start)[0]
+            obs, _, done, info = env.step([action, other] if seat == 0 else [other, action])
+            first = done & ~ended
+            won[first] = (info["winner"][first] == seat).float()
+            ended |= done
+            start = done.clone()
+    return won.numpy()
+
+
+def evaluate_panel(env_name: str, entries: dict[str, tuple[Sequence[Any], np.ndarray | None]], games: int = 40,
+                   seeds: Sequence[int] = (0,), members: Sequence[str] = PANEL_NAMES,
+                   device: str = "cpu") -> PanelEvaluation:
+    """Win rates of each entry ``who -> (policies, weights)`` against every panel member (module
+    docstring): ``weights`` None plays ``policies[0]``, else a checkpoint drawn per game with these
+    probabilities (the maxent-Nash mixture)."""
+    check_int(games, "games", 2)
+    if games % 2:
+        raise ValueError(f"games must be even (half with the agent in each seat), got {games}")
+    for s in seeds:
+        check_seed(s)
+    bad = [m for m in members if m not in PANEL_NAMES]
+    if bad:
+        raise ValueError(f"members must be among {list(PANEL_NAMES)}, got {bad}")
+    result = PanelEvaluation(list(members), list(seeds), games)
+    for who, (policies, weights) in entries.items():
+        if weights is not None and len(weights) != len(policies):
+            raise ValueError(f"{who}: weights must have one probability per policy ({len(policies)}), got {len(weights)}")
+        per: dict[str, list[float]] = {m: [] for m in members}
+        for seed in seeds:
+            for k, member in enumerate(members):
+                scores = []
+                for seat in (0, 1):
+                    if weights is None:
+                        picks = np.zeros(games // 2, dtype=np.int64)
+                    else:
+                        rng = np.random.default_rng(derive_seed(seed, MIXTURE_STREAM, k, seat))
+                        p = np.clip(np.asarray(weights, dtype=float), 0, None)
+                        picks = rng.choice(len(policies), size=games // 2, p=p / p.sum())
+                    scores.append(play_vs_member(env_name, policies, picks, member, seat,
+                                                 derive_seed(seed, PANEL_STREAM, k, seat), device))
+                per[member].append(float(np.concatenate(scores).mean()))
+        result.rates[who] = per
+    return result
+
+
+def panel_summary(ev: PanelEvaluation) -> dict[str, float]:
+    """The summary columns (``summary_key``): the mean over seeds per evaluated policy and member."""
+    return {summary_key(m, who): float(np.mean(per[m])) for who, per in ev.rates.items() for m in ev.members}
+
+
+def markdown_table(ev: PanelEvaluation) -> list[str]:
+    """A markdown table: one row per evaluated policy, one column per member (mean [interval])."""
+    lines = ["| policy | " + " | ".join(ev.members) + " |", "|---|" + "---|" * len(ev.members)]
+    for who, per in ev.rates.items():
+        cells = []
+        for m in ev.members:
+            mean, lo, hi = mean_interval(per[m])
+            cells.append(f"{mean:.2f}" + ("" if lo is None else f" [{lo:.2f}, {hi:.2f}]"))
+        lines.append(f"| {who} | " + " | ".join(cells) + " |")
+    return lines
+
+
+# ----------------------------------------------------------------------------- the comparison report
+def _cell(mean: float, low: float | None, high: float | None) -> str:
+    if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
+        return f"{mean:.2f}"
+    return f"{mean:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def matrix_scores(rpp_table) -> dict[str, float]:
+    """Each scheme's mean relative population performance against the other schemes (its RPP row
+    without the diagonal): the winrate-matrix verdict across schemes."""
+    schemes = list(rpp_table.index)
+    values = np.asarray(rpp_table, dtype=float)
+    off = ~np.eye(len(schemes), dtype=bool)
+    return {s: float(values[i][off[i]].mean()) if len(schemes) > 1 else 0.0 for i, s in enumerate(schemes)}
+
+
+def disagreements(matrix: dict[str, float], panel: dict[str, float]) -> list[tuple[str, str]]:
+    """Pairs (x, y) that the RPP ranks x above y and the panel ranks y above x (strictly both)."""
+    out = []
+    for x in matrix:
+        for y in matrix:
+            if x != y and matrix[x] > matrix[y] and panel.get(y, np.nan) > panel.get(x, np.nan):
+                out.append((x, y))
+    return out
+
+
+def report_section(summary, aggregate, rpp_tables: dict, games: int) -> list[str]:
+    """The comparison report's panel section (SMAC): per agent, each scheme's final agent and
+    maxent-Nash mixture against every member (mean over seeds with the aggregate's interval), and where
+    the panel's verdict and the winrate matrix's (relative population performance) disagree."""
+    members = [m for m in PANEL_NAMES if summary_key(m, "final") in summary.columns]
+    if not members:
+        return []
+    lines = ["", "## Against the panel of fixed opponents", "",
+             f"Each run's last checkpoint (`final`) and the maxent-Nash mixture of its checkpoints (`nash`, one "
+             f"checkpoint drawn per game) played {games} games against each panel member ({games // 2} in each seat; "
+             "members: the map's built-in AI, SMAC's heuristic, kiting, focus-weakest, retreat-and-regroup — "
+             "`docs/guide/smac-panel.md`). A win counts 1; a loss, a timeout or a mutual destruction counts 0. "
+             "Cells: mean over seeds [the bootstrap interval of `evaluation/aggregate.csv`]; per run: "
+             "`runs/<agent>/<scheme>-s<seed>/evaluation/panel.csv`.", ""]
+    for agent, rows in summary.groupby("agent", sort=False):
+        agg = aggregate[aggregate["agent"] == agent].set_index(["scheme", "metric"])
+        schemes = list(dict.fromkeys(rows["scheme"]))
+        panel_mean: dict[str, float] = {}
+        for who in ("final", "nash"):
+            header = "| scheme | " + " | ".join(members) + " | mean over the panel |"
+            table = [f"### {agent}: `{who}` against the panel", "", header, "|---|" + "---|" * (len(members) + 1)]
+            for scheme in schemes:
+                cells, means = [], []
+                for m in members:
+                    key = (scheme, summary_key(m, who))
+                    if key in agg.index:
+                        r = agg.loc[key]
+                        cells.append(_cell(float(r["mean"]), r["mean_ci_low"], r["mean_ci_high"]))
+                        means.append(float(r["mean"]))
+                    else:
+                        cells.append("–")
+                overall = float(np.mean(means)) if means else float("nan")
+                if who == "final":
+                    panel_mean[scheme] = overall
+                table.append(f"| {scheme} | " + " | ".join(cells) + f" | {overall:.2f} |")
+            lines += table + [""]
+        finite = {s: v for s, v in panel_mean.items() if np.isfinite(v)}
+        if not finite:
+            continue
+        best_panel = max(finite, key=finite.get)
+        lines.append(f"Panel verdict ({agent}): `{best_panel}`'s final agents win most against the panel "
+                     f"(mean {finite[best_panel]:.2f} over members and seeds).")
+        table = rpp_tables.get(agent)
+        if table is None or len(table) < 2:
+            lines += ["", "No cross-scheme winrate-matrix verdict (one scheme).", ""]
+            continue
+        matrix = matrix_scores(table)
+        best_matrix = max(matrix, key=matrix.get)
+        agree = "agree" if best_matrix == best_panel else "disagree"
+        lines.append(f"Winrate-matrix verdict ({agent}): `{best_matrix}` has the highest mean relative population "
+                     f"performance against the other schemes ({matrix[best_matrix]:+.3f}). The two verdicts {agree} "
+                     "on the best scheme.")
+        pairs = disagreements(matrix, finite)
+        if pairs:
+            lines.append("They order these pairs differently (RPP says the first is better, the panel the second): "
+                         + "; ".join(f"`{x}` vs `{y}`" for x, y in pairs) + ".")
+        else:
+            lines.append("No pair of schemes is ordered one way by RPP and the other way by the panel.")
+        lines.append("")
+    return lines
