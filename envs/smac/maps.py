@@ -49,6 +49,7 @@ from .units import UNIT_STATS
 MAP_SIZE = 32
 PLAYABLE = (2.0, 2.0, 30.0, 30.0)  # the playable area the game reports (module docstring)
 DATA_FILE = Path(__file__).with_name("mapdata") / "smac_maps.json"
+SMACV2_DATA_FILE = Path(__file__).with_name("mapdata") / "smacv2_maps.json"  # the terrain SMACv2's scenarios play on
 PLACEMENT_OVERLAP = 1.0 / 16.0  # allowed overlap of radii when the game places a created unit
 
 # Unit-type orders of spec §4.  Allies: unit_type - min_ally_type; enemies: SMAC's fixed per-race order.
@@ -171,6 +172,12 @@ class MapSpec:
 
 
 @lru_cache(maxsize=1)
+def smacv2_map_data() -> dict:
+    """The shipped derived data of SMACv2's ``32x32_flat`` map (terrain only: no triggers, no registry)."""
+    return json.loads(SMACV2_DATA_FILE.read_text())
+
+
+@lru_cache(maxsize=1)
 def map_data() -> dict:
     """The shipped derived data of the 23 maps (``mapdata/read_maps.py``)."""
     return json.loads(DATA_FILE.read_text())
@@ -201,8 +208,8 @@ def _terrain(kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     height; the byte scale of the game's ``terrain_height`` is not known here).  "open"/"line": the
     hand-made terrains of test specs (height 0.5 where walkable)."""
     data = map_data()
-    if kind in data:
-        d = data[kind]
+    if kind in data or kind in smacv2_map_data():
+        d = data[kind] if kind in data else smacv2_map_data()[kind]
         walk = np.array([[c == "1" for c in col] for col in d["pathing"]], dtype=bool)
         height = np.clip(np.array(d["height"], dtype=np.float64) / 4096.0 / 64.0, 0.0, 1.0)
         return walk, height, _cliff_cells(walk)
