@@ -1,0 +1,222 @@
+"""SMACv2 on the simulator (envs/smac/smacv2_*.py): every scenario plays, the draws follow SMACv2's
+distributions, the sight cone and the EPO mask on hand cases, bad configurations, seeding."""
+
+import math
+
+import numpy as np
+import pytest
+from selfplay.envs.smac import SMACV2_SCENARIOS, SMACv2Env, StarCraftCapabilityEnvWrapper, get_scenario
+from selfplay.envs.smac.feature_rules import in_cone
+from selfplay.envs.smac.smacv2_draws import draw_start_positions, draw_teams
+from selfplay.envs.smac.smacv2_scenarios import RACES, SIZES, CapabilityConfig, StartPositions
+
+STALKERS = {"n_units": 2, "n_enemies": 2,
+            "team_gen": {"dist_type": "weighted_teams", "unit_types": ["stalker"], "weights": [1.0], "observe": True}}
+
+
+def play(env, rng):
+    """One episode of random legal actions; checks every vector's size on the way; returns steps."""
+    obs, state = env.reset()
+    info = env.get_env_info()
+    steps, terminated = 0, False
+    while not terminated:
+        assert len(obs) == info["n_agents"] and all(o.shape == (info["obs_shape"],) for o in obs)
+        assert state.shape == (info["state_shape"],)
+        avail = np.array(env.get_avail_actions())
+        assert avail.shape == (info["n_agents"], info["n_actions"]) and (avail.sum(1) >= 1).all()
+        actions = [int(rng.choice(np.flatnonzero(a))) for a in avail]
+        _, terminated, _ = env.step(actions)
+        obs, state = env.get_obs(), env.get_state()
+        steps += 1
+    assert steps <= info["episode_limit"]
+    return steps
+
+
+def test_scenario_names():
+    assert len(SMACV2_SCENARIOS) == 30  # 3 races x 5 sizes, each also as its EPO variant
+    assert {f"{r}_{s}" for r in RACES for s in SIZES} <= set(SMACV2_SCENARIOS)
+    sc = get_scenario("zerg_10_vs_11")
+    assert (sc.map_name, sc.capability.n_units, sc.capability.n_enemies) == ("10gen_zerg", 10, 11)
+    with pytest.raises(ValueError, match="protoss_5_vs_5"):
+        get_scenario("protoss_6_vs_6")
+
+
+@pytest.mark.parametrize("name", [f"{r}_{s}" for r in RACES for s in SIZES] + ["terran_5_vs_5_epo"])
+def test_every_scenario_plays_an_episode(name):
+    env = StarCraftCapabilityEnvWrapper(seed=1, **get_scenario(name).env_args())
+    assert play(env, np.random.default_rng(0)) >= 1
+
+
+def test_sizes_match_smacv2_published_protoss_5_vs_5():
+    """Hand count with SMACv2's formulas: obs = 4 move + 5 x (4 + health, shield + 3 bits) enemies +
+    4 x (4 + 2 + 3) allies + (2 own health/shield + 2 own pos + 3 bits) = 92; state = 5 x (4 + shield +
+    3) + 5 x (3 + shield + 3) + 5 x 11 last actions = 130; 11 actions."""
+    env = StarCraftCapabilityEnvWrapper(seed=0, **get_scenario("protoss_5_vs_5").env_args())
+    info = env.get_env_info()
+    assert (info["obs_shape"], info["state_shape"], info["n_actions"]) == (92, 130, 11)
+    env = StarCraftCapabilityEnvWrapper(seed=0, **{**get_scenario("terran_5_vs_5").env_args(), "conic_fov": True})
+    # terran: no shields; cone: 12 turn actions, own (fov x, y), ally state (fov x, y)
+    assert env.get_total_actions() == 6 + 12 + 5
+    assert env.get_obs_size() == 4 + 5 * (4 + 1 + 3) + 4 * (4 + 1 + 3) + (1 + 2 + 2 + 3)
+    assert env.get_state_size() == 5 * (4 + 2 + 3) + 5 * (3 + 3) + 5 * 23
+
+
+def test_team_draws_follow_the_weights():
+    """4000 draws of 5 protoss agents: each type's count within 4.5 binomial standard deviations of
+    n p; the enemy team is the ally team plus draws of the same distribution."""
+    cap = get_scenario("protoss_10_vs_11").capability
+    rng = np.random.default_rng(7)
+    teams = [draw_teams(cap, rng) for _ in range(2000)]
+    for ally, enemy in teams:
+        assert enemy[:10] == ally and len(enemy) == 11
+    units = [u for ally, enemy in teams for u in ally + enemy[10:]]
+    n = len(units)
+    for unit, p in zip(cap.team_gen.unit_types, cap.team_gen.weights):
+        count = units.count(unit)
+        assert abs(count - n * p) < 4.5 * math.sqrt(n * p * (1 - p)), (unit, count, n * p)
+
+
+def test_exception_types_never_make_a_whole_team():
+    cap = CapabilityConfig.from_dict({"n_units": 1, "n_enemies": 1, "team_gen": {
+        "dist_type": "weighted_teams", "unit_types": ["marine", "medivac"], "weights": [0.2, 0.8],
+        "exception_unit_types": ["medivac"]}})
+    rng = np.random.default_rng(0)
+    assert all(draw_teams(cap, rng)[0] == ["marine"] for _ in range(200))
+
+
+def test_start_positions_reflect_and_surrounded_geometry():
+    s = StartPositions(0.5)
+    rng = np.random.default_rng(3)
+    kinds = []
+    for _ in range(2000):
+        ally, enemy, kind = draw_start_positions(s, 5, 7, rng)
+        kinds.append(kind)
+        if kind == "reflect":
+            assert (ally[:, 0] >= 0).all() and (ally[:, 0] < 15).all() and (ally[:, 1] < 32).all()
+            np.testing.assert_allclose(enemy[:5, 0], 32 - ally[:, 0])
+            np.testing.assert_allclose(enemy[:5, 1], ally[:, 1])
+            assert (enemy[5:, 0] >= 16).all()
+        else:
+            np.testing.assert_array_equal(ally, np.full((5, 2), 16.0))
+            off = enemy - 16.0
+            np.testing.assert_allclose(np.abs(off[:, 0]), np.abs(off[:, 1]))  # on a diagonal
+            assert (np.abs(off[:, 0]) >= 2 - 1e-9).all() and (np.abs(off[:, 0]) <= 16).all()
+            quadrants = {(bool(x > 0), bool(y > 0)) for x, y in off}
+            assert 1 <= len(quadrants) <= 4
+    n = len(kinds)
+    assert abs(kinds.count("reflect") - n * 0.5) < 4.5 * math.sqrt(n * 0.25)
+
+
+def _env(**flags):
+    return SMACv2Env("10gen_protoss", capability_config=STALKERS, use_unit_ranges=True, seed=0, **flags)
+
+
+def _episode(ally_pts, enemy_pts, mask=None):
+    cfg = {"team_gen": {"ally_team": ["stalker"] * 2, "enemy_team": ["stalker"] * 2},
+           "ally_start_positions": {"item": np.array(ally_pts, float)},
+           "enemy_start_positions": {"item": np.array(enemy_pts, float)}}
+    if mask is not None:
+        cfg["enemy_mask"] = {"item": np.array(mask)}
+    return cfg
+
+
+def test_cone_rule_hand_cases():
+    half = math.pi / 12  # 12 turn actions: a 30 degree cone
+    assert in_cone(4.0, 0.5, 1.0, 0.0, half, 10.0)  # atan(0.125) = 7.1 deg
+    assert not in_cone(4.0, 3.0, 1.0, 0.0, half, 10.0)  # 36.9 deg
+    assert not in_cone(11.0, 0.0, 1.0, 0.0, half, 10.0)  # beyond reach
+    assert in_cone(-4.0, 0.5, 1.0, 0.0, half, 10.0)  # SMACv2's atan: the cone is mirrored behind the agent
+    assert in_cone(0.5, 4.0, 0.0, 1.0, half, 10.0)  # facing north: 82.9 deg vs 90
+
+
+def test_conic_fov_masks_what_is_outside_the_cone():
+    """Agent 0 at (8, 16) facing east (SMACv2's start direction (1, 0)): the enemy 4 east is seen and
+    attackable, the enemy 5 north is not; turned north, the reverse."""
+    env = _env(conic_fov=True)
+    env.reset(_episode([(8, 16), (10, 4)], [(12, 16), (8.2, 21)]))
+    nfe = env.layout.enemy_feats_size
+    move = env.get_obs_move_feats_size()
+    obs = env.get_obs()[0]
+    east, north = obs[move: move + nfe], obs[move + nfe: move + 2 * nfe]
+    np.testing.assert_allclose(east[:4], [1.0, 0.4, 0.4, 0.0], atol=1e-6)
+    assert not north.any()
+    avail = env.get_avail_agent_actions(0)
+    n_no = env.n_actions_no_attack
+    assert avail[n_no] == 1 and avail[n_no + 1] == 0
+    assert avail[6: 6 + 12] == [1] * 12
+    env.seat.fov[0] = (0.0, 1.0)  # what turn action 6 + 3 (90 degrees) sets
+    obs = env.get_obs()[0]
+    east, north = obs[move: move + nfe], obs[move + nfe: move + 2 * nfe]
+    assert not east.any() and north[0] == 1.0  # 5.0 away: within the stalker's shoot range 6
+    np.testing.assert_allclose(north[1:4], [math.hypot(0.2, 5) / 10, 0.02, 0.5], atol=1e-6)
+    own_fov = obs[env.get_obs_size() - 3 - 2: env.get_obs_size() - 3]
+    np.testing.assert_allclose(own_fov, [0.0, 1.0])
+
+
+def test_turn_action_sets_the_cone_direction():
+    env = _env(conic_fov=True)
+    env.reset(_episode([(8, 16), (10, 4)], [(24, 16), (24, 28)]))
+    env.step([6 + 3, 1])
+    np.testing.assert_allclose(env.seat.fov[0], [math.cos(math.pi / 2), 1.0], atol=1e-7)
+    np.testing.assert_allclose(env.seat.fov[1], [1.0, 0.0])
+
+
+def test_enemy_mask_hides_health_and_type_only():
+    env = _env()
+    env.reset(_episode([(8, 16), (8, 18)], [(12, 16), (12, 18)], mask=[[1, 0], [0, 0]]))
+    nfe, move = env.layout.enemy_feats_size, env.get_obs_move_feats_size()
+    obs = env.get_obs()
+    masked, shown = obs[0][move: move + nfe], obs[1][move: move + nfe]
+    assert masked[1] > 0 and not masked[4:].any()  # distance kept; health, shield, type bits hidden
+    np.testing.assert_allclose(shown[4:], [1.0, 1.0, 1.0, 0.0, 0.0])  # full health and shield, stalker = type 0
+    assert obs[0][move + nfe + 4] == 1.0  # the other enemy, not masked for agent 0
+
+
+def test_prob_obs_enemy_zero_only_the_tagger_observes():
+    env = _env(prob_obs_enemy=0.0)
+    env.reset(_episode([(8, 16), (8, 18)], [(12, 17), (30, 30)]))
+    move = env.get_obs_move_feats_size()
+    seen = [o[move + 1] > 0 for o in env.get_obs()]
+    assert sum(seen) == 1  # both are in sight of enemy 0; one tags it, the other does not observe it
+
+
+@pytest.mark.parametrize("bad, key", [
+    ({**STALKERS, "attack": {}}, "attack"),
+    ({**STALKERS, "team_gen": {**STALKERS["team_gen"], "weights": [0.5]}}, "team_gen"),
+    ({**STALKERS, "team_gen": {**STALKERS["team_gen"], "unit_types": ["marine"]}}, "team_gen"),
+    ({**STALKERS, "start_positions": {"dist_type": "surrounded_and_reflect"}}, "start_positions"),
+    ({**STALKERS, "enemy_mask": {"dist_type": "mask", "mask_probability": 2}}, "enemy_mask"),
+    ({**STALKERS, "n_units": 0}, "n_units"),
+])
+def test_bad_config_is_a_one_line_error_naming_the_key(bad, key):
+    with pytest.raises(ValueError) as e:
+        SMACv2Env("10gen_protoss", capability_config=bad)
+    assert key in str(e.value) and "\n" not in str(e.value)
+
+
+def test_unknown_map_and_missing_team_gen():
+    with pytest.raises(ValueError, match="10gen_protoss"):
+        SMACv2Env("3m", capability_config=STALKERS)
+    with pytest.raises(ValueError, match="team_gen"):
+        SMACv2Env("10gen_zerg", capability_config={"n_units": 2, "n_enemies": 2})
+
+
+def test_same_seed_same_episodes():
+    def run(seed):
+        env = StarCraftCapabilityEnvWrapper(seed=seed, **get_scenario("zerg_5_vs_5").env_args())
+        rng = np.random.default_rng(0)
+        out = []
+        for _ in range(2):
+            obs, _ = env.reset()
+            out.append(np.stack(obs))
+            for _ in range(5):
+                actions = [int(rng.choice(np.flatnonzero(a))) for a in env.get_avail_actions()]
+                _, done, _ = env.step(actions)
+                out.append(np.stack(env.get_obs()))
+                if done:
+                    break
+        return out
+
+    a, b, c = run(5), run(5), run(6)
+    assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert not (len(a) == len(c) and all(np.array_equal(x, y) for x, y in zip(a, c)))
