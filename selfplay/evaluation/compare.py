@@ -68,7 +68,7 @@ class CompareConfig:
     @classmethod
     def preset(cls, quick: bool = False, env: str = "rirrps") -> CompareConfig:
         """``make run`` scale (a few minutes on 2 cores) or ``--quick`` (about a minute; SMAC: a few)."""
-        if env.startswith("smac:"):
+        if env.startswith(("smac:", "smacv2:")):
             # multi-unit PPO's own defaults (horizon 3200 game-steps, 10 epochs); SMAC episodes are longer
             if quick:
                 return cls(env=env, episodes=800, checkpoints=5, matches=8, num_envs=64, ppo={}, embedding=False)
