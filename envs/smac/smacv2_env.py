@@ -286,8 +286,11 @@ class SMACv2Env(MultiAgentEnv):
         return self.layout.state_feature_names()
 
     def get_env_info(self):
-        """SMACv2's: MultiAgentEnv's keys plus ``agent_features``/``enemy_features`` (state attribute names)."""
-        info = super().get_env_info()
+        """SMACv2's: its MultiAgentEnv's keys (``cap_shape`` included) plus ``agent_features`` /
+        ``enemy_features`` (the state's attribute names)."""
+        info = {"state_shape": self.get_state_size(), "obs_shape": self.get_obs_size(),
+                "cap_shape": self.get_cap_size(), "n_actions": self.get_total_actions(), "n_agents": self.n_agents,
+                "episode_limit": self.episode_limit}
         L = self.layout
         ally = ["health", "energy/cooldown", "rel_x", "rel_y"] + (["shield"] if L.shield else [])
         ally += ["fov_x", "fov_y"] if self.flags.conic_fov else []

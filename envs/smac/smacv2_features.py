@@ -138,34 +138,30 @@ class V2Layout:
                 + self.n_agents * self.n_actions * f.state_last_action + int(f.state_timestep_number))
 
     def obs_feature_names(self) -> list[str]:
-        """SMACv2's ``build_obs_feature_names`` (with obs_starcraft)."""
+        """SMACv2's ``build_obs_feature_names`` (allies numbered from agent 0's view: 1 .. n-1)."""
         f = self.flags
-        names = ["move_action_north", "move_action_south", "move_action_east", "move_action_west"]
-        if f.obs_pathing_grid:
-            names += [f"pathing_grid_{n}" for n in range(8)]
-        if f.obs_terrain_height:
-            names += [f"terrain_height_{n}" for n in range(9)]
-        for e in range(self.n_enemies):
-            block = ["available_to_attack", "distance", "relative_x", "relative_y"]
-            if f.obs_all_health:
-                block += ["health"] + (["shield"] if self.shield else [])
-            block += [f"unit_type_{b}" for b in range(self.bits)]
-            names += [f"enemy_{name}_{e}" for name in block]
-        for a in range(self.n_agents - 1):
-            block = ["visible", "distance", "relative_x", "relative_y"]
-            if f.obs_all_health:
-                block += ["health"] + (["shield"] if self.shield else [])
-            block += [f"unit_type_{b}" for b in range(self.bits)]
-            if f.obs_last_action:
-                block += [f"last_action_{k}" for k in range(self.n_actions)]
-            names += [f"ally_{name}_{a}" for name in block]
-        if f.obs_own_health or f.obs_all_health:
-            names += ["own_health"] + (["own_shield"] if self.shield else [])
-        if f.obs_own_pos:
-            names += ["own_pos_x", "own_pos_y"]
-        if f.conic_fov:
-            names += ["own_fov_x", "own_fov_y"]
-        names += [f"own_unit_type_{b}" for b in range(self.bits)]
+        names: list[str] = []
+        if f.obs_starcraft:
+            names += ["move_action_north", "move_action_south", "move_action_east", "move_action_west"]
+            names += [f"pathing_grid_{k}" for k in range(8)] if f.obs_pathing_grid else []
+            names += [f"terrain_height_{k}" for k in range(9)] if f.obs_terrain_height else []
+            for e in range(self.n_enemies):
+                names += [f"enemy_shootable_{e}", f"enemy_distance_{e}", f"enemy_relative_x_{e}",
+                          f"enemy_relative_y_{e}"]
+                names += [f"enemy_health_{e}"] if f.obs_all_health else []
+                names += [f"enemy_shield_{e}"] if f.obs_all_health and self.shield else []
+                names += [f"enemy_unit_type_{e}_bit_{b}" for b in range(self.bits)]
+            for a in range(1, self.n_agents):
+                names += [f"ally_visible_{a}", f"ally_distance_{a}", f"ally_relative_x_{a}", f"ally_relative_y_{a}"]
+                names += [f"ally_health_{a}"] if f.obs_all_health else []
+                names += [f"ally_shield_{a}"] if f.obs_all_health and self.shield else []
+                names += [f"ally_unit_type_{a}_bit_{b}" for b in range(self.bits)]
+                names += [f"ally_last_action_{a}_action_{k}" for k in range(self.n_actions)] if f.obs_last_action else []
+            if f.obs_own_health or f.obs_all_health:
+                names += ["own_health"] + (["own_shield"] if self.shield else [])
+            names += ["own_pos_x", "own_pos_y"] if f.obs_own_pos else []
+            names += ["own_fov_x", "own_fov_y"] if f.conic_fov else []
+            names += [f"own_unit_type_bit_{b}" for b in range(self.bits)]
         if f.obs_timestep_number:
             names += ["timestep"]
         return names
@@ -173,19 +169,18 @@ class V2Layout:
     def state_feature_names(self) -> list[str]:
         """SMACv2's ``build_state_feature_names``."""
         f = self.flags
-        names = []
+        names: list[str] = []
         for a in range(self.n_agents):
-            block = ["health", "energy/cooldown", "rel_x", "rel_y"] + (["shield"] if self.shield else [])
-            if f.conic_fov:
-                block += ["fov_x", "fov_y"]
-            block += [f"type_{b}" for b in range(self.bits)]
-            names += [f"ally_{name}_{a}" for name in block]
+            names += [f"ally_health_{a}", f"ally_cooldown_{a}", f"ally_relative_x_{a}", f"ally_relative_y_{a}"]
+            names += [f"ally_shield_{a}"] if self.shield else []
+            names += [f"ally_fov_x_{a}", f"ally_fov_y_{a}"] if f.conic_fov else []
+            names += [f"ally_unit_type_{a}_bit_{b}" for b in range(self.bits)]
         for e in range(self.n_enemies):
-            block = ["health", "rel_x", "rel_y"] + (["shield"] if self.shield else [])
-            block += [f"type_{b}" for b in range(self.bits)]
-            names += [f"enemy_{name}_{e}" for name in block]
+            names += [f"enemy_health_{e}", f"enemy_relative_x_{e}", f"enemy_relative_y_{e}"]
+            names += [f"enemy_shield_{e}"] if self.shield else []
+            names += [f"enemy_unit_type_{e}_bit_{b}" for b in range(self.bits)]
         if f.state_last_action:
-            names += [f"last_action_{a}_{k}" for a in range(self.n_agents) for k in range(self.n_actions)]
+            names += [f"ally_last_action_{a}_action_{k}" for a in range(self.n_agents) for k in range(self.n_actions)]
         if f.state_timestep_number:
             names += ["timestep"]
         return names

@@ -54,6 +54,14 @@ def test_sizes_match_smacv2_published_protoss_5_vs_5():
     env = StarCraftCapabilityEnvWrapper(seed=0, **get_scenario("protoss_5_vs_5").env_args())
     info = env.get_env_info()
     assert (info["obs_shape"], info["state_shape"], info["n_actions"]) == (92, 130, 11)
+    assert info["cap_shape"] == 3 and info["agent_features"][-4:] == ["shield", "type_0", "type_1", "type_2"]
+    names = env.get_obs_feature_names()  # SMACv2's build_obs_feature_names
+    assert names[4:11] == ["enemy_shootable_0", "enemy_distance_0", "enemy_relative_x_0", "enemy_relative_y_0",
+                           "enemy_health_0", "enemy_shield_0", "enemy_unit_type_0_bit_0"]
+    assert names[49] == "ally_visible_1" and names[-7:-3] == ["own_health", "own_shield", "own_pos_x", "own_pos_y"]
+    assert env.get_state_feature_names()[:9] == ["ally_health_0", "ally_cooldown_0", "ally_relative_x_0",
+                                                 "ally_relative_y_0", "ally_shield_0", "ally_unit_type_0_bit_0",
+                                                 "ally_unit_type_0_bit_1", "ally_unit_type_0_bit_2", "ally_health_1"]
     env = StarCraftCapabilityEnvWrapper(seed=0, **{**get_scenario("terran_5_vs_5").env_args(), "conic_fov": True})
     # terran: no shields; cone: 12 turn actions, own (fov x, y), ally state (fov x, y)
     assert env.get_total_actions() == 6 + 12 + 5
@@ -279,3 +287,50 @@ def test_train_runs_on_a_smacv2_scenario(tmp_path):
                                episodes=4, num_envs=2, checkpoints=2, agent_settings={"horizon": 64, "epochs": 1},
                                tensorboard=False), tmp_path)
     assert result.episodes == 4 and result.updates >= 1
+
+
+def smacv2_sizes(race, n, m, f, observe=True):
+    """SMACv2's size getters (``starcraft2.py``: ``get_obs_*_size``, ``get_state_size``,
+    ``n_actions``), transcribed term by term for the 10gen maps (3 type bits, no stochastic
+    capabilities)."""
+    bits, shield = 3, int(race == "protoss")
+    n_fov = f.get("num_fov_actions", 12) if f.get("conic_fov") else 0
+    n_no_attack = 4 + n_fov + 2
+    n_actions = n_no_attack + (n if race == "terran" and n > m else m)
+    all_health = f.get("obs_all_health", True)
+    own_health = f.get("obs_own_health", True) or all_health
+    move = 4 + 8 * f.get("obs_pathing_grid", False) + 9 * f.get("obs_terrain_height", False)
+    nf_en = 4 + bits + (1 + shield) * all_health
+    nf_al = 4 + bits + (1 + shield) * all_health + n_actions * f.get("obs_last_action", False)
+    own = bits + (1 + shield) * own_health + 2 * f.get("conic_fov", False) + 2 * f.get("obs_own_pos", False)
+    obs = f.get("obs_timestep_number", False) + move + m * nf_en + (n - 1) * nf_al + own
+    ally_state = 4 + shield + 2 * f.get("conic_fov", False) + bits
+    state = n * ally_state + m * (3 + shield + bits) + n * n_actions * f.get("state_last_action", True) \
+        + f.get("state_timestep_number", False)
+    return obs, state, n_actions
+
+
+FLAG_GRID = [{}, {"conic_fov": True, "obs_own_pos": True}, {"obs_last_action": True, "obs_pathing_grid": True,
+             "obs_terrain_height": True, "obs_timestep_number": True, "state_timestep_number": True},
+             {"obs_all_health": False, "obs_own_health": False, "state_last_action": False, "conic_fov": True,
+              "num_fov_actions": 8}]
+
+
+@pytest.mark.parametrize("race", RACES)
+@pytest.mark.parametrize("flags", FLAG_GRID)
+def test_layouts_equal_smacv2_formulas(race, flags):
+    """Our vectors' lengths, size getters and feature names against SMACv2's formulas, for 10 vs 11
+    (terran: the heal targets) and 5 vs 5, over flag sets, with and without observed types."""
+    for n, m, observe in ((10, 11, True), (5, 5, False)):
+        types = get_scenario(f"{race}_5_vs_5").capability.team_gen
+        cap = {"n_units": n, "n_enemies": m, "team_gen": {"dist_type": "weighted_teams",
+               "unit_types": list(types.unit_types), "weights": list(types.weights),
+               "exception_unit_types": list(types.exception_unit_types), "observe": observe},
+               "start_positions": {"dist_type": "surrounded_and_reflect", "p": 0.5, "map_x": 32, "map_y": 32}}
+        env = StarCraftCapabilityEnvWrapper(capability_config=cap, map_name=f"10gen_{race}", seed=0, **flags)
+        obs, state = env.reset()
+        expected = smacv2_sizes(race, n, m, flags, observe)
+        assert (env.get_obs_size(), env.get_state_size(), env.get_total_actions()) == expected
+        assert obs[0].shape == (expected[0],) and state.shape == (expected[1],)
+        assert len(env.get_obs_feature_names()) == expected[0] and len(env.get_state_feature_names()) == expected[1]
+        assert np.array(env.get_avail_actions()).shape == (n, expected[2])
