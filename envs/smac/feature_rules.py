@@ -428,7 +428,30 @@ def avail_actions_v2(out, true_out, px, py, hp, ally0, n, enemy0, m, is_medivac,
                 row[n_no + j] = ok or not action_mask
 
 
-def observations_v2(out, true_avail, last_action, timestep, px, py, hp, hp_frac, shield_frac, ally0, n, enemy0, m,
+def observe_enemies_v2(vis, hp, ally0, n, order, draws, prob, obs_enemies, enemy_tags):
+    """SMACv2's enemy bookkeeping of one observation (``get_obs_agent``): living agents visited in
+    ``order``; an agent that sees an untagged enemy e tags it and observes it, and every other agent
+    observes it when its ``draws[e, agent] < prob``.  ``obs_enemies`` (m, n), ``enemy_tags`` (m,),
+    -1 untagged, are updated; ``vis`` (n, m) becomes "in sight and observed"."""
+    m = vis.shape[1]
+    for k in range(n):
+        a = order[k]
+        if not hp[ally0 + a] > ZERO:
+            continue
+        for e in range(m):
+            if vis[a, e] and enemy_tags[e] < 0:
+                obs_enemies[e, a] = 1
+                enemy_tags[e] = a
+                for b in range(n):
+                    if b != a and draws[e, b] < prob:
+                        obs_enemies[e, b] = 1
+    for a in range(n):
+        for e in range(m):
+            vis[a, e] = vis[a, e] and obs_enemies[e, a] > 0
+
+
+def observations_v2(out, true_avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, hp_frac,
+                    shield_frac, ally0, n, enemy0, m,
                     ally_type, enemy_type, bits, observe_types, shield_ally, shield_enemy, pathing, height, sight, fov,
                     half_angle, conic, n_fov, seen, hidden, own_pos, map_x, map_y, fully, config):
     """SMACv2's ``get_obs_agent`` of every agent of one game into ``out`` (n, obs_size): move
@@ -436,14 +459,16 @@ def observations_v2(out, true_avail, last_action, timestep, px, py, hp, hp_frac,
     shoot, dist, dx, dy (/ sight), (health, (shield)), type bits], the last three left 0 where
     ``hidden`` (n, m: the EPO mask); per other ally in sight (any living ally when ``fully``) [1, dist, dx, dy, (health, (shield)),
     type bits (0 unless ``observe_types``), (last action)]; own [(health, (shield)), (x / map_x,
-    y / map_y), (cone direction), type bits], (timestep).  ``hp_frac``/``shield_frac`` (U,) filled by
-    the caller (``health_fractions``).  A dead agent's row is 0 but for the timestep."""
+    y / map_y), (cone direction), type bits], (timestep).  ``hp_frac``/``shield_frac`` (U,) are
+    filled here (scratch rows).  A dead agent's row is 0 but for the timestep."""
     A = last_action.shape[1]
     n_no = N_NO_ATTACK + n_fov
     all_health = config[OBS_ALL_HEALTH]
     move = 4 + 8 * config[OBS_PATHING] + 9 * config[OBS_HEIGHT]
     nf_en = 4 + bits + (1 + shield_enemy) * all_health
     nf_al = 4 + bits + (1 + shield_ally) * all_health + A * config[OBS_LAST_ACTION]
+    for u in range(hp.shape[0]):
+        hp_frac[u], shield_frac[u] = health_fractions(hp[u], hp_max[u], shield[u], shield_max[u])
     for i in range(n):
         a = ally0 + i
         row = out[i]

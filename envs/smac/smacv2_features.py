@@ -22,7 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import build
-from .feature_rules import health_fractions
 from .smacv2_scenarios import GenMap
 from .units import SHOOT_RANGE, SIGHT_RANGE, UNIT_STATS
 
@@ -268,17 +267,11 @@ class V2Seat:
                               bool(f.conic_fov))
         if f.fully_observable:
             return np.ones((n, m), np.bool_)
-        for a in self.rng.permutation(n):  # SMACv2's get_obs visits the agents in a random order
-            if not hp[self.ally0 + a] > 0:
-                continue
-            for e in np.flatnonzero(vis[a]):
-                if self.enemy_tags[e] < 0:
-                    self.obs_enemies[e, a] = 1
-                    self.enemy_tags[e] = a
-                    draws = self.rng.random(n) < f.prob_obs_enemy
-                    draws[a] = False
-                    self.obs_enemies[e, draws] = 1
-        return vis & (self.obs_enemies.T > 0)
+        order = self.rng.permutation(n)  # SMACv2's get_obs visits the agents in a random order
+        draws = self.rng.random((m, n))
+        self.ns.observe_enemies_v2(vis, hp, self.ally0, n, order, draws, f.prob_obs_enemy, self.obs_enemies,
+                                   self.enemy_tags)
+        return vis
 
     def observations(self, timestep: float) -> np.ndarray:
         L, f = self.layout, self.layout.flags
@@ -292,12 +285,10 @@ class V2Seat:
         shield = self.engine.arrays("shield")[0]
         U = hp.shape[0]
         hp_frac, shield_frac = np.zeros(U, np.float32), np.zeros(U, np.float32)
-        for u in range(U):
-            hp_frac[u], shield_frac[u] = health_fractions(hp[u], self.hp_max[u], shield[u], self.shield_max[u])
         _, true_avail = self.avail()
         seen = self._seen(px, py, hp)
-        self.ns.observations_v2(out, true_avail, self.last_action, np.float32(timestep), px, py, hp, hp_frac,
-                                shield_frac, self.ally0, self.n, self.enemy0, self.m, self.ally_type, self.enemy_type,
+        self.ns.observations_v2(out, true_avail, self.last_action, np.float32(timestep), px, py, hp, shield,
+                                self.hp_max, self.shield_max, hp_frac, shield_frac, self.ally0, self.n, self.enemy0, self.m, self.ally_type, self.enemy_type,
                                 L.bits, int(f.observe_types), L.shield, L.shield, self.pathing, self.height,
                                 self.sight, self.fov, self.half_angle, int(f.conic_fov), L.n_fov, seen, self.hidden,
                                 int(f.obs_own_pos), float(self.engine.spec.map_x), float(self.engine.spec.map_y),
