@@ -1,12 +1,16 @@
 """SMACv2 on the simulator (envs/smac/smacv2_*.py): every scenario plays, the draws follow SMACv2's
 distributions, the sight cone and the EPO mask on hand cases, bad configurations, seeding."""
 
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 from selfplay.envs.smac import SMACV2_SCENARIOS, SMACv2Env, StarCraftCapabilityEnvWrapper, get_scenario
 from selfplay.envs.smac.feature_rules import in_cone
+from selfplay.envs.smac.mapdata import read_maps
+from selfplay.envs.smac.maps import SMACV2_DATA_FILE
 from selfplay.envs.smac.smacv2_draws import draw_start_positions, draw_teams
 from selfplay.envs.smac.smacv2_scenarios import RACES, SIZES, CapabilityConfig, StartPositions
 
@@ -334,3 +338,35 @@ def test_layouts_equal_smacv2_formulas(race, flags):
         assert obs[0].shape == (expected[0],) and state.shape == (expected[1],)
         assert len(env.get_obs_feature_names()) == expected[0] and len(env.get_state_feature_names()) == expected[1]
         assert np.array(env.get_avail_actions()).shape == (n, expected[2])
+
+
+SMACV2_MAPS_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "smacv2_maps"
+
+
+def test_shipped_smacv2_terrain_equals_what_the_reader_gives_on_the_map_file():
+    pytest.importorskip("mpyq", reason="mpyq (dev extra) reads the .SC2Map archives")
+    if not SMACV2_MAPS_DIR.is_dir():
+        pytest.skip(f"the SMACv2 map files are not at {SMACV2_MAPS_DIR}")
+    text = read_maps.dumps(read_maps.read_maps(SMACV2_MAPS_DIR, ["32x32_flat"]))
+    assert text == SMACV2_DATA_FILE.read_text()
+
+
+def test_smacv2_map_units_agree_with_the_unit_table_and_sight_ranges():
+    """The 32x32_flat map's nine "_RL" units (UnitData.xml): hp, shields, armour, speed, radius as the
+    unit table (units.py), and their sight equals SMACv2's sight-range table."""
+    from selfplay.envs.smac.maps import game_unit_name
+    from selfplay.envs.smac.smacv2_features import V2_SIGHT_RANGE
+    from selfplay.envs.smac.units import UNIT_STATS
+
+    data = json.loads(SMACV2_DATA_FILE.read_text())["32x32_flat"]
+    assert all(c == "1" * 32 for c in data["pathing"])  # flat: every cell pathable
+    rl = {game_unit_name(k): v for k, v in data["unit_data"].items() if k.endswith("_RL")}
+    assert set(rl) == set(V2_SIGHT_RANGE)
+    for name, u in rl.items():
+        s = UNIT_STATS[name]
+        for field, value in (("life_max", s.hp), ("shields_max", s.shield), ("life_armor", s.armor),
+                             ("speed", s.speed), ("radius", s.radius)):
+            if field in u:
+                assert u[field] == pytest.approx(value), (name, field)
+        if "sight" in u:
+            assert u["sight"] == V2_SIGHT_RANGE[name], name
