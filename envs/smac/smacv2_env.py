@@ -321,7 +321,12 @@ class SMACv2Env(MultiAgentEnv):
         self.engine = None
         self.seat = None
 
-    def seed(self):
+    def seed(self, seed=None):
+        """The seed; with an argument, restart every random stream from ``seed`` (EPyMARL calls
+        ``seed(seed)``; SMACv2's takes none)."""
+        if seed is not None:
+            self._seed = seed
+            self._obs_rng, self._engine_seed = _streams(seed)[1:]
         return self._seed
 
 
@@ -353,6 +358,12 @@ class StarCraftCapabilityEnvWrapper(MultiAgentEnv):
 
     def reset(self):
         return self.env.reset(self.draw_episode_config())
+
+    def seed(self, seed=None):
+        """As ``SMACv2Env.seed``; the draws restart from ``seed`` too."""
+        if seed is not None:
+            self._rng = _streams(seed)[0]
+        return self.env.seed(seed)
 
     def __getattr__(self, name):
         if name == "env":

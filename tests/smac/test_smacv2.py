@@ -370,3 +370,30 @@ def test_smacv2_map_units_agree_with_the_unit_table_and_sight_ranges():
                 assert u[field] == pytest.approx(value), (name, field)
         if "sight" in u:
             assert u["sight"] == V2_SIGHT_RANGE[name], name
+
+
+def test_epymarl_sc2v2_env_args_run_unchanged():
+    """EPyMARL's smacv2 configs pass these env_args to the wrapper (its smacv2_configs/*.yaml), and
+    its wrapper calls ``seed(seed)``, ``reset()`` (keeping the observations), ``get_env_info()``,
+    ``episode_limit``, ``step``, ``get_stats``."""
+    args = {"continuing_episode": False, "difficulty": "7", "game_version": None, "map_name": "10gen_zerg",
+            "move_amount": 2, "obs_all_health": True, "obs_instead_of_state": False, "obs_last_action": False,
+            "obs_own_health": True, "obs_pathing_grid": False, "obs_terrain_height": False,
+            "obs_timestep_number": False, "reward_death_value": 10, "reward_defeat": 0, "reward_negative_scale": 0.5,
+            "reward_only_positive": True, "reward_scale": True, "reward_scale_rate": 20, "reward_sparse": False,
+            "reward_win": 200, "replay_dir": "", "replay_prefix": "", "conic_fov": False, "use_unit_ranges": True,
+            "min_attack_range": 2, "num_fov_actions": 12, "obs_own_pos": True,
+            "capability_config": {"n_units": 10, "n_enemies": 11, "team_gen": {
+                "dist_type": "weighted_teams", "unit_types": ["zergling", "baneling", "hydralisk"],
+                "weights": [0.45, 0.1, 0.45], "exception_unit_types": ["baneling"], "observe": True},
+                "start_positions": {"dist_type": "surrounded_and_reflect", "p": 0.5, "map_x": 32, "map_y": 32},
+                "enemy_mask": {"dist_type": "mask", "mask_probability": 0.5, "n_enemies": 11}},
+            "state_last_action": True, "state_timestep_number": False, "step_mul": 8, "heuristic_ai": False,
+            "debug": False, "prob_obs_enemy": 0.0, "action_mask": False}
+    env = StarCraftCapabilityEnvWrapper(**args)
+    env.seed(3)
+    obs, _ = env.reset()
+    assert env.episode_limit == 200 and len(obs) == 10 and env.get_env_info()["n_actions"] == 17
+    assert np.array(env.get_avail_actions())[:, 6:].all()  # action_mask=False: every living enemy
+    assert play(env, np.random.default_rng(1)) >= 1
+    assert env.get_stats()["battles_game"] == 1
