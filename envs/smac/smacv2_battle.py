@@ -25,6 +25,7 @@ from . import build
 from .engine import BattleEngine
 from .rewards import RewardConfig
 from .smacv2_draws import draw_enemy_mask, draw_start_positions, draw_teams
+from .smacv2_env import hunt
 from .smacv2_features import V2Flags, V2Layout, V2Seat
 from .smacv2_scenarios import Scenario, get_gen_map, get_scenario
 from .smacv2_spec import drawn_spec
@@ -106,6 +107,7 @@ class SMACv2Battle:
             "counted": np.zeros(engine.num_units, np.bool_),
             "counts": np.array([not (terran and u == "medivac") for u in engine.unit_names], np.bool_),
             "max_reward": [self._max_reward(engine, 1), self._max_reward(engine, 0)]}
+        hunt(engine)
         self.kinds[e] = kind
         self.episode_steps[e] = 0
         self.episode_return[:, e] = 0.0
@@ -174,6 +176,7 @@ class SMACv2Battle:
                 seat.last_action[:] = np.eye(avail.shape[1], dtype=np.float32)[a]
                 engine.command(s, seat.engine_actions(a, true_avail)[None, :])
             engine.advance()
+            hunt(engine)
             self.episode_steps[e] += 1
             battle = np.zeros((2, 1), np.float32)
             lost = np.zeros((1, 2), np.bool_)

@@ -39,6 +39,14 @@ from .smacv2_spec import drawn_spec
 FIXED_POINT = {"ally": (8.0, 16.0), "enemy": (24.0, 16.0)}  # SMACv2's creation points without start_positions
 
 
+def hunt(engine: BattleEngine) -> None:
+    """Aim the scripted side's attack-moves at the closest living opponent (``rules.hunt_goals``)."""
+    for side in engine.scripted_sides:
+        o, t = engine.side_slices[side], engine.side_slices[1 - side]
+        build.cpu().hunt_goals(engine.arrays("pos")[0], engine.arrays("hp")[0], engine.arrays("trigger_goal")[0],
+                                o.start, o.stop, t.start, t.stop)
+
+
 def _streams(seed: int | None) -> tuple[np.random.Generator, np.random.Generator, int]:
     """(draw generator, observation generator, engine seed) from one seed."""
     ss = np.random.SeedSequence(seed)
@@ -152,6 +160,7 @@ class SMACv2Env(MultiAgentEnv):
         self._ended = False
         self.win_counted = self.defeat_counted = False
         self.last_action = self.seat.last_action
+        hunt(self.engine)
         return self.get_obs(), self.get_state()
 
     def _require_episode(self) -> V2Seat:
@@ -177,6 +186,7 @@ class SMACv2Env(MultiAgentEnv):
         seat.last_action[:] = np.eye(self.n_actions, dtype=np.float32)[acts]
         self.engine.command(0, seat.engine_actions(acts, true_avail)[None, :])
         self.engine.advance()
+        hunt(self.engine)
         self._total_steps += 1
         self._episode_steps += 1
         reward, terminated, info = self._outcome()

@@ -9,9 +9,10 @@ Agent order is SMACv2's: allies sorted by (unit-type id, x, y), where the 10gen 
 ids are in alphabetical order (``GEN_UNIT_ORDER``); enemies in creation order.  Type bits (allies
 and enemies alike) follow the map's ``type_order`` (``get_unit_type_id``).
 
-The scripted enemy (single-player) attack-moves to the allies' mean start point, SC2's
-auto-acquisition on top (``rules.scripted_orders``); SMACv2's enemy is the game's built-in AI, which
-the simulator does not model beyond that (docs/design/smacv2.md).
+The scripted enemy (single-player) attack-moves, SC2's auto-acquisition on top
+(``rules.scripted_orders``); its point starts at the allies' mean start point and is re-aimed at the
+closest living agent every step (``rules.hunt_goals``, called by ``smacv2_env.hunt``): SMACv2's enemy
+is the game's built-in AI (docs/design/smacv2.md §4).
 """
 
 from __future__ import annotations
