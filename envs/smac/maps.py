@@ -51,6 +51,7 @@ PLAYABLE = (2.0, 2.0, 30.0, 30.0)  # the playable area the game reports (module 
 DATA_FILE = Path(__file__).with_name("mapdata") / "smac_maps.json"
 SMACV2_DATA_FILE = Path(__file__).with_name("mapdata") / "smacv2_maps.json"  # the terrain SMACv2's scenarios play on
 PLACEMENT_OVERLAP = 1.0 / 16.0  # allowed overlap of radii when the game places a created unit
+PLACEMENT_CHUNK = 64  # candidate points tested at once (the first free one in order is taken either way)
 
 # Unit-type orders of spec §4.  Allies: unit_type - min_ally_type; enemies: SMAC's fixed per-race order.
 TYPE_ORDERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -252,19 +253,25 @@ def place_units(units: list[tuple[str, tuple[float, float]]], walk: np.ndarray) 
     placed_c: list[int] = []
     for name, point in units:
         r, cls = UNIT_STATS[name].radius, _collision_class(name)
-        cand = np.asarray(point) + _candidate_offsets(r)
-        ok = (cand >= 0).all(1) & (cand < n).all(1)
-        if cls != 2:
-            cx, cy = cand[:, 0].clip(0, n - 1).astype(int), cand[:, 1].clip(0, n - 1).astype(int)
-            ok &= walk[cx, cy]
+        offsets = _candidate_offsets(r)
         same = np.array([c == cls for c in placed_c], dtype=bool)
-        if same.any():
-            others, r_o = placed[same], np.array(placed_r)[same]
-            d = np.hypot(cand[:, None, 0] - others[None, :, 0], cand[:, None, 1] - others[None, :, 1])
-            ok &= (d >= r + r_o[None, :] - PLACEMENT_OVERLAP - 1e-9).all(1)
-        if not ok.any():
+        others, r_o = placed[same], np.array(placed_r)[same]
+        chosen = None
+        for k in range(0, len(offsets), PLACEMENT_CHUNK):  # candidates in order, a chunk at a time
+            cand = np.asarray(point) + offsets[k: k + PLACEMENT_CHUNK]
+            ok = (cand >= 0).all(1) & (cand < n).all(1)
+            if cls != 2:
+                cx, cy = cand[:, 0].clip(0, n - 1).astype(int), cand[:, 1].clip(0, n - 1).astype(int)
+                ok &= walk[cx, cy]
+            if len(others):
+                d = np.hypot(cand[:, None, 0] - others[None, :, 0], cand[:, None, 1] - others[None, :, 1])
+                ok &= (d >= r + r_o[None, :] - PLACEMENT_OVERLAP - 1e-9).all(1)
+            if ok.any():
+                chosen = cand[np.argmax(ok)]
+                break
+        if chosen is None:
             raise RuntimeError(f"no free place for a {name} around {point}")
-        placed = np.concatenate([placed, cand[np.argmax(ok)][None]])
+        placed = np.concatenate([placed, chosen[None]])
         placed_r.append(r)
         placed_c.append(cls)
     return placed

@@ -233,6 +233,7 @@ class V2Seat:
         self.obs_enemies = np.zeros((m, n), np.int64)
         self.enemy_tags = np.full(m, -1, np.int64)
         self.last_action = np.zeros((n, self.layout.n_actions), np.float32)
+        self._avail = None
 
     # ------------------------------------------------------------ positions
     def _xy(self):
@@ -246,8 +247,14 @@ class V2Seat:
         return self.engine.arrays("hp")[0]
 
     # ---------------------------------------------------------------- masks
+    def invalidate(self) -> None:
+        """Forget the cached masks: call after the engine's state or a cone direction changed."""
+        self._avail = None
+
     def avail(self) -> tuple[np.ndarray, np.ndarray]:
-        """(available, true available) bool (n, n_actions)."""
+        """(available, true available) bool (n, n_actions), cached until ``invalidate``."""
+        if self._avail is not None:
+            return self._avail
         L, f = self.layout, self.layout.flags
         out = np.zeros((self.n, L.n_actions), np.bool_)
         true_out = np.zeros_like(out)
@@ -255,6 +262,7 @@ class V2Seat:
         self.ns.avail_actions_v2(out, true_out, px, py, self._hp(), self.ally0, self.n, self.enemy0, self.m,
                                  self.is_medivac, self.pathing, self.shoot, self.fov, self.half_angle,
                                  bool(f.conic_fov), L.n_fov, bool(f.action_mask))
+        self._avail = (out, true_out)
         return out, true_out
 
     # -------------------------------------------------------- observations
@@ -314,6 +322,7 @@ class V2Seat:
         turn sets the direction and issues nothing, an attack out of range issues nothing (SMACv2's
         ``get_agent_action``); a mirrored seat's east/west are swapped to world directions."""
         L = self.layout
+        self._avail = None  # the engine moves next, and a turn changes the cone
         out = np.zeros(self.n, np.int64)
         for i, a in enumerate(actions):
             a = int(a)

@@ -22,7 +22,7 @@ from functools import cache
 
 import numpy as np
 
-from .maps import MapSpec, _placement
+from .maps import MapSpec, place_units
 from .smacv2_scenarios import GEN_UNIT_ORDER, GenMap
 
 
@@ -40,10 +40,19 @@ class DrawnSpec(MapSpec):
         return [self._created(side)[k][0] for k in drawn_order(self, side)]
 
     def spawn_positions(self, side: int, mirrored: bool = False) -> np.ndarray:
-        return _placement(self, side, False)[drawn_order(self, side)]
+        return _drawn_positions(self)[side][drawn_order(self, side)]
 
     def type_ids(self, side: int, as_ally: bool) -> list[int]:
         return [self.type_order.index(u) for u in self.units(side)]
+
+
+@cache
+def _drawn_positions(spec: DrawnSpec) -> tuple[np.ndarray, np.ndarray]:
+    """(ally, enemy) positions in creation order: every creation placed in order, allies first."""
+    seq = [(name, spec.groups[s][gi][2]) for s in (0, 1) for name, gi in spec._created(s)]
+    pos = place_units(seq, spec.pathing_grid())
+    n0 = len(spec._created(0))
+    return pos[:n0], pos[n0:]
 
 
 @cache
@@ -51,7 +60,7 @@ def _drawn_order(spec: DrawnSpec, side: int) -> tuple[int, ...]:
     created = spec._created(side)
     if side == 1:
         return tuple(range(len(created)))
-    pos = _placement(spec, 0, False)
+    pos = _drawn_positions(spec)[0]
     keys = [(GEN_UNIT_ORDER.index(name), float(pos[k, 0]), float(pos[k, 1]), k) for k, (name, _) in enumerate(created)]
     return tuple(k[-1] for k in sorted(keys))
 

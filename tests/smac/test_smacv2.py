@@ -157,6 +157,7 @@ def test_conic_fov_masks_what_is_outside_the_cone():
     assert avail[n_no] == 1 and avail[n_no + 1] == 0
     assert avail[6: 6 + 12] == [1] * 12
     env.seat.fov[0] = (0.0, 1.0)  # what turn action 6 + 3 (90 degrees) sets
+    env.seat.invalidate()
     obs = env.get_obs()[0]
     east, north = obs[move: move + nfe], obs[move + nfe: move + 2 * nfe]
     assert not east.any() and north[0] == 1.0  # 5.0 away: within the stalker's shoot range 6
@@ -397,3 +398,57 @@ def test_epymarl_sc2v2_env_args_run_unchanged():
     assert np.array(env.get_avail_actions())[:, 6:].all()  # action_mask=False: every living enemy
     assert play(env, np.random.default_rng(1)) >= 1
     assert env.get_stats()["battles_game"] == 1
+
+
+def test_epymarl_loads_the_wrapper_through_a_one_line_shim(tmp_path, monkeypatch):
+    """``smacv2/env/starcraft2/wrapper.py`` holding one import line is what EPyMARL's smacv2_wrapper
+    imports; its runner steps with a torch tensor of actions."""
+    import sys
+
+    import torch
+
+    pkg = tmp_path / "smacv2" / "env" / "starcraft2"
+    pkg.mkdir(parents=True)
+    for d in (tmp_path / "smacv2", tmp_path / "smacv2" / "env", pkg):
+        (d / "__init__.py").write_text("")
+    (pkg / "wrapper.py").write_text("from selfplay.envs.smac import StarCraftCapabilityEnvWrapper  # noqa: F401\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    names = ("smacv2", "smacv2.env", "smacv2.env.starcraft2", "smacv2.env.starcraft2.wrapper")
+    for name in names:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    try:
+        from smacv2.env.starcraft2.wrapper import StarCraftCapabilityEnvWrapper as Shimmed
+
+        assert Shimmed is StarCraftCapabilityEnvWrapper
+        env = Shimmed(**get_scenario("terran_5_vs_5").env_args())
+        obss, _ = env.reset()
+        gen = torch.Generator().manual_seed(0)
+        terminated = False
+        while not terminated:
+            avail = torch.tensor(env.get_avail_actions(), dtype=torch.float32)
+            actions = torch.multinomial(avail, 1, generator=gen)[:, 0]
+            reward, terminated, info = env.step(actions)
+            assert isinstance(reward, float) and "battle_won" in info
+    finally:
+        for name in names:
+            sys.modules.pop(name, None)
+
+
+def test_single_player_battle_against_the_scripted_enemy():
+    """``scripted_enemy=True`` (the suite's games against the built-in opponent): one seat; an idle
+    team ("stop" every step) loses against the scripted attack-move."""
+    import torch
+
+    from selfplay.training.registry import make_env
+
+    env = make_env("smacv2:zerg_5_vs_5", 3, seed=0, scripted_enemy=True)
+    assert env.n_seats == 1
+    env.reset()
+    lost = torch.zeros(3, dtype=torch.bool)
+    for _ in range(200):
+        mask = env.action_masks()[0]
+        _, rewards, done, info = env.step([torch.where(mask[..., 1], 1, 0)])
+        lost |= done & (info["winner"] == 1)
+        if lost.all():
+            break
+    assert lost.all()
