@@ -37,7 +37,8 @@ class DrawnSpec(MapSpec):
         return len(self.type_order)
 
     def units(self, side: int, mirrored: bool = False) -> list[str]:
-        return [self._created(side)[k][0] for k in drawn_order(self, side)]
+        created = self._created(side)
+        return [created[k][0] for k in drawn_order(self, side)]
 
     def spawn_positions(self, side: int, mirrored: bool = False) -> np.ndarray:
         return _drawn_positions(self)[side][drawn_order(self, side)]
