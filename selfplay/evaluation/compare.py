@@ -44,7 +44,7 @@ DEFAULT_SCHEMES = [
 
 @dataclass
 class CompareConfig:
-    env: str = "rirrps"  # environment: rirrps | biased-rps | rpsls | smac:MAP[@sc2] | openspiel:GAME[(param=value,...)]
+    env: str = "rirrps"  # environment: rirrps | biased-rps | rpsls | smac:MAP[@sc2] | smacv2:SCENARIO | openspiel:GAME[(param=value,...)]
     agents: list[str] = field(default_factory=lambda: ["ppo-mlp"])  # comma-separated agents: ppo-mlp | ppo-rnn | alphastar
     schemes: list[str] = field(default_factory=lambda: list(DEFAULT_SCHEMES))  # comma-separated scheme specs
     seeds: list[int] = field(default_factory=lambda: [0])  # comma-separated seeds, e.g. 0,1,2
