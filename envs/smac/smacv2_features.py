@@ -295,6 +295,7 @@ class V2Seat:
         hp_frac, shield_frac = np.zeros(U, np.float32), np.zeros(U, np.float32)
         _, true_avail = self.avail()
         seen = self._seen(px, py, hp)
+        self.seen = seen  # the observed set of this observation (the GPU build's check replays it)
         self.ns.observations_v2(out, true_avail, self.last_action, np.float32(timestep), px, py, hp, shield,
                                 self.hp_max, self.shield_max, hp_frac, shield_frac, self.ally0, self.n, self.enemy0, self.m, self.ally_type, self.enemy_type,
                                 L.bits, int(f.observe_types), L.shield, L.shield, self.pathing, self.height,
