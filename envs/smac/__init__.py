@@ -7,6 +7,9 @@
   batched two-seat view used by the self-play loop.
 - ``SMACParallelEnv``: PettingZoo ``ParallelEnv`` view of both sides.
 - ``MAP_NAMES``, ``get_map``, ``UNIT_STATS``: the maps (§7) and unit table (§8).
+- SMACv2 (docs/design/smacv2.md): ``StarCraftCapabilityEnvWrapper(capability_config=..., map_name=...,
+  **flags)`` and ``SMACv2Env`` (SMACv2's API, so EPyMARL's ``sc2v2`` shim is one import line),
+  ``SMACV2_SCENARIOS`` / ``get_scenario`` (``protoss_5_vs_5`` ... ``zerg_20_vs_23``).
 """
 
 from .battle import SMACBattle
@@ -15,8 +18,12 @@ from .maps import MAP_NAMES, get_map
 from .multiagentenv import MultiAgentEnv
 from .pettingzoo_env import SMACParallelEnv
 from .scripted import FocusFirePolicy
+from .smacv2_env import SMACv2Env, StarCraftCapabilityEnvWrapper
+from .smacv2_scenarios import SCENARIO_NAMES as SMACV2_SCENARIOS
+from .smacv2_scenarios import get_scenario
 from .units import UNIT_STATS
 
 StarCraft2Env = SMACEnv  # SMAC's name
 
-__all__ = ["SMACBattle", "SMACEnv", "StarCraft2Env", "MultiAgentEnv", "SMACParallelEnv", "FocusFirePolicy", "MAP_NAMES", "get_map", "UNIT_STATS"]
+__all__ = ["SMACBattle", "SMACEnv", "StarCraft2Env", "MultiAgentEnv", "SMACParallelEnv", "FocusFirePolicy", "MAP_NAMES", "get_map", "UNIT_STATS",
+           "SMACv2Env", "StarCraftCapabilityEnvWrapper", "SMACV2_SCENARIOS", "get_scenario"]

@@ -9,6 +9,8 @@ order of the ``OBS_*``/``STATE_*`` indices below.  Sizes and layouts: ``features
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .rules import ONE, SIGHT, ZERO, distance
@@ -323,3 +325,285 @@ def outcome(e, lost, steps, limit, hp, n0, won, draw, timeout, done, winner, dea
                 d1 += 1
     dead[0, e] = d0
     dead[1, e] = d1
+
+
+# ---------------------------------------------------------------------------- SMACv2 (docs/design/smacv2.md)
+# SMACv2's (smacv2/env/starcraft2/starcraft2.py) sight cones, unit ranges, masks, observations and state.
+# ``sight``/``shoot`` (n,) are the agents' ranges (``unit_range``), ``fov`` (n, 2) their cone directions
+# (in the seat's frame), ``conic`` whether sight is a cone of full angle ``2 * half_angle``.
+CONE_EPS = 1e-7  # SMACv2's EPS of is_position_in_cone
+
+
+def unit_range(table_range, default_range, use_unit_ranges, min_range):
+    """SMACv2's ``unit_shoot_range`` / ``unit_sight_range``: the unit's own range, at least
+    ``min_range`` (shoot: ``min_attack_range``; sight: 0), with ``use_unit_ranges``; else the fixed
+    ``default_range`` (shoot 6, sight 9)."""
+    if use_unit_ranges:
+        return F(max(table_range, min_range))
+    return F(default_range)
+
+
+def in_cone(dx, dy, fx, fy, half_angle, reach):
+    """SMACv2's ``is_position_in_cone`` for the offset (dx, dy) of a unit from the agent, the agent's
+    cone direction (fx, fy) and ``reach`` (sight or shoot range): within reach (``dist <= reach``)
+    and ``|atan(dy / dx') - atan(fy / fx')| < half_angle``, where dx' is dx kept at least 1e-7 away
+    from 0 and fx' is fx forced to dx's sign (at least 1e-7 away from 0).  Written as SMACv2 computes
+    it, in float64: with ``atan`` (not ``atan2``) and fx taking dx's sign, the cone is seen mirrored
+    in the agent's vertical axis too (a unit straight behind is in the cone)."""
+    if np.float64(distance(dx, dy)) > np.float64(reach):
+        return False
+    x_diff = np.float64(dx)
+    x_diff = max(x_diff, CONE_EPS) if x_diff > 0 else min(x_diff, -CONE_EPS)
+    obj_angle = math.atan(np.float64(dy) / x_diff)
+    x = np.float64(fx)
+    x = max(x, CONE_EPS) if x_diff > 0 else min(x, -CONE_EPS)
+    fov_angle = math.atan(np.float64(fy) / x)
+    return abs(obj_angle - fov_angle) < half_angle
+
+
+def sees_v2(dx, dy, fx, fy, half_angle, reach, conic):
+    """SMACv2's visibility of a unit at offset (dx, dy): in the cone when ``conic``, else strictly
+    within ``reach``."""
+    if conic:
+        return in_cone(dx, dy, fx, fy, half_angle, reach)
+    return distance(dx, dy) < reach
+
+
+def can_shoot_v2(dx, dy, fx, fy, half_angle, reach, conic):
+    """SMACv2's ``get_can_shoot``: in the cone of the shoot range when ``conic``, else within it
+    (``dist <= reach``)."""
+    if conic:
+        return in_cone(dx, dy, fx, fy, half_angle, reach)
+    return distance(dx, dy) <= reach
+
+
+def visibility_v2(vis, px, py, ally0, n, enemy0, m, sight, fov, half_angle, conic):
+    """(n, m) bool: enemy j in agent i's sight (cone), living or not (SMACv2's ``enemy_visible``
+    before its observation bookkeeping)."""
+    for i in range(n):
+        a = ally0 + i
+        for j in range(m):
+            b = enemy0 + j
+            vis[i, j] = sees_v2(px[b] - px[a], py[b] - py[a], fov[i, 0], fov[i, 1], half_angle, sight[i], conic)
+
+
+def avail_actions_v2(out, true_out, px, py, hp, ally0, n, enemy0, m, is_medivac, pathing, shoot, fov, half_angle,
+                     conic, n_fov, action_mask):
+    """SMACv2's ``get_avail_agent_actions`` (``out``) and ``get_true_avail_agent_actions``
+    (``true_out``, the same with the range check always on) of one game, bool (n, 6 + n_fov +
+    targets): a dead agent only no-op; else stop, the moves whose half-step lands on a pathable cell,
+    the ``n_fov`` cone turns, and attacks on living enemies within the shoot range or cone (Medivacs:
+    heals on living non-Medivac allies); without ``action_mask`` every living target is available."""
+    n_no = N_NO_ATTACK + n_fov
+    for i in range(n):
+        a = ally0 + i
+        row = out[i]
+        true_row = true_out[i]
+        for q in range(row.shape[0]):
+            row[q] = False
+            true_row[q] = False
+        if not hp[a] > ZERO:
+            row[0] = True
+            true_row[0] = True
+            continue
+        x = px[a]
+        y = py[a]
+        row[1] = True
+        row[2] = grid_value(pathing, x + ZERO, y + MOVE_HALF, ZERO) > ZERO
+        row[3] = grid_value(pathing, x + ZERO, y + -MOVE_HALF, ZERO) > ZERO
+        row[4] = grid_value(pathing, x + MOVE_HALF, y + ZERO, ZERO) > ZERO
+        row[5] = grid_value(pathing, x + -MOVE_HALF, y + ZERO, ZERO) > ZERO
+        for q in range(1, N_NO_ATTACK):
+            true_row[q] = row[q]
+        for q in range(n_fov):
+            row[N_NO_ATTACK + q] = True
+            true_row[N_NO_ATTACK + q] = True
+        heals = is_medivac[i]
+        count = n if heals else m
+        for j in range(count):
+            b = (ally0 + j) if heals else (enemy0 + j)
+            if hp[b] > ZERO and not (heals and is_medivac[j]):
+                ok = can_shoot_v2(px[b] - x, py[b] - y, fov[i, 0], fov[i, 1], half_angle, shoot[i], conic)
+                true_row[n_no + j] = ok
+                row[n_no + j] = ok or not action_mask
+
+
+def observe_enemies_v2(vis, hp, ally0, n, order, draws, prob, obs_enemies, enemy_tags):
+    """SMACv2's enemy bookkeeping of one observation (``get_obs_agent``): living agents visited in
+    ``order``; an agent that sees an untagged enemy e tags it and observes it, and every other agent
+    observes it when its ``draws[e, agent] < prob``.  ``obs_enemies`` (m, n), ``enemy_tags`` (m,),
+    -1 untagged, are updated; ``vis`` (n, m) becomes "in sight and observed"."""
+    m = vis.shape[1]
+    for k in range(n):
+        a = order[k]
+        if not hp[ally0 + a] > ZERO:
+            continue
+        for e in range(m):
+            if vis[a, e] and enemy_tags[e] < 0:
+                obs_enemies[e, a] = 1
+                enemy_tags[e] = a
+                for b in range(n):
+                    if b != a and draws[e, b] < prob:
+                        obs_enemies[e, b] = 1
+    for a in range(n):
+        for e in range(m):
+            vis[a, e] = vis[a, e] and obs_enemies[e, a] > 0
+
+
+def observations_v2(out, true_avail, last_action, timestep, px, py, hp, shield, hp_max, shield_max, hp_frac,
+                    shield_frac, ally0, n, enemy0, m,
+                    ally_type, enemy_type, bits, observe_types, shield_ally, shield_enemy, pathing, height, sight, fov,
+                    half_angle, conic, n_fov, seen, hidden, own_pos, map_x, map_y, fully, config):
+    """SMACv2's ``get_obs_agent`` of every agent of one game into ``out`` (n, obs_size): move
+    availability, (pathing, height); per enemy seen (``seen`` (n, m): in sight and observed) [can
+    shoot, dist, dx, dy (/ sight), (health, (shield)), type bits], the last three left 0 where
+    ``hidden`` (n, m: the EPO mask); per other ally in sight (any living ally when ``fully``) [1, dist, dx, dy, (health, (shield)),
+    type bits (0 unless ``observe_types``), (last action)]; own [(health, (shield)), (x / map_x,
+    y / map_y), (cone direction), type bits], (timestep).  ``hp_frac``/``shield_frac`` (U,) are
+    filled here (scratch rows).  A dead agent's row is 0 but for the timestep."""
+    A = last_action.shape[1]
+    n_no = N_NO_ATTACK + n_fov
+    all_health = config[OBS_ALL_HEALTH]
+    move = 4 + 8 * config[OBS_PATHING] + 9 * config[OBS_HEIGHT]
+    nf_en = 4 + bits + (1 + shield_enemy) * all_health
+    nf_al = 4 + bits + (1 + shield_ally) * all_health + A * config[OBS_LAST_ACTION]
+    for u in range(hp.shape[0]):
+        hp_frac[u], shield_frac[u] = health_fractions(hp[u], hp_max[u], shield[u], shield_max[u])
+    for i in range(n):
+        a = ally0 + i
+        row = out[i]
+        for q in range(row.shape[0]):
+            row[q] = ZERO
+        o = move + m * nf_en + (n - 1) * nf_al
+        if config[OBS_OWN_HEALTH]:
+            o += 1 + shield_ally
+        o += 2 * own_pos + 2 * conic + bits
+        if config[OBS_TIMESTEP]:
+            row[o] = timestep
+        if not hp[a] > ZERO:
+            continue
+        x = px[a]
+        y = py[a]
+        r = sight[i]
+        for k in range(4):
+            row[k] = ONE if true_avail[i, 2 + k] else ZERO
+        o = 4
+        if config[OBS_PATHING]:
+            surroundings(row, o, pathing, x, y, 8, ONE)
+            o += 8
+        if config[OBS_HEIGHT]:
+            surroundings(row, o, height, x, y, 9, ONE)
+        o = move
+        for j in range(m):
+            b = enemy0 + j
+            if seen[i, j] and hp[b] > ZERO:
+                c = o + j * nf_en
+                dx = px[b] - x
+                dy = py[b] - y
+                row[c] = ONE if true_avail[i, n_no + j] else ZERO
+                row[c + 1] = distance(dx, dy) / r
+                row[c + 2] = dx / r
+                row[c + 3] = dy / r
+                if not hidden[i, j]:
+                    k = 4
+                    if all_health:
+                        row[c + k] = hp_frac[b]
+                        k += 1
+                        if shield_enemy:
+                            row[c + k] = shield_frac[b]
+                            k += 1
+                    if bits:
+                        row[c + k + enemy_type[j]] = ONE
+        o += m * nf_en
+        jj = -1
+        for j in range(n):
+            if j == i:
+                continue
+            jj += 1
+            b = ally0 + j
+            dx = px[b] - x
+            dy = py[b] - y
+            if hp[b] > ZERO and (fully or sees_v2(dx, dy, fov[i, 0], fov[i, 1], half_angle, r, conic)):
+                c = o + jj * nf_al
+                row[c] = ONE
+                row[c + 1] = distance(dx, dy) / r
+                row[c + 2] = dx / r
+                row[c + 3] = dy / r
+                k = 4
+                if all_health:
+                    row[c + k] = hp_frac[b]
+                    k += 1
+                    if shield_ally:
+                        row[c + k] = shield_frac[b]
+                        k += 1
+                if bits and observe_types:
+                    row[c + k + ally_type[j]] = ONE
+                k += bits
+                if config[OBS_LAST_ACTION]:
+                    for q in range(A):
+                        row[c + k + q] = last_action[j, q] * ONE
+        o += (n - 1) * nf_al
+        if config[OBS_OWN_HEALTH]:
+            row[o] = hp_frac[a]
+            o += 1
+            if shield_ally:
+                row[o] = shield_frac[a]
+                o += 1
+        if own_pos:
+            row[o] = x / F(map_x)
+            row[o + 1] = y / F(map_y)
+            o += 2
+        if conic:
+            row[o] = fov[i, 0]
+            row[o + 1] = fov[i, 1]
+            o += 2
+        if bits:
+            row[o + ally_type[i]] = ONE
+
+
+def state_v2(row, last_action, timestep, px, py, hp, shield, hp_max, shield_max, cooldown, energy, max_cd, is_medivac,
+             ally0, n, enemy0, m, ally_type, enemy_type, bits, shield_ally, shield_enemy, cx, cy, width, height, fov,
+             conic, config):
+    """SMACv2's ``get_state`` of one game into ``row``: per ally [hp, cooldown (Medivac: energy) / max
+    cooldown, x and y relative to the centre / playable size, (shield), (cone direction), type bits],
+    per enemy [hp, x, y, (shield), type bits], dead units 0; (last actions), (timestep)."""
+    A = last_action.shape[1]
+    nf_al = 4 + shield_ally + 2 * conic + bits
+    nf_en = 3 + shield_enemy + bits
+    for q in range(row.shape[0]):
+        row[q] = ZERO
+    for i in range(n):
+        a = ally0 + i
+        if not hp[a] > ZERO:
+            continue
+        c = i * nf_al
+        h, s = health_fractions(hp[a], hp_max[a], shield[a], shield_max[a])
+        row[c] = h
+        row[c + 1] = energy[a] / max_cd[i] if is_medivac[i] else cooldown[a] / max_cd[i]
+        row[c + 2] = (px[a] - cx) / width
+        row[c + 3] = (py[a] - cy) / height
+        k = 4
+        if shield_ally:
+            row[c + k] = s
+            k += 1
+        if conic:
+            row[c + k] = fov[i, 0]
+            row[c + k + 1] = fov[i, 1]
+            k += 2
+        if bits:
+            row[c + k + ally_type[i]] = ONE
+    o = n * nf_al
+    for j in range(m):
+        b = enemy0 + j
+        alive_f = ONE if hp[b] > ZERO else ZERO
+        h, s = health_fractions(hp[b], hp_max[b], shield[b], shield_max[b])
+        state_unit(row, o + j * nf_en, alive_f, h, False, ZERO, (px[b] - cx) / width, (py[b] - cy) / height,
+                   shield_enemy, s, bits, enemy_type[j])
+    o += m * nf_en
+    if config[STATE_LAST_ACTION]:
+        for i in range(n):
+            for q in range(A):
+                row[o + i * A + q] = last_action[i, q]
+        o += n * A
+    if config[STATE_TIMESTEP]:
+        row[o] = timestep

@@ -49,7 +49,9 @@ from .units import UNIT_STATS
 MAP_SIZE = 32
 PLAYABLE = (2.0, 2.0, 30.0, 30.0)  # the playable area the game reports (module docstring)
 DATA_FILE = Path(__file__).with_name("mapdata") / "smac_maps.json"
+SMACV2_DATA_FILE = Path(__file__).with_name("mapdata") / "smacv2_maps.json"  # the terrain SMACv2's scenarios play on
 PLACEMENT_OVERLAP = 1.0 / 16.0  # allowed overlap of radii when the game places a created unit
+PLACEMENT_CHUNK = 64  # candidate points tested at once (the first free one in order is taken either way)
 
 # Unit-type orders of spec §4.  Allies: unit_type - min_ally_type; enemies: SMAC's fixed per-race order.
 TYPE_ORDERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -171,6 +173,12 @@ class MapSpec:
 
 
 @lru_cache(maxsize=1)
+def smacv2_map_data() -> dict:
+    """The shipped derived data of SMACv2's ``32x32_flat`` map (terrain only: no triggers, no registry)."""
+    return json.loads(SMACV2_DATA_FILE.read_text())
+
+
+@lru_cache(maxsize=1)
 def map_data() -> dict:
     """The shipped derived data of the 23 maps (``mapdata/read_maps.py``)."""
     return json.loads(DATA_FILE.read_text())
@@ -201,8 +209,8 @@ def _terrain(kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     height; the byte scale of the game's ``terrain_height`` is not known here).  "open"/"line": the
     hand-made terrains of test specs (height 0.5 where walkable)."""
     data = map_data()
-    if kind in data:
-        d = data[kind]
+    if kind in data or kind in smacv2_map_data():
+        d = data[kind] if kind in data else smacv2_map_data()[kind]
         walk = np.array([[c == "1" for c in col] for col in d["pathing"]], dtype=bool)
         height = np.clip(np.array(d["height"], dtype=np.float64) / 4096.0 / 64.0, 0.0, 1.0)
         return walk, height, _cliff_cells(walk)
@@ -245,19 +253,25 @@ def place_units(units: list[tuple[str, tuple[float, float]]], walk: np.ndarray) 
     placed_c: list[int] = []
     for name, point in units:
         r, cls = UNIT_STATS[name].radius, _collision_class(name)
-        cand = np.asarray(point) + _candidate_offsets(r)
-        ok = (cand >= 0).all(1) & (cand < n).all(1)
-        if cls != 2:
-            cx, cy = cand[:, 0].clip(0, n - 1).astype(int), cand[:, 1].clip(0, n - 1).astype(int)
-            ok &= walk[cx, cy]
+        offsets = _candidate_offsets(r)
         same = np.array([c == cls for c in placed_c], dtype=bool)
-        if same.any():
-            others, r_o = placed[same], np.array(placed_r)[same]
-            d = np.hypot(cand[:, None, 0] - others[None, :, 0], cand[:, None, 1] - others[None, :, 1])
-            ok &= (d >= r + r_o[None, :] - PLACEMENT_OVERLAP - 1e-9).all(1)
-        if not ok.any():
+        others, r_o = placed[same], np.array(placed_r)[same]
+        chosen = None
+        for k in range(0, len(offsets), PLACEMENT_CHUNK):  # candidates in order, a chunk at a time
+            cand = np.asarray(point) + offsets[k: k + PLACEMENT_CHUNK]
+            ok = (cand >= 0).all(1) & (cand < n).all(1)
+            if cls != 2:
+                cx, cy = cand[:, 0].clip(0, n - 1).astype(int), cand[:, 1].clip(0, n - 1).astype(int)
+                ok &= walk[cx, cy]
+            if len(others):
+                d = np.hypot(cand[:, None, 0] - others[None, :, 0], cand[:, None, 1] - others[None, :, 1])
+                ok &= (d >= r + r_o[None, :] - PLACEMENT_OVERLAP - 1e-9).all(1)
+            if ok.any():
+                chosen = cand[np.argmax(ok)]
+                break
+        if chosen is None:
             raise RuntimeError(f"no free place for a {name} around {point}")
-        placed = np.concatenate([placed, cand[np.argmax(ok)][None]])
+        placed = np.concatenate([placed, chosen[None]])
         placed_r.append(r)
         placed_c.append(cls)
     return placed

@@ -575,3 +575,20 @@ def advance_game(jitter, unit, static, maps, flags, sc):
     if flags.colliders:
         separate(unit, static, maps, sc)
 
+
+def hunt_goals(pos, hp, goal, o0, o1, t0, t1):
+    """The attack-move point of a scripted side without a map trigger (SMACv2's maps: the game's
+    built-in AI commands player 2): every living unit of ``o0..o1`` attack-moves to the closest living
+    unit of ``t0..t1`` (centre distance), re-aimed at every environment step; approximation, no
+    source describes the built-in AI (docs/design/smacv2.md §4)."""
+    for i in range(o0, o1):
+        if not hp[i] > ZERO:
+            continue
+        best = INF
+        for j in range(t0, t1):
+            if hp[j] > ZERO:
+                d = distance(pos[j, 0] - pos[i, 0], pos[j, 1] - pos[i, 1])
+                if d < best:
+                    best = d
+                    goal[i, 0] = pos[j, 0]
+                    goal[i, 1] = pos[j, 1]

@@ -45,7 +45,7 @@ DEFAULT_SCHEMES = [
 
 @dataclass
 class CompareConfig:
-    env: str = "rirrps"  # environment: rirrps | biased-rps | rpsls | smac:MAP[@sc2] | openspiel:GAME[(param=value,...)]
+    env: str = "rirrps"  # environment: rirrps | biased-rps | rpsls | smac:MAP[@sc2] | smacv2:SCENARIO | openspiel:GAME[(param=value,...)]
     agents: list[str] = field(default_factory=lambda: ["ppo-mlp"])  # comma-separated agents: ppo-mlp | ppo-rnn | alphastar
     schemes: list[str] = field(default_factory=lambda: list(DEFAULT_SCHEMES))  # comma-separated scheme specs
     seeds: list[int] = field(default_factory=lambda: [0])  # comma-separated seeds, e.g. 0,1,2
@@ -69,7 +69,7 @@ class CompareConfig:
     @classmethod
     def preset(cls, quick: bool = False, env: str = "rirrps") -> CompareConfig:
         """``make run`` scale (a few minutes on 2 cores) or ``--quick`` (about a minute; SMAC: a few)."""
-        if env.startswith("smac:"):
+        if env.startswith(("smac:", "smacv2:")):
             # multi-unit PPO's own defaults (horizon 3200 game-steps, 10 epochs); SMAC episodes are longer
             if quick:
                 return cls(env=env, episodes=800, checkpoints=5, matches=8, num_envs=64, ppo={}, embedding=False)

@@ -9,6 +9,9 @@ order executor: ``env_for_agent("smac:MAP", "alphastar")`` is ``smac-commander:M
 seen as a ``CommanderEnv`` (commander actions, packed AlphaStar observations, win/loss reward) on a
 ``COMMANDER_GRID``² grid. A SMAC name ending in ``@sc2`` (``smac:3m@sc2``) plays the real StarCraft II
 game instead of the simulator (``envs/smac/sc2_engine.py``; needs the game and the ``sc2`` extra).
+``smacv2:SCENARIO`` (``smacv2:protoss_5_vs_5`` ... ``smacv2:zerg_20_vs_23``, each also ``..._epo``): SMACv2's
+procedurally generated scenarios on the simulator (docs/design/smacv2.md), both seats drawn from the
+scenario's distribution, the second seat mirrored; played by the SMAC agents (``is_smac``).
 ``openspiel:GAME`` / ``openspiel:GAME(param=value,...)``: a two-player zero-sum OpenSpiel game with
 information-state tensors (``envs/openspiel``; needs the ``openspiel`` extra), played by the PPO agents.
 """
@@ -24,6 +27,7 @@ from selfplay.envs.base import TwoPlayerBatchedEnv
 MATRIX_GAMES = ("rirrps", "biased-rps", "rpsls")
 AGENTS = ("ppo-mlp", "ppo-rnn", "alphastar")
 SC2_SUFFIX = "@sc2"  # smac:MAP@sc2: the real game
+SMACV2_PREFIX = "smacv2:"  # smacv2:protoss_5_vs_5
 OPENSPIEL_PREFIX = "openspiel:"  # openspiel:kuhn_poker, openspiel:goofspiel(num_cards=4)
 COMMANDER_GRID = 16  # the AlphaStar agent's spatial/location grid on SMAC's 32×32 maps (2 map units a cell)
 
@@ -36,13 +40,19 @@ def check_env_name(name: str) -> str:
 
         load_two_player_zero_sum(openspiel_game(name))
         return name
+    if is_smacv2(name):
+        from selfplay.envs.smac import SMACV2_SCENARIOS
+
+        if smac_map(name) not in SMACV2_SCENARIOS:
+            raise ValueError(f"unknown SMACv2 scenario {smac_map(name)!r}; scenarios: {', '.join(SMACV2_SCENARIOS)}")
+        return name
     if isinstance(name, str) and (name.startswith("smac:") or name.startswith("smac-commander:")):
         from selfplay.envs.smac import MAP_NAMES
 
         if smac_map(name) not in MAP_NAMES:
             raise ValueError(f"unknown SMAC map {smac_map(name)!r}; maps: {', '.join(MAP_NAMES)}")
         return name
-    raise ValueError(f"env must be one of {MATRIX_GAMES}, 'smac:MAP' (or 'smac:MAP{SC2_SUFFIX}') or "
+    raise ValueError(f"env must be one of {MATRIX_GAMES}, 'smac:MAP' (or 'smac:MAP{SC2_SUFFIX}'), 'smacv2:SCENARIO' or "
                      f"'{OPENSPIEL_PREFIX}GAME', got {name!r}")
 
 
@@ -56,7 +66,12 @@ def openspiel_game(name: str) -> str:
 
 
 def is_smac(name: str) -> bool:
-    return name.startswith("smac:") or name.startswith("smac-commander:")
+    """SMAC battles, SMACv2 scenarios included (the SMAC agents play both)."""
+    return name.startswith("smac:") or name.startswith("smac-commander:") or is_smacv2(name)
+
+
+def is_smacv2(name: str) -> bool:
+    return isinstance(name, str) and name.startswith(SMACV2_PREFIX)
 
 
 def smac_map(name: str) -> str:
@@ -74,7 +89,7 @@ def env_for_agent(env: str, agent: str) -> str:
     """The environment an agent plays: the AlphaStar agent sees ``smac:MAP`` as ``smac-commander:MAP``."""
     check_env_name(env)
     if agent == "alphastar":
-        if not is_smac(env):
+        if not is_smac(env) or is_smacv2(env):
             raise ValueError(f"the alphastar agent plays SMAC maps ('smac:MAP'), got env {env!r}")
         return f"smac-commander:{env.split(':', 1)[1]}"
     if env.startswith("smac-commander:"):
@@ -91,7 +106,13 @@ def smac_map_is_symmetric(map_name: str) -> bool:
 
 
 def is_two_sided(env: str) -> bool:
-    """Asymmetric SMAC maps need a learner per side (``selfplay.training.two_sided``)."""
+    """Asymmetric SMAC maps (SMACv2: more enemies than agents) need a learner per side
+    (``selfplay.training.two_sided``)."""
+    if is_smacv2(env):
+        from selfplay.envs.smac import get_scenario
+
+        cap = get_scenario(smac_map(env)).capability
+        return cap.n_units != cap.n_enemies
     return is_smac(env) and not smac_map_is_symmetric(smac_map(env))
 
 
@@ -108,6 +129,11 @@ def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "c
         from selfplay.envs.openspiel import OpenSpielGame
 
         return OpenSpielGame(openspiel_game(name), num_envs, seed=seed, device=device)
+    if is_smacv2(name):
+        from selfplay.envs.smac.smacv2_battle import SMACv2Battle
+
+        return SMACv2Battle(smac_map(name), num_envs=num_envs, two_player=not scripted_enemy, mirror=True, seed=seed,
+                            device=device)
     from selfplay.envs.smac import SMACBattle
 
     map_name = smac_map(name)

@@ -2,7 +2,9 @@
 
 Run ``python -m selfplay.envs.smac.mapdata.read_maps DIR [--out FILE] [--check]`` on a folder holding the
 23 SMAC maps (and SMAC's ``smac_maps.py`` registry); it writes ``smac_maps.json`` next to this
-module (the derived data the project ships), or with ``--check`` compares with it.  Needs the
+module (the derived data the project ships), or with ``--check`` compares with it.  SMACv2's
+terrain (``smacv2_maps.json``: the ``32x32_flat`` map its ``10gen_*`` scenarios play on) is read with
+``--maps 32x32_flat --out .../smacv2_maps.json`` from ``../shared/data/smacv2_maps``.  Needs the
 ``mpyq`` package (``pip install mpyq``; in the ``dev`` extra).
 
 What is read (the archives' layout: ``../shared/data/smac_maps/README.md``), per map:
@@ -208,10 +210,11 @@ def read_map(path: Path) -> dict:
     return out
 
 
-def read_maps(folder: str | Path) -> dict[str, dict]:
-    """{map name: data} for every ``.SC2Map`` in ``folder``, with SMAC's registry row as ``registry``."""
+def read_maps(folder: str | Path, names: list[str] | None = None) -> dict[str, dict]:
+    """{map name: data} for every ``.SC2Map`` in ``folder`` (only ``names`` when given), with SMAC's
+    registry row as ``registry``."""
     folder = Path(folder)
-    files = sorted(folder.glob("*.SC2Map"))
+    files = sorted(p for p in folder.glob("*.SC2Map") if names is None or p.stem in names)
     if not files:
         raise ValueError(f"folder {str(folder)!r} holds no .SC2Map files")
     registry = read_registry(folder / "smac_maps.py") if (folder / "smac_maps.py").exists() else {}
@@ -233,8 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("folder", help="folder with the SMAC .SC2Map files (and smac_maps.py)")
     ap.add_argument("--out", default=str(DATA_FILE), help="where to write the JSON (default: the shipped file)")
     ap.add_argument("--check", action="store_true", help="compare with --out instead of writing it")
+    ap.add_argument("--maps", nargs="+", help="read only these maps (SMACv2's data: --maps 32x32_flat --out "
+                    "smacv2_maps.json)")
     args = ap.parse_args(argv)
-    text = dumps(read_maps(args.folder))
+    text = dumps(read_maps(args.folder, args.maps))
     if args.check:
         same = Path(args.out).read_text() == text
         print("identical" if same else f"{args.out} differs from what {args.folder} gives")
