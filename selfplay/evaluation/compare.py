@@ -149,8 +149,11 @@ def _evaluate_one(args: tuple) -> dict:
         return evaluate_run_dir(run_dir, matches, seed=seed, blocks=rest[0] if rest else None)
 
 
+SCRIPTED_GAMES = 100  # games of each checkpoint against SMAC's built-in AI in an evaluation
+
+
 def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figures: bool = True,
-                     scripted_games: int = 100, max_games: int | None = None, blocks: Any = None) -> dict:
+                     scripted_games: int = SCRIPTED_GAMES, max_games: int | None = None, blocks: Any = None) -> dict:
     """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/.
     ``max_games`` (games per block, ``None``: ``matches.MAX_GAMES``) and ``blocks`` (a ``RayExecutor``
     that plays the matrix's further blocks as tasks): as ``training.matches.play_matches``."""

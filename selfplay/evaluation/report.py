@@ -184,6 +184,8 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
         + (" (" + ", ".join(f"{k.replace('_', ' ')} {v:.0f} s" for k, v in timings.items() if k != "total")
            + "; `evaluation/timings.json`)." if timings else "."),
         "",
+        *answer_lines(seed_stats, config),
+        *measurement_lines(config, summary),
         "## Summary",
         "",
         "`lower_triangle_winrate`: mean of W below the diagonal (later checkpoints against earlier ones; "
@@ -224,6 +226,31 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
     lines += ["", "Every run directory under `runs/` holds its config, menagerie, matches, metrics and "
               "TensorBoard events, and can be resumed or re-evaluated with `selfplay evaluate RUN_DIR`.", ""]
     return "\n".join(lines)
+
+
+def answer_lines(seed_stats, config) -> list[str]:
+    """The report's first section: the best scheme per metric and whether it beats the runner-up
+    significantly (``verdict.answer_lines``); nothing without the statistics over seeds."""
+    if seed_stats is None:
+        return []
+    from selfplay.evaluation.verdict import answer_lines as lines
+
+    return lines(seed_stats, config)
+
+
+def measurement_lines(config, summary: pd.DataFrame) -> list[str]:
+    """How the numbers against a fixed opponent were made, where the comparison has them (SMAC: the
+    map's built-in AI)."""
+    if not any(c in summary.columns for c in SMAC_COLUMNS):
+        return []
+    from selfplay.evaluation.compare import SCRIPTED_GAMES
+
+    return ["## How the numbers against the built-in AI were made", "",
+            f"`vs_scripted_*`: each evaluated checkpoint plays {SCRIPTED_GAMES} games against the map's built-in "
+            "(scripted) AI, as in SMAC: the checkpoint controls the allied side (the map's first player), the AI the "
+            "enemy side; it is never trained against that AI. A win counts 1, a loss 0, and a game that reaches the "
+            "map's time limit (or where both sides die) is a draw and counts ½ (SMAC's own win rate counts it 0). "
+            "The rate is the mean over those games; intervals are over seeds.", ""]
 
 
 def _slug(spec: str) -> str:
