@@ -314,7 +314,22 @@ def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
     trained = run_map(_train_one, tasks, jobs)
     train_seconds = time.perf_counter() - started
 
-    # 2. per-run evaluation (also in parallel processes)
+    # 2. the t-SNE fits start now (they need only the trajectories) and run beside the evaluation
+    from selfplay.evaluation.report import EmbeddingFits, wants_embedding
+
+    fits = None
+    if executor is None and wants_embedding(config):
+        fits = EmbeddingFits(config, out, runs, list(config.agents), config.jobs or 2)
+    try:
+        return _evaluate_and_report(config, out, runs, trained, run_map, executor, jobs, started, train_seconds, fits)
+    except BaseException:
+        if fits is not None:
+            fits.cancel()
+        raise
+
+
+def _evaluate_and_report(config, out, runs, trained, run_map, executor, jobs, started, train_seconds, fits) -> Path:
+    # 3. per-run evaluation (also in parallel processes), then the statistics, figures and report
     from selfplay.evaluation.report import write_comparison
 
     blocks = executor if hasattr(executor, "submit") else None  # a matrix's further blocks as tasks too
@@ -330,7 +345,8 @@ def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
                      "seconds": round(info["seconds"], 2), "final_vs_first": round(summary["final_vs_first"], 6),
                      "menagerie_size": info["menagerie_size"], "updates": info["updates"],
                      **{k: round(v, 6) for k, v in summary.items() if k not in STANDARD_SUMMARY and _is_number(v)}})
-    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started, timings, run_map=run_map)
+    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started, timings, run_map=run_map,
+                            embedding_fits=fits)
 
 
 STAGES = {"_train_one": "training runs", "_evaluate_one": "winrate matrices",

@@ -61,17 +61,50 @@ def _embed_seed(args: tuple) -> dict[str, Path]:
     return paths
 
 
-def write_embeddings(config, out: Path, runs, agents: list[str], figure_paths: dict, jobs: int = 1) -> None:
+class EmbeddingFits:
+    """Every seed's t-SNE fit (``_embed_seed``) started in background processes as soon as the
+    trajectories exist — the fits need nothing else, so they run while the checkpoints are evaluated
+    and the RPP games are played, and no core idles while the last seed's fit runs alone. With one job
+    the fits run when ``results`` is called. Same fits, same results either way."""
+
+    def __init__(self, config, out: Path, runs, agents: list[str], jobs: int = 1) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        from selfplay.evaluation.runs import _die_with_parent
+
+        self.tasks = [(config, str(out), runs, list(agents), seed) for seed in config.seeds]
+        self.pool = None
+        if jobs > 1 and len(self.tasks) > 1:
+            self.pool = ProcessPoolExecutor(max_workers=min(jobs, len(self.tasks)), initializer=_die_with_parent)
+            self.futures = [self.pool.submit(_embed_seed, t) for t in self.tasks]
+
+    def results(self, progress: bool = False) -> list[dict[str, Path]]:
+        """Each seed's ``_embed_seed`` result, in the order of ``config.seeds`` (waits for the fits)."""
+        if self.pool is None:
+            from selfplay.evaluation.runs import pool_map
+
+            return pool_map(_embed_seed, self.tasks, 1, progress="t-SNE embeddings" if progress else None)
+        try:
+            return [f.result() for f in self.futures]
+        finally:
+            self.pool.shutdown()
+
+    def cancel(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+
+def write_embeddings(config, out: Path, runs, agents: list[str], figure_paths: dict, jobs: int = 1,
+                     fits: EmbeddingFits | None = None) -> None:
     """One t-SNE embedding per seed of all the agents' schemes with the reference basis (fitted together,
     so comparable across schemes and agents; seeds in parallel processes): ``runs/<agent>/embedding_s<seed>.png``
     (and ``.npz``); the chosen (first) seed's also as ``figures/embedding_<agent>.png`` and
-    ``evaluation/embedding_<agent>.npz`` (Fig. 2 reads these rather than fitting again)."""
+    ``evaluation/embedding_<agent>.npz`` (Fig. 2 reads these rather than fitting again). ``fits``: the
+    fits already started (``EmbeddingFits``); ``None``: start them here."""
     import shutil
 
-    from selfplay.evaluation.runs import pool_map
-
-    tasks = [(config, str(out), runs, list(agents), seed) for seed in config.seeds]
-    results = pool_map(_embed_seed, tasks, jobs, progress="t-SNE embeddings" if getattr(config, "progress", False) else None)
+    fits = fits if fits is not None else EmbeddingFits(config, out, runs, agents, jobs)
+    results = fits.results(progress=getattr(config, "progress", False))
     for seed, paths in zip(config.seeds, results):
         if seed != config.seeds[0]:
             continue
@@ -82,10 +115,12 @@ def write_embeddings(config, out: Path, runs, agents: list[str], figure_paths: d
 
 
 def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dict, train_seconds: float,
-                     started: float, timings: dict | None = None, run_map=None) -> Path:
+                     started: float, timings: dict | None = None, run_map=None,
+                     embedding_fits: EmbeddingFits | None = None) -> Path:
     """Tables, figures and report.md of a comparison; ``timings`` (stage → seconds, filled in here
     too) goes to ``evaluation/timings.json``; ``run_map``: how the RPP games are spread (``RayExecutor.map``;
-    ``None``: the local process pool)."""
+    ``None``: the local process pool); ``embedding_fits``: the t-SNE fits started after training
+    (``None``: they start here, after the other stages)."""
     timings = {} if timings is None else timings
     from selfplay.analysis import plots
 
@@ -127,9 +162,10 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
         figure_paths["rpp"].append(path)
     timings["figures"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    if config.embedding and config.env in ("rirrps",):
-        write_embeddings(config, out, runs, list(config.agents), figure_paths, jobs=config.jobs or 2)
-    timings["embedding"] = time.perf_counter() - t0
+    if wants_embedding(config):
+        write_embeddings(config, out, runs, list(config.agents), figure_paths, jobs=config.jobs or 2,
+                         fits=embedding_fits)
+    timings["embedding" if embedding_fits is None else "embedding_wait"] = time.perf_counter() - t0
 
     total = time.perf_counter() - started
     timings["total"] = total
@@ -140,6 +176,11 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
                          timings)
     atomic_write_text(report, text)
     return report
+
+
+def wants_embedding(config) -> bool:
+    """Whether the comparison has a t-SNE embedding (RirRPS's trajectory vectors only)."""
+    return bool(config.embedding) and config.env in ("rirrps",)
 
 
 def exploitability_figures(config, runs, figures: Path) -> list[Path]:
