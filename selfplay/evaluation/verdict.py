@@ -133,3 +133,61 @@ def answer_lines(stats, config) -> list[str]:
                           f"seeds cannot give p below {p:.3g}. Read \"significantly better\" as \"consistently better "
                           "on these seeds\", not as a tested claim, and add seeds before relying on it."]
     return lines + [""]
+
+
+# ----------------------------------------------------------------------------- a league's answer
+def wilson_interval(score: float, games: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson's score interval of a win rate ``score`` over ``games`` games:
+    (p + z²/2n ± z·√(p(1−p)/n + z²/4n²)) / (1 + z²/n), z the normal quantile of the confidence. Draws
+    counted ½ make the games' variance smaller than a coin's, so the interval is conservative for them."""
+    from scipy.stats import norm
+
+    if games < 1:
+        raise ValueError(f"games must be ≥ 1, got {games}")
+    z = float(norm.ppf(0.5 + confidence / 2))
+    n, p = games, min(max(score, 0.0), 1.0)
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
+
+
+def difference_interval(a: float, b: float, games_a: int, games_b: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Newcombe's hybrid score interval of the difference a − b of two win rates (each from its own
+    games; Newcombe 1998, method 10): a − b − √((a − l_a)² + (u_b − b)²), a − b + √((u_a − a)² + (b − l_b)²),
+    with (l, u) each rate's Wilson interval."""
+    la, ua = wilson_interval(a, games_a, confidence)
+    lb, ub = wilson_interval(b, games_b, confidence)
+    d = a - b
+    return d - math.sqrt((a - la) ** 2 + (ub - b) ** 2), d + math.sqrt((ua - a) ** 2 + (b - lb) ** 2)
+
+
+def league_answer_lines(players: list[str], measures: dict[str, tuple[list[float], int]],
+                        confidence: float = 0.95) -> list[str]:
+    """The league report's opening answer: per measure (``measures[name] = (each player's final win
+    rate, games per rate)``, in the order of ``players``) the best player with its Wilson interval,
+    and whether it is significantly better than the runner-up (Newcombe's interval of the difference
+    of the two rates excludes 0)."""
+    lines = ["## The answer: the best player per measure", "",
+             f"Each player's final policy, its win rate with the {confidence:.0%} Wilson interval over that measure's "
+             f"games. Significant means one thing throughout this report: the {confidence:.0%} interval excludes "
+             "chance — here Newcombe's interval of the difference of two players' win rates excludes 0.", ""]
+    for name, (rates, games) in measures.items():
+        order = sorted(range(len(players)), key=lambda i: -rates[i])
+        best = order[0]
+        low, high = wilson_interval(rates[best], games, confidence)
+        head = (f"- **{name}** (higher is better): **{players[best]}** is best, {rates[best]:.3f} over {games} games "
+                f"({confidence:.0%} interval [{low:.3f}, {high:.3f}])")
+        if len(order) == 1:
+            lines.append(head + "; it is the only player.")
+            continue
+        runner = order[1]
+        rl, rh = wilson_interval(rates[runner], games, confidence)
+        other = f"the runner-up {players[runner]} ({rates[runner]:.3f}, [{rl:.3f}, {rh:.3f}])"
+        if rates[best] == rates[runner]:
+            lines.append(head + f"; tied with {other}: no player is better.")
+            continue
+        dl, dh = difference_interval(rates[best], rates[runner], games, games, confidence)
+        verdict = "**significantly better**" if dl > 0 else "**not significantly better**"
+        where = "lies above 0" if dl > 0 else "contains 0"
+        lines.append(head + f"; it is {verdict} than {other}: the difference's interval [{dl:.3f}, {dh:.3f}] {where}.")
+    return lines + [""]

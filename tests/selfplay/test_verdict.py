@@ -69,3 +69,26 @@ def test_ties_one_seed_and_a_single_scheme_give_no_verdict():
     assert (one.best, one.outcome) == ("A", "no interval")
     alone = _verdicts(_summary({"A": [(0.9, 1), (0.8, 1)]}))["lower_triangle_winrate"]
     assert (alone.best, alone.runner_up, alone.outcome) == ("A", None, "alone")
+
+
+def test_wilson_and_newcombe_intervals_reproduce_the_published_examples():
+    from selfplay.evaluation.verdict import difference_interval, wilson_interval
+
+    # Newcombe (1998), Stat. Med. 17: 857-872, Table II: 81/263 -> 0.2553 to 0.3662 (score method)
+    assert wilson_interval(81 / 263, 263) == pytest.approx((0.2553, 0.3662), abs=1e-4)
+    # Newcombe (1998), Stat. Med. 17: 873-890, example (a): 56/70 - 48/80 -> 0.0524 to 0.3339 (method 10)
+    assert difference_interval(56 / 70, 48 / 80, 70, 80) == pytest.approx((0.0524, 0.3339), abs=1e-4)
+
+
+def test_league_answer_names_the_best_player_and_the_verdict_both_ways():
+    from selfplay.evaluation.verdict import league_answer_lines
+
+    players = ["main_0", "main_exploiter_0", "league_exploiter_0"]
+    lines = league_answer_lines(players, {"vs scripted AI": ([0.9, 0.3, 0.5], 100),
+                                          "vs starting policy": ([0.55, 0.6, 0.5], 20)})
+    text = "\n".join(lines)
+    # 0.9 vs 0.5 over 100 games each: far apart; 0.6 vs 0.55 over 20 games: well within each other's noise
+    assert "- **vs scripted AI** (higher is better): **main_0** is best, 0.900 over 100 games" in text
+    assert "it is **significantly better** than the runner-up league_exploiter_0 (0.500" in text
+    assert "- **vs starting policy** (higher is better): **main_exploiter_0** is best, 0.600 over 20 games" in text
+    assert "it is **not significantly better** than the runner-up main_0 (0.550" in text
