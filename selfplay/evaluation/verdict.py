@@ -46,6 +46,7 @@ class Verdict:
     probability: float = math.nan  # P(best improves on runner-up)
     p_low: float = math.nan
     p_high: float = math.nan
+    tied: tuple = ()  # the schemes whose mean equals the best's (the runner-up first)
 
     @property
     def outcome(self) -> str:
@@ -78,6 +79,7 @@ def verdicts(aggregate: pd.DataFrame, improvement: pd.DataFrame, metrics: dict) 
             out.append(Verdict(**fields, runner_up=None))
             continue
         runner = ranked.iloc[1]
+        fields["tied"] = tuple(ranked["scheme"].iloc[1:][ranked["mean"].iloc[1:] == best["mean"]])
         pair = improvement[(improvement["agent"] == agent) & (improvement["metric"] == metric)
                            & (improvement["scheme_x"] == best["scheme"]) & (improvement["scheme_y"] == runner["scheme"])]
         p = pair.iloc[0] if len(pair) else None
@@ -102,7 +104,10 @@ def verdict_sentence(v: Verdict, confidence: float) -> str:
         return head + "; it is the only scheme."
     runner = f"the runner-up {v.runner_up} ({v.runner_mean:.3f}, {_interval(v.runner_low, v.runner_high)})"
     if v.outcome == "tie":
-        return head + f"; tied with {runner}: no scheme is better."
+        names = [v.best, *v.tied]
+        together = ", ".join(names[:-1]) + f" and {names[-1]}"
+        return (f"- **`{v.metric}`** ({v.agent}, {direction} is better): no single best scheme: {together} tie at "
+                f"mean {v.best_mean:.3f} ({v.best}'s {confidence:.0%} interval {_interval(v.best_low, v.best_high)}).")
     p = f"P(best improves on runner-up) = {v.probability:.2f}, interval {_interval(v.p_low, v.p_high)}"
     if v.outcome == "no interval":
         return head + f", ahead of {runner}; {p}: one seed, so no verdict on significance."

@@ -64,7 +64,11 @@ def test_not_significantly_better_when_the_runner_up_overlaps():
 
 def test_ties_one_seed_and_a_single_scheme_give_no_verdict():
     tie = _verdicts(_summary({"A": [(0.7, 2), (0.6, 2)], "B": [(0.6, 2), (0.7, 2)]}))["lower_triangle_winrate"]
-    assert (tie.best, tie.runner_up, tie.outcome) == ("A", "B", "tie")  # equal means: the first listed, no verdict
+    assert (tie.best, tie.runner_up, tie.outcome, tie.tied) == ("A", "B", "tie", ("B",))  # equal means: no verdict
+    from selfplay.evaluation.verdict import verdict_sentence
+
+    assert verdict_sentence(tie, 0.95) == ("- **`lower_triangle_winrate`** (ppo-mlp, higher is better): no single best "
+                                           "scheme: A and B tie at mean 0.650 (A's 95% interval [0.600, 0.700]).")
     one = _verdicts(_summary({"A": [(0.9, 1)], "B": [(0.2, 3)]}))["lower_triangle_winrate"]
     assert (one.best, one.outcome) == ("A", "no interval")
     alone = _verdicts(_summary({"A": [(0.9, 1), (0.8, 1)]}))["lower_triangle_winrate"]
