@@ -90,8 +90,9 @@ class EmbeddingFits:
             self.pool.shutdown()
 
     def cancel(self) -> None:
+        """Drop the fits (the comparison failed): queued ones never start, running ones are not waited for."""
         if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+            self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 def write_embeddings(config, out: Path, runs, agents: list[str], figure_paths: dict, jobs: int = 1,
