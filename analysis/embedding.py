@@ -35,9 +35,9 @@ class TSNEConfig:
     bit-for-bit reproducible); dedupe: embed the distinct rows once.
 
     The schedule, 125 + 250 iterations, is half openTSNE's 250 + 500: on the default comparison's
-    joint fit (19 407 distinct RirRPS trajectories and the reference basis) it keeps the neighbourhood
-    structure — scikit-learn's trustworthiness at 5 / 15 / 30 neighbours 0.858 / 0.804 / 0.775 against
-    0.857 / 0.802 / 0.773 — in half the time (docs/results/speed.md).
+    joint fits (≈ 19 400 distinct RirRPS trajectories and the reference basis, seeds 0 and 1) it keeps
+    the neighbourhood structure — scikit-learn's trustworthiness at 5 / 15 / 30 neighbours equal to
+    the longer schedule's within 0.002 — in about half the time (docs/results/speed.md).
     """
 
     perplexity: float = 30.0
