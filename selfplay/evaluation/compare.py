@@ -24,7 +24,7 @@ import numpy as np
 
 from selfplay.core.menagerie import Menagerie
 from selfplay.core.schemes import make_scheme
-from selfplay.evaluation.runs import load_checkpoint_policies, open_committed, pool_map, run_mode, slug  # noqa: F401 (re-exported)
+from selfplay.evaluation.runs import SCRIPTED_GAMES, load_checkpoint_policies, open_committed, pool_map, run_mode, slug  # noqa: F401 (re-exported)
 from selfplay.training.loop import TrainConfig, train
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
 from selfplay.training.rundir import RunDir, check_out
@@ -147,9 +147,6 @@ def _evaluate_one(args: tuple) -> dict:
     run_dir, matches, seed, *rest = args
     with torch_threads(1):
         return evaluate_run_dir(run_dir, matches, seed=seed, blocks=rest[0] if rest else None)
-
-
-SCRIPTED_GAMES = 100  # games of each checkpoint against SMAC's built-in AI in an evaluation
 
 
 def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figures: bool = True,

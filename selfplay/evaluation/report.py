@@ -285,7 +285,7 @@ def measurement_lines(config, summary: pd.DataFrame) -> list[str]:
     map's built-in AI)."""
     if not any(c in summary.columns for c in SMAC_COLUMNS):
         return []
-    from selfplay.evaluation.compare import SCRIPTED_GAMES
+    from selfplay.evaluation.runs import SCRIPTED_GAMES
 
     return ["## How the numbers against the built-in AI were made", "",
             f"`vs_scripted_*`: each evaluated checkpoint plays {SCRIPTED_GAMES} games against the map's built-in "
