@@ -29,12 +29,15 @@ def _triple(value, where: str) -> tuple[float, float, float]:
 
 
 def plot_interval_estimates(panels: Mapping[str, Mapping[str, Mapping[str, tuple]]], confidence: float = 0.95,
-                            title: str | None = None, path: str | os.PathLike | None = None) -> Figure:
+                            title: str | None = None, path: str | os.PathLike | None = None,
+                            limits: Mapping[str, tuple] | None = None) -> Figure:
     """One panel per metric, one row per scheme: each statistic's estimate with its interval.
 
     ``panels[metric][scheme][statistic] = (estimate, low, high)``, e.g. statistic "mean" and "IQM"
     (drawn as a dot and a diamond, slightly offset). The panel title carries the metric's
-    orientation if the caller puts it in the metric's name.
+    orientation if the caller puts it in the metric's name. ``limits[metric] = (low, high)``: the
+    panel's axis spans the metric's whole range (win rates 0–1), so that small differences look small;
+    ``None`` for a bound: matplotlib's choice.
     """
     if not panels:
         raise ValueError("panels must hold at least one metric")
@@ -64,6 +67,7 @@ def plot_interval_estimates(panels: Mapping[str, Mapping[str, Mapping[str, tuple
         ax.set_ylim(len(schemes) - 0.5, -0.5)
         ax.grid(axis="x", color="0.9")
         ax.set_title(metric, fontsize=10)
+        _fixed_range(ax.set_xlim, ax.get_xlim, (limits or {}).get(metric))
     for ax in axes[len(panels):]:
         ax.set_visible(False)
     handles = [axes[0].plot([], [], marker=markers[i % len(markers)], color="0.3", ls="",
@@ -123,6 +127,16 @@ def plot_improvement_matrix(P, names: Sequence[str], low=None, high=None, title:
     return _finish(fig, path)
 
 
+def _fixed_range(set_lim, get_lim, bounds: tuple | None) -> None:
+    """Set an axis to ``bounds`` (a ``None`` bound keeps matplotlib's), padded by 3 % of the span so that
+    points on a bound stay visible."""
+    if bounds is None:
+        return
+    low, high = (b if b is not None else a for a, b in zip(get_lim(), bounds))
+    pad = 0.03 * (high - low) if high > low else 0.5
+    set_lim(low - pad, high + pad)
+
+
 def _frame(i: int, j: int):
     from matplotlib.patches import Rectangle
 
@@ -130,9 +144,11 @@ def _frame(i: int, j: int):
 
 
 def plot_curves_with_bands(panels: Mapping[str, Mapping[str, tuple]], xlabel: str = "episodes",
-                           title: str | None = None, path: str | os.PathLike | None = None) -> Figure:
+                           title: str | None = None, path: str | os.PathLike | None = None,
+                           limits: Mapping[str, tuple] | None = None) -> Figure:
     """One panel per measure, one line per scheme with its confidence band:
-    ``panels[measure][scheme] = (x, estimate, low, high)`` (NaN bounds: no band)."""
+    ``panels[measure][scheme] = (x, estimate, low, high)`` (NaN bounds: no band); ``limits[measure] =
+    (low, high)``: the y-axis spans the measure's whole range (as ``plot_interval_estimates``)."""
     if not panels:
         raise ValueError("panels must hold at least one measure")
     fig = _new_figure((6.4 * len(panels), 4.4))
@@ -155,6 +171,7 @@ def plot_curves_with_bands(panels: Mapping[str, Mapping[str, tuple]], xlabel: st
         ax.set_xlabel(xlabel)
         ax.set_title(measure, fontsize=10)
         ax.grid(color="0.92")
+        _fixed_range(ax.set_ylim, ax.get_ylim, (limits or {}).get(measure))
     handles, labels = fig.axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 3), frameon=False, fontsize="small",
                bbox_to_anchor=(0.5, -0.01))

@@ -218,6 +218,13 @@ def _league_defaults(name: str) -> list[tuple[str, object]]:
     return [("", full), ("--quick", LEAGUE_QUICK.get(name, full))]
 
 
+def _ray_league_default(name: str) -> int:
+    """A ``RayLeagueSettings`` default, as ``--help`` states it and ``--ray`` uses it."""
+    from selfplay.training.distributed.league import RayLeagueSettings
+
+    return getattr(RayLeagueSettings, name)
+
+
 def _league_roles() -> dict[str, int]:
     """The players of the default league spec (``LeagueTrainConfig.league``)."""
     from selfplay.core.schemes import parse_spec
@@ -290,10 +297,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ppo_options(p, _league_defaults)
     _add_alphastar_options(p)
     _add_ray_options(p, "the league as Ray actors (coordinator, rollout workers, a learner per player)")
-    p.add_argument("--workers", type=int, default=2, help="with --ray: rollout-worker actors")
-    p.add_argument("--max-lag", type=int, default=1,
-                   help="with --ray and --agent alphastar: a player plays on while up to this many of its updates are "
-                        "unfinished (V-trace corrects the lag; PPO is always on-policy)")
+    action = p.add_argument("--workers", type=int, default=argparse.SUPPRESS, help="with --ray: rollout-worker actors")
+    action.default_text = lambda: str(_ray_league_default("workers"))
+    action = p.add_argument("--max-lag", type=int, default=argparse.SUPPRESS,
+                            help="with --ray and --agent alphastar: a player plays on while up to this many of its "
+                                 "updates are unfinished (V-trace corrects the lag; PPO is always on-policy)")
+    action.default_text = lambda: str(_ray_league_default("max_lag"))
 
     p = _subparser(sub, "sl", "AlphaStar agent: record scripted demonstrations on SMAC and train it by supervised learning")
     p.add_argument("--env", default="smac:3m", help="smac:MAP")
@@ -453,6 +462,13 @@ def cmd_league(args: argparse.Namespace) -> int:
     roles = {**_league_roles(), **given(args, ["main", "main_exploiters", "league_exploiters"])}
     spec = "league:" + ",".join(f"{role}={n}" for role, n in roles.items())
     alphastar = args.agent == "alphastar"
+    ray, ray_only = _ray_settings(args), given(args, ["workers", "max_lag"])
+    if ray is None and ray_only:
+        flags = " and ".join("--" + k.replace("_", "-") for k in ray_only)
+        raise ValueError(f"{flags} {'apply' if len(ray_only) > 1 else 'applies'} to a league on Ray only: add --ray "
+                         "(or --ray-address), or leave it out")
+    if "max_lag" in ray_only and not alphastar:
+        raise ValueError(f"--max-lag applies to the alphastar agent only (PPO players stay on-policy), not agent {args.agent!r}")
     if alphastar:
         import torch
 
@@ -464,13 +480,11 @@ def cmd_league(args: argparse.Namespace) -> int:
     options = {"min_steps": steps // 8, "max_steps": steps // 4, **(LEAGUE_QUICK if args.quick else {}),
                **explicit, "steps": steps}
     config = LeagueTrainConfig(**options, league=spec, agent_settings=settings)
-    ray = _ray_settings(args)
     if ray is not None:
         from selfplay.evaluation.league import train_league_on_ray
         from selfplay.training.distributed.league import RayLeagueSettings
 
-        summary = train_league_on_ray(config, args.out, RayLeagueSettings(ray=ray, workers=args.workers, max_lag=args.max_lag,
-                                                                       progress=True))
+        summary = train_league_on_ray(config, args.out, RayLeagueSettings(ray=ray, progress=True, **ray_only))
     else:
         summary = train_league(config, args.out)
     print(f"league done: {summary}; report: {args.out}/report.md")

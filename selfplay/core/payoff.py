@@ -84,7 +84,7 @@ class Payoff:
     def to_dict(self) -> dict:
         return {
             "decay": self.decay,
-            "pairs": [[_key_out(h), _key_out(a), *map(float, c)] for (h, a), c in self._counts.items()],
+            "pairs": [[_key_out(h), _key_out(a), *c.tolist()] for (h, a), c in self._counts.items()],  # floats
         }
 
     @classmethod
@@ -103,6 +103,11 @@ class Payoff:
 
 
 def _key_out(key: Hashable) -> list:
+    kind = type(key)  # the common exact types first: every commit writes every pair
+    if kind is int:
+        return ["id", key]
+    if kind is str:
+        return ["name", key]
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
         return ["id", int(key)]
     if isinstance(key, str):

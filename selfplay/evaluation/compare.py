@@ -24,7 +24,7 @@ import numpy as np
 
 from selfplay.core.menagerie import Menagerie
 from selfplay.core.schemes import make_scheme
-from selfplay.evaluation.runs import load_checkpoint_policies, open_committed, pool_map, run_mode, slug  # noqa: F401 (re-exported)
+from selfplay.evaluation.runs import SCRIPTED_GAMES, load_checkpoint_policies, open_committed, pool_map, run_mode, slug  # noqa: F401 (re-exported)
 from selfplay.training.loop import TrainConfig, train
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
 from selfplay.training.rundir import RunDir, check_out
@@ -152,7 +152,7 @@ def _evaluate_one(args: tuple) -> dict:
 
 
 def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figures: bool = True,
-                     scripted_games: int = 100, max_games: int | None = None, blocks: Any = None,
+                     scripted_games: int = SCRIPTED_GAMES, max_games: int | None = None, blocks: Any = None,
                      panel_games: int = 0, panel_seeds: int = 1) -> dict:
     """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/.
     ``max_games`` (games per block, ``None``: ``matches.MAX_GAMES``) and ``blocks`` (a ``RayExecutor``
@@ -349,7 +349,22 @@ def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
     trained = run_map(_train_one, tasks, jobs)
     train_seconds = time.perf_counter() - started
 
-    # 2. per-run evaluation (also in parallel processes)
+    # 2. the t-SNE fits start now (they need only the trajectories) and run beside the evaluation
+    from selfplay.evaluation.report import EmbeddingFits, wants_embedding
+
+    fits = None
+    if executor is None and wants_embedding(config):
+        fits = EmbeddingFits(config, out, runs, list(config.agents), config.jobs or 2)
+    try:
+        return _evaluate_and_report(config, out, runs, trained, run_map, executor, jobs, started, train_seconds, fits)
+    except BaseException:
+        if fits is not None:
+            fits.cancel()
+        raise
+
+
+def _evaluate_and_report(config, out, runs, trained, run_map, executor, jobs, started, train_seconds, fits) -> Path:
+    # 3. per-run evaluation (also in parallel processes), then the statistics, figures and report
     from selfplay.evaluation.report import write_comparison
 
     blocks = executor if hasattr(executor, "submit") else None  # a matrix's further blocks as tasks too
@@ -365,7 +380,8 @@ def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
                      "seconds": round(info["seconds"], 2), "final_vs_first": round(summary["final_vs_first"], 6),
                      "menagerie_size": info["menagerie_size"], "updates": info["updates"],
                      **{k: round(v, 6) for k, v in summary.items() if k not in STANDARD_SUMMARY and _is_number(v)}})
-    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started, timings, run_map=run_map)
+    return write_comparison(config, out, runs, rows, evaluations, train_seconds, started, timings, run_map=run_map,
+                            embedding_fits=fits)
 
 
 STAGES = {"_train_one": "training runs", "_evaluate_one": "winrate matrices",

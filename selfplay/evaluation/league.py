@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from selfplay.training.distributed.league import RayLeagueSettings
 
 VS_START, VS_SCRIPTED = "vs starting policy", "vs scripted AI"
+SCRIPTED_GAMES = 50  # games of each evaluated policy against SMAC's built-in AI
 
 
 @dataclass
@@ -64,7 +65,7 @@ def checkpoint_win_rates(trainer: LeagueTrainer, policies: list[Any]) -> dict[st
     rates = {VS_START: play_matches(trainer.env_name, list(policies) + [trainer.sl_policy], pairs, 2 * cfg.matches,
                                     seed=derive_seed(cfg.seed, Stream.VS_START), stack_policies=kit.stack_policies).mean(axis=1)}
     if is_smac(cfg.env):
-        rates[VS_SCRIPTED] = scripted_win_rates(trainer.env_name, policies, 50, seed=cfg.seed,
+        rates[VS_SCRIPTED] = scripted_win_rates(trainer.env_name, policies, SCRIPTED_GAMES, seed=cfg.seed,
                                                 stack_policies=kit.stack_policies)
     return rates
 
@@ -78,7 +79,9 @@ def evaluate_league(trainer: LeagueTrainer, blocks: Any = None) -> dict:
     summary = {"historicals": len(trainer.league.menagerie.entries)}
     lines = overview_lines(trainer)
     lines += historicals_section(trainer, summary, blocks)
-    lines += checkpoints_section(trainer, summary)
+    answer: list[str] = []
+    lines += checkpoints_section(trainer, summary, answer)
+    lines[2:2] = answer  # the answer first, under the title
     atomic_write_text(trainer.run.report, "\n".join(lines) + "\n")
     return summary
 
@@ -131,11 +134,12 @@ def historicals_section(trainer: LeagueTrainer, summary: dict, blocks: Any = Non
     return lines
 
 
-def checkpoints_section(trainer: LeagueTrainer, summary: dict) -> list[str]:
+def checkpoints_section(trainer: LeagueTrainer, summary: dict, answer: list | None = None) -> list[str]:
     """With at least one historical: every evaluated policy (``evaluated_policies``) against the starting
     policy and, on SMAC, the scripted AI (``checkpoint_win_rates``), as a table and as curves over the
     learner steps (``figures/checkpoints.png``); adds each player type's last and best rates to
-    ``summary`` and returns the report's lines."""
+    ``summary`` and returns the report's lines; ``answer`` receives the best player per measure
+    (``verdict.league_answer_lines``)."""
     from selfplay.analysis import plots
 
     cfg = trainer.config
@@ -145,8 +149,10 @@ def checkpoints_section(trainer: LeagueTrainer, summary: dict) -> list[str]:
     measures = checkpoint_win_rates(trainer, [r.policy for r in evaluated])
     start = "the SL policy" if cfg.agent == "alphastar" else "the initial policy every player starts from"
     lines = ["", "## Each checkpoint against the starting policy and the map's scripted AI", "",
-             f"Win rates (draws ½): against {start} ({2 * cfg.matches} games, both seats)"
-             + (" and against SMAC's scripted AI (50 games)." if VS_SCRIPTED in measures else ".")
+             f"Win rates (draws ½): against {start} ({2 * cfg.matches} games, half in each seat)"
+             + (f" and against SMAC's built-in (scripted) AI ({SCRIPTED_GAMES} games; the policy controls the allied "
+                "side, the AI the enemy side; a game that reaches the map's time limit is a draw and counts ½, where "
+                "SMAC's own win rate counts it 0)." if VS_SCRIPTED in measures else ".")
              + " \"(final)\": a player's weights at the end of training.", "",
              "| checkpoint | player type | step | " + " | ".join(measures) + " |",
              "|---|---|---|" + "---|" * len(measures)]
@@ -156,6 +162,13 @@ def checkpoints_section(trainer: LeagueTrainer, summary: dict) -> list[str]:
                                  path=trainer.run.figures / "checkpoints.png")
     lines += ["", "![checkpoint win rates](figures/checkpoints.png)"]
     summary.update(checkpoint_summary(evaluated, measures))
+    if answer is not None:
+        from selfplay.evaluation.verdict import league_answer_lines
+
+        last = {r.player: i for i, r in enumerate(evaluated)}  # each player's final policy
+        games = {VS_START: 2 * cfg.matches, VS_SCRIPTED: SCRIPTED_GAMES}
+        answer += league_answer_lines(list(last), {m: ([float(rates[i]) for i in last.values()], games[m])
+                                                   for m, rates in measures.items()})
     return lines
 
 

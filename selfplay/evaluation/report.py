@@ -61,17 +61,51 @@ def _embed_seed(args: tuple) -> dict[str, Path]:
     return paths
 
 
-def write_embeddings(config, out: Path, runs, agents: list[str], figure_paths: dict, jobs: int = 1) -> None:
+class EmbeddingFits:
+    """Every seed's t-SNE fit (``_embed_seed``) started in background processes as soon as the
+    trajectories exist — the fits need nothing else, so they run while the checkpoints are evaluated
+    and the RPP games are played, and no core idles while the last seed's fit runs alone. With one job
+    the fits run when ``results`` is called. Same fits, same results either way."""
+
+    def __init__(self, config, out: Path, runs, agents: list[str], jobs: int = 1) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+
+        from selfplay.evaluation.runs import _die_with_parent
+
+        self.tasks = [(config, str(out), runs, list(agents), seed) for seed in config.seeds]
+        self.pool = None
+        if jobs > 1 and len(self.tasks) > 1:
+            self.pool = ProcessPoolExecutor(max_workers=min(jobs, len(self.tasks)), initializer=_die_with_parent)
+            self.futures = [self.pool.submit(_embed_seed, t) for t in self.tasks]
+
+    def results(self, progress: bool = False) -> list[dict[str, Path]]:
+        """Each seed's ``_embed_seed`` result, in the order of ``config.seeds`` (waits for the fits)."""
+        if self.pool is None:
+            from selfplay.evaluation.runs import pool_map
+
+            return pool_map(_embed_seed, self.tasks, 1, progress="t-SNE embeddings" if progress else None)
+        try:
+            return [f.result() for f in self.futures]
+        finally:
+            self.pool.shutdown()
+
+    def cancel(self) -> None:
+        """Drop the fits (the comparison failed): queued ones never start, running ones are not waited for."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def write_embeddings(config, out: Path, runs, agents: list[str], figure_paths: dict, jobs: int = 1,
+                     fits: EmbeddingFits | None = None) -> None:
     """One t-SNE embedding per seed of all the agents' schemes with the reference basis (fitted together,
     so comparable across schemes and agents; seeds in parallel processes): ``runs/<agent>/embedding_s<seed>.png``
     (and ``.npz``); the chosen (first) seed's also as ``figures/embedding_<agent>.png`` and
-    ``evaluation/embedding_<agent>.npz`` (Fig. 2 reads these rather than fitting again)."""
+    ``evaluation/embedding_<agent>.npz`` (Fig. 2 reads these rather than fitting again). ``fits``: the
+    fits already started (``EmbeddingFits``); ``None``: start them here."""
     import shutil
 
-    from selfplay.evaluation.runs import pool_map
-
-    tasks = [(config, str(out), runs, list(agents), seed) for seed in config.seeds]
-    results = pool_map(_embed_seed, tasks, jobs, progress="t-SNE embeddings" if getattr(config, "progress", False) else None)
+    fits = fits if fits is not None else EmbeddingFits(config, out, runs, agents, jobs)
+    results = fits.results(progress=getattr(config, "progress", False))
     for seed, paths in zip(config.seeds, results):
         if seed != config.seeds[0]:
             continue
@@ -82,10 +116,12 @@ def write_embeddings(config, out: Path, runs, agents: list[str], figure_paths: d
 
 
 def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dict, train_seconds: float,
-                     started: float, timings: dict | None = None, run_map=None) -> Path:
+                     started: float, timings: dict | None = None, run_map=None,
+                     embedding_fits: EmbeddingFits | None = None) -> Path:
     """Tables, figures and report.md of a comparison; ``timings`` (stage → seconds, filled in here
     too) goes to ``evaluation/timings.json``; ``run_map``: how the RPP games are spread (``RayExecutor.map``;
-    ``None``: the local process pool)."""
+    ``None``: the local process pool); ``embedding_fits``: the t-SNE fits started after training
+    (``None``: they start here, after the other stages)."""
     timings = {} if timings is None else timings
     from selfplay.analysis import plots
 
@@ -127,9 +163,10 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
         figure_paths["rpp"].append(path)
     timings["figures"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    if config.embedding and config.env in ("rirrps",):
-        write_embeddings(config, out, runs, list(config.agents), figure_paths, jobs=config.jobs or 2)
-    timings["embedding"] = time.perf_counter() - t0
+    if wants_embedding(config):
+        write_embeddings(config, out, runs, list(config.agents), figure_paths, jobs=config.jobs or 2,
+                         fits=embedding_fits)
+    timings["embedding" if embedding_fits is None else "embedding_wait"] = time.perf_counter() - t0
 
     total = time.perf_counter() - started
     timings["total"] = total
@@ -140,6 +177,11 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
                          timings)
     atomic_write_text(report, text)
     return report
+
+
+def wants_embedding(config) -> bool:
+    """Whether the comparison has a t-SNE embedding (RirRPS's trajectory vectors only)."""
+    return bool(config.embedding) and config.env in ("rirrps",)
 
 
 def exploitability_figures(config, runs, figures: Path) -> list[Path]:
@@ -184,6 +226,8 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
         + (" (" + ", ".join(f"{k.replace('_', ' ')} {v:.0f} s" for k, v in timings.items() if k != "total")
            + "; `evaluation/timings.json`)." if timings else "."),
         "",
+        *answer_lines(seed_stats, config),
+        *measurement_lines(config, summary),
         "## Summary",
         "",
         "`lower_triangle_winrate`: mean of W below the diagonal (later checkpoints against earlier ones; "
@@ -229,6 +273,31 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
     lines += ["", "Every run directory under `runs/` holds its config, menagerie, matches, metrics and "
               "TensorBoard events, and can be resumed or re-evaluated with `selfplay evaluate RUN_DIR`.", ""]
     return "\n".join(lines)
+
+
+def answer_lines(seed_stats, config) -> list[str]:
+    """The report's first section: the best scheme per metric and whether it beats the runner-up
+    significantly (``verdict.answer_lines``); nothing without the statistics over seeds."""
+    if seed_stats is None:
+        return []
+    from selfplay.evaluation.verdict import answer_lines as lines
+
+    return lines(seed_stats, config)
+
+
+def measurement_lines(config, summary: pd.DataFrame) -> list[str]:
+    """How the numbers against a fixed opponent were made, where the comparison has them (SMAC: the
+    map's built-in AI)."""
+    if not any(c in summary.columns for c in SMAC_COLUMNS):
+        return []
+    from selfplay.evaluation.runs import SCRIPTED_GAMES
+
+    return ["## How the numbers against the built-in AI were made", "",
+            f"`vs_scripted_*`: each evaluated checkpoint plays {SCRIPTED_GAMES} games against the map's built-in "
+            "(scripted) AI, as in SMAC: the checkpoint controls the allied side (the map's first player), the AI the "
+            "enemy side; it is never trained against that AI. A win counts 1, a loss 0, and a game that reaches the "
+            "map's time limit (or where both sides die) is a draw and counts ½ (SMAC's own win rate counts it 0). "
+            "The rate is the mean over those games; intervals are over seeds.", ""]
 
 
 def _slug(spec: str) -> str:

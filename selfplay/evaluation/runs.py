@@ -38,6 +38,9 @@ def run_mode(config: dict) -> str:
     return mode
 
 
+SCRIPTED_GAMES = 100  # games of each checkpoint against SMAC's built-in AI in a run's evaluation
+
+
 def _die_with_parent() -> None:
     """Pool worker initializer: the worker is killed when its parent dies (Linux ``PR_SET_PDEATHSIG``),
     so a killed ``selfplay compare`` leaves no worker training into its run directories."""

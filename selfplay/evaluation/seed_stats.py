@@ -44,27 +44,32 @@ from selfplay.utils.seeding import Stream, derive_seed
 
 @dataclass(frozen=True)
 class Metric:
-    """A summary metric and which direction is better."""
+    """A summary metric, which direction is better, and the range of its values (the figures' axes
+    span it; a bound ``None``: open; ``"checkpoints"``: the comparison's checkpoints per run)."""
 
     higher_is_better: bool
     description: str
+    bounds: tuple = (None, None)
+
+
+RATE = (0.0, 1.0)  # a win rate
 
 
 # Every numeric column of summary.csv that is not bookkeeping must be declared here.
 METRICS: dict[str, Metric] = {
     "lower_triangle_winrate": Metric(True, "mean of W below the diagonal (later checkpoints against earlier "
-                                           "ones; > 0.5: monotone improvement)"),
-    "final_vs_first": Metric(True, "the last checkpoint's win rate against the first"),
+                                           "ones; > 0.5: monotone improvement)", RATE),
+    "final_vs_first": Metric(True, "the last checkpoint's win rate against the first", RATE),
     "nash_support": Metric(False, "checkpoints in the maxent-Nash support of W − ½ (1 for a monotone "
-                                  "improvement, whose last checkpoint dominates; larger: cycles)"),
-    "vs_scripted_first": Metric(True, "the first checkpoint's win rate against the map's scripted AI"),
-    "vs_scripted_final": Metric(True, "the last checkpoint's win rate against the map's scripted AI"),
-    "vs_scripted_best": Metric(True, "the best checkpoint's win rate against the map's scripted AI"),
-    "exploitability_first": Metric(False, "exact exploitability (NashConv/2) of the first checkpoint's policy"),
-    "exploitability_final": Metric(False, "exact exploitability (NashConv/2) of the last checkpoint's policy"),
-    "exploitability_min": Metric(False, "exact exploitability of the least exploitable checkpoint"),
+                                  "improvement, whose last checkpoint dominates; larger: cycles)", (1, "checkpoints")),
+    "vs_scripted_first": Metric(True, "the first checkpoint's win rate against the map's scripted AI", RATE),
+    "vs_scripted_final": Metric(True, "the last checkpoint's win rate against the map's scripted AI", RATE),
+    "vs_scripted_best": Metric(True, "the best checkpoint's win rate against the map's scripted AI", RATE),
+    "exploitability_first": Metric(False, "exact exploitability (NashConv/2) of the first checkpoint's policy", (0, None)),
+    "exploitability_final": Metric(False, "exact exploitability (NashConv/2) of the last checkpoint's policy", (0, None)),
+    "exploitability_min": Metric(False, "exact exploitability of the least exploitable checkpoint", (0, None)),
     "nash_mixture_exploitability_final": Metric(False, "exact exploitability of the maxent-Nash mixture of all "
-                                                       "checkpoints"),
+                                                       "checkpoints", (0, None)),
 }
 METRICS.update({f"panel_{member}_{who}": Metric(True, f"the {label}'s win rate against the panel's {member!r} "
                                                        "script (timeouts are non-wins)")
@@ -368,16 +373,17 @@ def plot_aggregate(agg: pd.DataFrame, config, confidence: float, figures: Path) 
     paths = []
     for agent in config.agents:
         rows = agg[agg["agent"] == agent]
-        panels = {}
+        panels, limits = {}, {}
         for metric in dict.fromkeys(rows["metric"]):
             m = rows[rows["metric"] == metric]
             arrow = "↑" if METRICS[metric].higher_is_better else "↓"
+            limits[f"{metric} ({arrow} better)"] = metric_range(METRICS[metric], config)
             panels[f"{metric} ({arrow} better)"] = {
                 r.scheme: {"mean": (r.mean, r.mean_ci_low, r.mean_ci_high), "IQM": (r.iqm, r.iqm_ci_low, r.iqm_ci_high)}
                 for r in m.itertuples()}
         if panels:
             path = figures / f"intervals_{agent}.png"
-            interval_plots.plot_interval_estimates(panels, confidence, path=path,
+            interval_plots.plot_interval_estimates(panels, confidence, path=path, limits=limits,
                                                    title=f"Interval estimates over seeds ({agent}, {len(config.seeds)} seeds)")
             paths.append(path)
     return paths
@@ -420,6 +426,13 @@ def plot_rpp_seeds(rpp: RppOverSeeds, figures: Path) -> list[Path]:
 
 CURVE_LABELS = {"maxent_nash_support": "maxent-Nash support of the first k checkpoints",
                 "win_rate_vs_scripted": "win rate vs the scripted AI"}
+CURVE_BOUNDS = {"maxent_nash_support": (0, "checkpoints"), "win_rate_vs_scripted": RATE}  # as Metric.bounds
+
+
+def metric_range(metric: Metric | tuple, config) -> tuple:
+    """A metric's (low, high) axis range for ``config``'s comparison (``Metric.bounds`` resolved)."""
+    bounds = metric.bounds if isinstance(metric, Metric) else metric
+    return tuple(getattr(config, "checkpoints", None) if b == "checkpoints" else b for b in bounds)
 
 
 def plot_curves(curves: pd.DataFrame, config, confidence: float, figures: Path) -> list[Path]:
@@ -429,14 +442,15 @@ def plot_curves(curves: pd.DataFrame, config, confidence: float, figures: Path) 
     paths = []
     for agent in config.agents:
         c = curves[curves["agent"] == agent]
-        panels = {}
+        panels, limits = {}, {}
         for curve in dict.fromkeys(c["curve"]):
+            limits[CURVE_LABELS.get(curve, curve)] = metric_range(CURVE_BOUNDS.get(curve, (None, None)), config)
             panels[CURVE_LABELS.get(curve, curve)] = {
                 scheme: (g["episode"], g["mean"], g["ci_low"], g["ci_high"])
                 for scheme, g in c[c["curve"] == curve].groupby("scheme", sort=False)}
         if panels:
             path = figures / f"curves_{agent}.png"
-            interval_plots.plot_curves_with_bands(panels, path=path,
+            interval_plots.plot_curves_with_bands(panels, path=path, limits=limits,
                                                   title=f"Over training: mean over seeds, {confidence:.0%} CI ({agent})")
             paths.append(path)
     return paths
@@ -488,11 +502,11 @@ def significance_lines(imp: pd.DataFrame, confidence: float, metrics: dict[str, 
             lines.append(f"- `{metric}` ({agent}, {orientation} is better): no intervals (one seed); nothing can be "
                          "called significant.")
         elif significant:
-            lines.append(f"- `{metric}` ({agent}, {orientation} is better): significant at {1 - confidence:.0%}: "
+            lines.append(f"- `{metric}` ({agent}, {orientation} is better): significant: "
                          + "; ".join(significant) + f". The other {pairs - len(significant)} of {pairs} pairs are not.")
         else:
-            lines.append(f"- `{metric}` ({agent}, {orientation} is better): no difference is significant at "
-                         f"{1 - confidence:.0%} (every interval of P contains ½).")
+            lines.append(f"- `{metric}` ({agent}, {orientation} is better): no difference is significant "
+                         "(every interval of P contains ½).")
     return lines
 
 
@@ -520,7 +534,7 @@ def render_section(stats: SeedStatistics, config, rel) -> list[str]:
     lines += ["", f"## Probability of improvement ({confidence:.0%} CIs)", "",
               "P(X improves on Y): over all pairs of X's and Y's seeds, the share where X's score is better "
               "(ties count ½; for `nash_support` and other lower-is-better metrics, better means lower). "
-              "A difference is called significant when the interval excludes ½. Table: `evaluation/improvement.csv`.",
+              "Significant: the interval excludes ½ (the report's one criterion). Table: `evaluation/improvement.csv`.",
               ""]
     lines += significance_lines(stats.improvement, confidence)
     if n > 1:
@@ -528,8 +542,8 @@ def render_section(stats: SeedStatistics, config, rel) -> list[str]:
         lines += ["", f"Caution: with {n} seeds per scheme the bootstrap interval is optimistic — two fully separated "
                       f"samples give P = 1 with a zero-width interval, while the exact two-sided Mann–Whitney test "
                       f"cannot go below p = {p:.3g}"
-                      + (f" (so no rank test calls anything significant at {1 - confidence:.0%})." if p > 1 - confidence
-                         else ".")]
+                      + (f", above {1 - confidence:.3g}: read \"significant\" here as \"consistent on these seeds\", "
+                         "not as a tested claim." if p > 1 - confidence else ".")]
     lines += [""] + [f"![{p.stem}]({rel(p)})" for p in stats.figures.get("improvement", [])]
     if not stats.rpp_intervals.empty:
         lines += ["", f"## Relative population performance over seeds ({confidence:.0%} CIs)", "",

@@ -166,15 +166,6 @@ class SelfPlayTrainer(Trainer):
     steps = property(lambda self: self.players[0].steps)
     updates = property(lambda self: self.players[0].updates)
 
-    def load(self) -> bool:
-        if not super().load():
-            return False
-        # the environment restarts its games from a seed derived from the progress made
-        p = self.players[0]
-        p.env = make_env(self.env_name, self.config.num_envs, seed=derive_seed(self.config.seed, Stream.ENV_RESUMED, p.updates),
-                         device=self.config.device)
-        return True
-
     def _psro_evaluator(self, entry, opponents, matches):
         """PSRO's meta-game entries: ``entry``'s win rate (draws ½) against each opponent, both seats
         (``MatchEvaluator``, seeded from the run's RNG so that a resumed run draws on)."""

@@ -201,8 +201,24 @@ class Trainer:
         self.rng.bit_generator.state = state["rng"]
         self.matches, self.metrics, self.seconds = list(state["matches"]), list(state["metrics"]), state["seconds"]
         self.trajectories = [] if state["trajectories"] is None else [state["trajectories"]]
+        for i, p in enumerate(self.players):
+            p.env = self.resumed_env(i, p)
         self.export()  # repairs exports that were cut or deleted after the commit
         return True
+
+    def resumed_env(self, index: int, player: Player) -> Any:
+        """Player ``index``'s environment on resume: its games restart from
+        ``derive_seed(seed, ENV_RESUMED, index, updates)`` — a seed of the progress made, so a resumed run
+        does not replay the first games of its fresh start (``ENV``'s seed). Trainers with an
+        ``env_name`` rebuild the environment; others keep the one they have."""
+        from selfplay.training import registry
+        from selfplay.utils.seeding import Stream, derive_seed
+
+        if getattr(self, "env_name", None) is None:
+            return player.env
+        seed = derive_seed(self.config.seed, Stream.ENV_RESUMED, index, player.updates)
+        return registry.make_env(self.env_name, self.config.num_envs, seed=seed,
+                                 device=getattr(self.config, "device", "cpu"))
 
     # -- the loop -----------------------------------------------------------------------------
     def train(self) -> RunResult:

@@ -30,8 +30,8 @@ class Stream(StrEnum):
     LEARNER = "learner"  # a learner: its action sampling, its initial weights from it [side or player index]
     INITIAL_WEIGHTS = "initial-weights"  # a PPO learner's initial weights, from the learner's seed
     ENV = "env"  # a training environment's games [side or player index, (Ray) 1 + worker]
-    ENV_RESUMED = "env-resumed"  # a resumed run's environment, after this many updates [updates]
-    SAMPLER = "sampler"  # the trainer's generator: seats, opponents drawn, curation [(Ray) 1 + worker]
+    ENV_RESUMED = "env-resumed"  # a resumed run's environment [player or side index, its updates; (Ray) player index, 1 + worker, generation resumed from]
+    SAMPLER = "sampler"  # the trainer's generator: seats, opponents drawn, curation [(Ray) 1 + worker, (resumed) generation]
     START_POLICY = "start-policy"  # the league's initial policy every player starts from
     SNAPSHOT = "snapshot"  # the action sampling of a learner's frozen snapshot [weight version]
     MATCH_ENV = "match-env"  # an evaluation block's environment [block]

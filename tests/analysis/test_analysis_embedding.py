@@ -111,3 +111,19 @@ def test_density_grid_is_a_density_peaking_at_the_data():
         density_grid(points, bandwidth=-1.0)
     with pytest.raises(ValueError, match="extent"):
         density_grid(points, extent=(1, 0, 0, 1))
+
+
+def test_the_default_schedule_keeps_the_neighbourhoods_of_twice_as_many_iterations():
+    """The default 125 + 250 iterations against openTSNE's 250 + 500 on RirRPS-like trajectories:
+    scikit-learn's trustworthiness (how many of each point's embedded neighbours are true ones) is as
+    good, and the three policies' trajectories stay apart."""
+    from sklearn.manifold import trustworthiness
+
+    X, policy = one_hot_trajectories(800, seed=3, sharpness=2.0)
+    default = embed(X, seed=0)
+    longer = embed(X, seed=0, config=TSNEConfig(exaggeration_iter=250, n_iter=500))
+    for k in (5, 15):
+        assert trustworthiness(X, default, n_neighbors=k) >= trustworthiness(X, longer, n_neighbors=k) - 0.01
+    centres = np.stack([default[policy == p].mean(0) for p in range(3)])
+    spread = max(np.linalg.norm(default[policy == p] - centres[p], axis=1).mean() for p in range(3))
+    assert min(np.linalg.norm(centres[i] - centres[j]) for i in range(3) for j in range(i + 1, 3)) > spread

@@ -53,3 +53,18 @@ def test_curves_with_bands():
     assert band[:, 1].min() == pytest.approx(0.5) and band[:, 1].max() == pytest.approx(3.5)
     with pytest.raises(ValueError, match="differ in length"):
         plot_curves_with_bands({"s": {"a": (x, [1, 2], [1, 2], [1, 2])}})
+
+
+def test_axes_span_each_metrics_whole_range_when_given():
+    """Win rates 0.50 and 0.52 on a 0–1 axis look close; without limits the axis zooms onto them."""
+    panels = {"win rate": {"A": {"mean": (0.50, 0.49, 0.51)}, "B": {"mean": (0.52, 0.51, 0.53)}},
+              "support": {"A": {"mean": (3.0, 2.0, 4.0)}, "B": {"mean": (5.0, 4.0, 6.0)}}}
+    fig = plot_interval_estimates(panels, limits={"win rate": (0.0, 1.0), "support": (1, None)})
+    rate, support = fig.axes[:2]
+    assert rate.get_xlim() == pytest.approx((-0.03, 1.03))
+    assert 0.8 < support.get_xlim()[0] < 1 < 6 < support.get_xlim()[1]  # from 1, the top left to matplotlib
+    zoomed = plot_interval_estimates(panels).axes[0]
+    assert zoomed.get_xlim()[1] - zoomed.get_xlim()[0] < 0.1
+    curves = {"win rate": {"A": ([1, 2], [0.5, 0.52], [0.45, 0.5], [0.55, 0.6])}}
+    ax = plot_curves_with_bands(curves, limits={"win rate": (0.0, 1.0)}).axes[0]
+    assert ax.get_ylim() == pytest.approx((-0.03, 1.03))

@@ -70,6 +70,13 @@ TRAIN = ["train", "--episodes", "32", "--num-envs", "8", "--checkpoints", "2"]
      "is not a torch data file"),
     (lambda t: ["league", "--seed", str(2**64), "--out", str(t / "r")], "seed must be an integer"),
     (lambda t: ["league", "--num-envs", "100000000000", "--out", str(t / "r")], "num_envs must be an integer"),
+    # the Ray league's options without Ray, and the lag of players that are always on-policy
+    (lambda t: ["league", "--quick", "--workers", "3", "--out", str(t / "r")],
+     "--workers applies to a league on Ray only: add --ray"),
+    (lambda t: ["league", "--quick", "--workers", "3", "--max-lag", "2", "--out", str(t / "r")],
+     "--workers and --max-lag apply to a league on Ray only"),
+    (lambda t: ["league", "--quick", "--ray", "--max-lag", "2", "--out", str(t / "r")],
+     "--max-lag applies to the alphastar agent only"),
     (lambda t: ["evaluate", str(t), "--seed", "-1"], "seed must be an integer in [0, 4294967295]"),
     (lambda t: ["evaluate", str(t), "--matches", "0"], "matches must be an integer"),
     # --out '' everywhere

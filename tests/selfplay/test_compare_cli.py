@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 
@@ -68,7 +69,11 @@ def test_compare_on_smac_reports_win_rates_against_the_scripted_ai(tmp_path):
     naive = summary[summary["scheme"] == "naive"].iloc[0]  # the summary's numbers are the run's own
     assert naive["vs_scripted_final"] == pytest.approx(vs["win_rate_vs_scripted"].iloc[-1], abs=1e-4)
     assert naive["vs_scripted_first"] == pytest.approx(vs["win_rate_vs_scripted"].iloc[0], abs=1e-4)
-    assert "vs_scripted_final" in (tmp_path / "report.md").read_text()
+    report = (tmp_path / "report.md").read_text()
+    assert "vs_scripted_final" in report
+    head = report.split("## Summary")[0]  # the answer and how the vs-AI numbers were made come first
+    assert "## The answer: the best scheme per metric" in head and "- **`vs_scripted_final`** (ppo-mlp" in head
+    assert "plays 100 games against the map's built-in (scripted) AI" in head and "counts ½" in head
     assert summary["vs_scripted_best"].between(summary["vs_scripted_final"], 1).all()
     agg = pd.read_csv(tmp_path / "evaluation" / "aggregate.csv")
     assert {"vs_scripted_first", "vs_scripted_final", "vs_scripted_best"} <= set(agg["metric"])
@@ -108,6 +113,31 @@ def test_compare_cli_over_seeds_with_confidence_and_without_cross_seed_rpp(tmp_p
     rpp = pd.read_csv(out / "evaluation" / "rpp_intervals.csv")
     assert set(rpp["pairing"]) == {"same-seed"}
     assert len(pd.read_csv(out / "evaluation" / "rpp_values_ppo-mlp.csv")) == 2 * 2  # 2 seeds, both orientations
-    assert "(2 seeds, 90% CIs)" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "(2 seeds, 90% CIs)" in report
+    answer = report.split("## The answer: the best scheme per metric")[1].split("## Summary")[0]
+    for metric in ("lower_triangle_winrate", "nash_support", "final_vs_first"):
+        (bullet,) = [line for line in answer.splitlines() if line.startswith(f"- **`{metric}`** (ppo-mlp")]
+        assert "is best, mean" in bullet or "no single best scheme" in bullet  # a best scheme, or a tie named
+    assert "significant at" not in report and "90% stratified-bootstrap interval excludes chance" in answer
     assert main(["compare", "--seeds", "0,0", "--out", str(tmp_path / "never")]) == 2
     assert "seeds must not repeat" in capsys.readouterr().err
+
+
+def test_tsne_fits_started_beside_the_evaluation_give_the_same_embedding(tmp_path):
+    """With two jobs the t-SNE fits run in background processes from the end of training on; each
+    seed's embedding is the fit of its inputs, exactly as fitted in this process."""
+    from selfplay.analysis.embedding import embed_runs
+
+    from selfplay.evaluation.report import embedding_inputs
+
+    cfg = tiny(seeds=[0, 1], jobs=2, schemes=["naive"])
+    compare(cfg, tmp_path)
+    timings = json.loads((tmp_path / "evaluation" / "timings.json").read_text())
+    assert "embedding_wait" in timings and "embedding" not in timings
+    for seed in (0, 1):
+        basis, runs = embedding_inputs(cfg, cfg.run_specs(tmp_path), "ppo-mlp", seed)
+        basis_points, run_points = embed_runs(basis, {"0": runs["naive"]}, seed=seed)
+        saved = np.load(tmp_path / "runs" / "ppo-mlp" / f"embedding_s{seed}.npz")
+        assert np.array_equal(saved["run/naive"], run_points["0"])
+        assert all(np.array_equal(saved[f"basis/{k}"], v) for k, v in basis_points.items())

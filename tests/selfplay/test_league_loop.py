@@ -56,7 +56,13 @@ def test_league_on_smac_reports_each_checkpoint_against_the_scripted_ai(tmp_path
     trainer.train()
     summary = evaluate_league(trainer)
     assert {"vs_scripted_best_main", "vs_scripted_best_main_exploiter"} <= set(summary)
-    assert "scripted AI" in (tmp_path / "report.md").read_text()
+    report = (tmp_path / "report.md").read_text()
+    assert "scripted AI" in report
+    head = report.split("## Historicals per player")[0]  # the answer comes first, under the title
+    assert "## The answer: the best player per measure" in head
+    assert "- **vs scripted AI** (higher is better): **" in head and "over 50 games" in head
+    assert "- **vs starting policy** (higher is better): **" in head and "over 4 games" in head
+    assert "counts ½" in report
 
 
 def test_league_records_replay_the_decayed_payoff_exactly(tmp_path):

@@ -72,8 +72,8 @@ def test_improvement_table_hand_computed_oriented_and_complementary():
         back = _row(imp, metric=r.metric, scheme_x=r.scheme_y, scheme_y=r.scheme_x)
         assert r.probability + back.probability == pytest.approx(1.0)
     words = "\n".join(significance_lines(imp, 0.95))
-    assert "`nash_support` (ppo-mlp, lower is better): significant at 5%: A over D" in words
-    assert "`lower_triangle_winrate` (ppo-mlp, higher is better): significant at 5%: A over D" in words
+    assert "`nash_support` (ppo-mlp, lower is better): significant: A over D" in words
+    assert "`lower_triangle_winrate` (ppo-mlp, higher is better): significant: A over D" in words
 
 
 def test_metrics_must_declare_their_orientation():

@@ -146,3 +146,58 @@ def test_alphastar_networks_depend_only_on_their_seed():
     a, b, c = seeded_network(config, 3), seeded_network(config, 3), seeded_network(config, 4)
     assert all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters()))
     assert not all(torch.equal(x, y) for x, y in zip(a.parameters(), c.parameters()))
+
+
+def test_resumed_runs_do_not_replay_their_first_games(env_seeds, tmp_path):
+    """A resumed run (single learner, two-sided, league) rebuilds each player's environment from
+    ``derive_seed(seed, ENV_RESUMED, player index, its updates)``: not the fresh start's seed, and another
+    one after more updates. A resumed Ray league's workers draw and play from seeds of the generation
+    it resumed from (the coordinator reports it), not the first run's."""
+    from selfplay.training.distributed.league import LeagueCoordinator, RolloutWorker
+    from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer
+    from selfplay.training.loop import SelfPlayTrainer, TrainConfig
+    from selfplay.training.two_sided import TwoSidedTrainer
+
+    settings = {"horizon": 64, "minibatch_size": 16}
+    makers = {"train": lambda d: SelfPlayTrainer(TrainConfig(seed=3, num_envs=4, agent_settings=settings), d),
+              "two-sided": lambda d: TwoSidedTrainer(TrainConfig(env="smac:2m_vs_1z", seed=3, num_envs=2,
+                                                                 agent_settings=settings), d),
+              "league": lambda d: LeagueTrainer(LeagueTrainConfig(seed=3, num_envs=4, agent_settings=settings), d)}
+    for kind, make in makers.items():
+        first = make(tmp_path / kind)
+        fresh = list(env_seeds)
+        first.run.write_config(first.run_config)
+        first.mode.start(first)
+        for i, p in enumerate(first.players):
+            p.updates = 5 + i  # as after some learner updates
+        first.save()
+        for updates in (0, 2):  # resumed at that commit, and at a later one
+            env_seeds.clear()
+            again = make(tmp_path / kind)
+            env_seeds.clear()
+            assert again.load()
+            expected = [derive_seed(3, Stream.ENV_RESUMED, i, 5 + i + updates) for i in range(len(again.players))]
+            assert env_seeds == expected, kind
+            assert not set(expected) & set(fresh), kind
+            for i, p in enumerate(again.players):
+                assert p.updates == 5 + i + updates
+                p.updates += 2
+            again.save()
+        env_seeds.clear()
+
+    config = LeagueTrainConfig(seed=3, num_envs=4, agent_settings=settings)
+    coordinator = LeagueCoordinator(config, str(tmp_path / "ray"))
+    assert coordinator.resumed() == 0  # a fresh start: its first commit is generation 1
+    coordinator.trainer.run.unlock()
+    coordinator = LeagueCoordinator(config, str(tmp_path / "ray"))
+    assert coordinator.resumed() == 1
+    coordinator.trainer.run.unlock()
+    env_seeds.clear()
+    seen = {}
+    for resumed_from in (0, 1, 4):
+        worker = RolloutWorker(config, 0, coordinator=None, learners={}, resumed_from=resumed_from)
+        worker.make_player("main_0", 0)
+        seen[resumed_from] = (env_seeds.pop(), worker.rng.bit_generator.seed_seq.entropy)
+    assert seen[0] == (derive_seed(3, Stream.ENV, 0, 1), derive_seed(3, Stream.SAMPLER, 1))
+    assert seen[4] == (derive_seed(3, Stream.ENV_RESUMED, 0, 1, 4), derive_seed(3, Stream.SAMPLER, 1, 4))
+    assert len({v for pair in seen.values() for v in pair}) == 6

@@ -153,7 +153,9 @@ class LeagueCoordinator:
         self.max_lag = max_lag if self.chunks else 0
         self.trainer = t = LeagueTrainer(config, out)
         t.run.lock()
-        if not t.load():
+        # the commit this league resumed from (0: a fresh start); the workers' seeds depend on it
+        self.resumed_from = t.run.read_manifest()["generation"] if t.load() else 0
+        if not self.resumed_from:
             t.run.write_config(t.run_config)
             t.mode.start(t)
             t.save()
@@ -185,6 +187,10 @@ class LeagueCoordinator:
     # -- leases -------------------------------------------------------------------------------
     def players(self) -> list[str]:
         return [p.name for p in self.trainer.players]
+
+    def resumed(self) -> int:
+        """The generation of the commit this league resumed from; 0 for a fresh start."""
+        return self.resumed_from
 
     def set_learners(self, learners: dict[str, Any]) -> None:
         """The learner actors (chunk agents: the coordinator starts their updates)."""
@@ -476,7 +482,12 @@ class _Revoked(Exception):
 class RolloutWorker:
     """Plays leased players' batched games; one ``run`` call loops until the league is done."""
 
-    def __init__(self, config: LeagueTrainConfig, worker: int, coordinator: Any, learners: dict[str, Any]) -> None:
+    def __init__(self, config: LeagueTrainConfig, worker: int, coordinator: Any, learners: dict[str, Any],
+                 resumed_from: int = 0) -> None:
+        """``resumed_from``: the generation of the commit the league resumed from (0: a fresh start). A
+        fresh league's worker draws from ``SAMPLER`` [1 + worker] and plays player *i* in ``ENV`` [i,
+        1 + worker]; a resumed league's from ``SAMPLER`` [1 + worker, generation] and ``ENV_RESUMED`` [i,
+        1 + worker, generation], so a restarted league does not replay its first run's games."""
         import torch
 
         from selfplay.training.registry import agent_kit, env_for_agent
@@ -485,7 +496,9 @@ class RolloutWorker:
         self.config, self.worker, self.coordinator, self.learners = config, worker, coordinator, learners
         self.kit = agent_kit(config.agent, config.env)
         self.env_name = env_for_agent(config.env, config.agent)
-        self.rng = np.random.default_rng(derive_seed(config.seed, Stream.SAMPLER, 1 + worker))
+        self.resumed_from = resumed_from
+        after = (resumed_from,) if resumed_from else ()
+        self.rng = np.random.default_rng(derive_seed(config.seed, Stream.SAMPLER, 1 + worker, *after))
         self.envs: dict[str, Any] = {}
         self.local: dict[str, Any] = {}  # player -> a learner object that acts (its state comes with each lease)
         self.runners: dict[str, Any] = {}
@@ -537,7 +550,8 @@ class RolloutWorker:
 
         cfg = self.config
         if name not in self.envs:
-            self.envs[name] = make_env(self.env_name, cfg.num_envs, seed=derive_seed(cfg.seed, Stream.ENV, index, 1 + self.worker))
+            stream, after = (Stream.ENV_RESUMED, (self.resumed_from,)) if self.resumed_from else (Stream.ENV, ())
+            self.envs[name] = make_env(self.env_name, cfg.num_envs, seed=derive_seed(cfg.seed, stream, index, 1 + self.worker, *after))
             self.local[name] = self.kit.make_learner(self.envs[name], derive_seed(cfg.seed, Stream.LEARNER, index),
                                                      **cfg.agent_settings)
 
@@ -660,6 +674,7 @@ class LeagueDriver:
         self.worker_restarts = 0
         self.coordinator_restarts = 0
         self.next_worker = 0
+        self.resumed_from = 0  # the generation the coordinator resumed from (``LeagueCoordinator.resumed``)
         self.events: list[dict] = []
         self.actors: _Actors | None = None
         self.bar = self._progress_bar()
@@ -715,6 +730,7 @@ class LeagueDriver:
     def _start(self) -> _Actors:
         coordinator = self.coordinator_cls.remote(self.config, str(self.out), self.settings.max_lag)
         names = self._call(coordinator.players.remote())
+        self.resumed_from = self._call(coordinator.resumed.remote())
         actors = _Actors(coordinator, {name: self.learner_cls.remote(self.config, i) for i, name in enumerate(names)})
         self._call(coordinator.set_learners.remote(actors.learners))
         for _ in range(self.settings.workers):
@@ -723,7 +739,7 @@ class LeagueDriver:
 
     def _spawn(self, actors: _Actors) -> int:
         wid, self.next_worker = self.next_worker, self.next_worker + 1
-        handle = self.worker_cls.remote(self.config, wid, actors.coordinator, actors.learners)
+        handle = self.worker_cls.remote(self.config, wid, actors.coordinator, actors.learners, self.resumed_from)
         actors.workers[wid] = handle
         actors.nodes[wid] = handle.node.remote()  # runs before run(): an actor's calls run in order
         actors.running[handle.run.remote()] = wid
