@@ -84,7 +84,8 @@ class BattleEngine:
     (E, U, 2), ``since_damage`` (loops since the last damage taken), ``trigger_goal`` (E, U, 2: the
     trigger's attack-move point), ``last_attacker`` (E, U: who last fired at the unit, -1 none),
     ``detonate`` (E, U: a baneling killed in the last loop, whose blast goes off in the next),
-    ``cur_speed`` (E, U: the speed of accelerating units).  ``mirror_spawns``: side 1 starts at the
+    ``cur_speed`` (E, U: the speed of accelerating units), ``vel`` (E, U, 2: the last loop's
+    displacement, which collision avoidance reads).  ``mirror_spawns``: side 1 starts at the
     mirror image of side 0's placement rule (``MapSpec.spawn_positions(1, mirrored=True)``), for a
     mirrored seat in two-player mode.  ``device``: "cpu" or "cuda" (a torch device of either type)."""
 
@@ -237,7 +238,7 @@ class BattleEngine:
         E, U, dev = self.num_envs, self.num_units, self.device
         for name in ("hp", "shield", "energy", "cooldown", "since_damage", "cur_speed"):
             setattr(self, name, torch.zeros(E, U, device=dev))
-        for name in ("pos", "goal", "trigger_goal"):
+        for name in ("pos", "goal", "trigger_goal", "vel"):
             setattr(self, name, torch.zeros(E, U, 2, device=dev))
         self.order = torch.zeros(E, U, dtype=torch.long, device=dev)
         self.target = torch.zeros(E, U, dtype=torch.long, device=dev)
@@ -338,6 +339,7 @@ class BattleEngine:
         self.cur_speed = torch.where(mu, 0.0, self.cur_speed)
         self.last_attacker = torch.where(mu, -1, self.last_attacker)
         self.detonate = self.detonate & ~mu
+        self.vel = torch.where(mp, 0.0, self.vel)
         self.trigger_goal = torch.where(mp, self._draw_trigger_goals().to(self.device), self.trigger_goal)
 
     def _draw_trigger_goals(self) -> torch.Tensor:
@@ -367,7 +369,7 @@ class BattleEngine:
         self.build.command(np.int64(side), a, self.unit_state(), self.static, self.flags)
 
     def advance(self, loops: int = STEP_MUL) -> None:
-        """Run ``loops`` game loops of every game, then separate overlapping units (``rules``); the
+        """Run ``loops`` game loops of every game (``rules``); the
         cooldown jitters are drawn from the engine's generator, (loops, E, U)."""
         jitter = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (loops, self.num_envs, self.num_units),
                                generator=self.generator).numpy()
