@@ -477,7 +477,9 @@ def det2(ax, ay, bx, by):
 
 def orca_lines(i, unit, static, sc, reach):
     """ORCA's half-planes of permitted velocities of unit ``i`` (RVO2's ``computeNewVelocity``, as
-    SMAClite ports it), one per living colliding neighbour whose centre is within ``reach``: a point
+    SMAClite ports it), one per living colliding neighbour that it could touch within the horizon
+    (centres closer than both radii plus the horizon times i's speed and j's current speed; the
+    caller's ``reach`` bounds this for the whole battle, a cheap first test): a point
     (``line_px``, ``line_py``) and a unit direction (``line_dx``, ``line_dy``); the permitted side is
     the left of the direction.  Velocities are distances per loop; the velocity obstacle's horizon
     is ``1 / INV_HORIZON`` loops, and overlapping units get the velocity that separates them within
@@ -496,9 +498,13 @@ def orca_lines(i, unit, static, sc, reach):
         dist_sq = rpx * rpx + rpy * rpy
         if dist_sq > reach * reach:
             continue
-        rvx = vix - unit.vel[j, 0]
-        rvy = viy - unit.vel[j, 1]
         comb = static.radius[i] + static.radius[j]
+        vjx = unit.vel[j, 0]
+        vjy = unit.vel[j, 1]
+        if sqrt32(dist_sq) - comb > (static.speed[i] + sqrt32(vjx * vjx + vjy * vjy)) / INV_HORIZON:
+            continue
+        rvx = vix - vjx
+        rvy = viy - vjy
         comb_sq = comb * comb
         if dist_sq > comb_sq:
             wx = rvx - INV_HORIZON * rpx
@@ -641,10 +647,9 @@ def avoid_collisions(unit, static, sc):
     ORCA's velocity (``orca_lines``): the one closest to the planned step among those within its
     speed that collide with no neighbour within the horizon, so moving units steer round the
     others; a unit with no planned step stays put (SMAClite's ``compute_new_velocity``).  Neighbours
-    are the units it could touch within the horizon: centres within both radii plus the horizon
-    times both speeds (the largest radius and speed of the battle for the neighbour; RVO2's
-    ``neighborDist`` rule.  SMAClite's radius-only query lets units walk into each other by up to
-    a step before they react)."""
+    are the units it could touch within the horizon (``orca_lines``; RVO2's ``neighborDist`` must
+    cover them.  SMAClite's radius-only query lets units walk into each other by up to a step
+    before they react)."""
     U = unit.hp.shape[0]
     r_max = ZERO
     v_max = ZERO
