@@ -72,6 +72,7 @@ class UnitStatic(NamedTuple):
     side: np.ndarray
     hits: np.ndarray  # hits per attack
     trigger_kind: np.ndarray  # rules.NO_ORDER, ORDER_AMOVE, ORDER_ATTACK_GROUP
+    collide_mask: np.ndarray  # collision flags: two units collide when they share one (engine.COLLIDE_*)
     raw_damage: np.ndarray  # (U, U) float32: damage + bonus per hit of unit i on unit j
     can_target: np.ndarray  # (U, U) bool: i may attack j
 
@@ -100,7 +101,7 @@ class BattleFlags(NamedTuple):
     cliff_own_table: int  # colossi have their own path table
     healer0: int
     healer1: int
-    colliders: int  # more than one unit collides
+    colliders: int  # some pair of units collides
 
 
 class Scratch(NamedTuple):

@@ -12,7 +12,7 @@ code is built: ``docs/design/smac-engine.md``):
    the previous loop) on shields, then hp with armour;
 5. ``heal``: Medivacs heal a bio ally in range;
 6. ``plan_moves`` / ``avoid_collisions`` / ``apply_moves``: chase a target into range, walk to a point
-   or attack-move (paths round terrain); ground units steer round each other and step aside (ORCA
+   or attack-move (paths round terrain); moving units steer round the units they collide with (ORCA
    collision avoidance); steps slide along blocked cells;
 7. ``regenerate_and_die``: shields, zerg hp and energy regenerate; units at hp <= 0 die; a baneling
    killed by damage is marked to explode in the next loop.
@@ -477,7 +477,7 @@ def det2(ax, ay, bx, by):
 
 def orca_lines(i, unit, static, sc, reach):
     """ORCA's half-planes of permitted velocities of unit ``i`` (RVO2's ``computeNewVelocity``, as
-    SMAClite ports it), one per living colliding neighbour that it could touch within the horizon
+    SMAClite ports it), one per living neighbour sharing a collision flag that it could touch within the horizon
     (centres closer than both radii plus the horizon times i's speed and j's current speed; the
     caller's ``reach`` bounds this for the whole battle, a cheap first test): a point
     (``line_px``, ``line_py``) and a unit direction (``line_dx``, ``line_dy``); the permitted side is
@@ -491,7 +491,7 @@ def orca_lines(i, unit, static, sc, reach):
     vix = unit.vel[i, 0]
     viy = unit.vel[i, 1]
     for j in range(unit.hp.shape[0]):
-        if j == i or not (static.collides[j] and sc.alive[j]):
+        if j == i or not sc.alive[j] or (static.collide_mask[i] & static.collide_mask[j]) == 0:
             continue
         rpx = unit.pos[j, 0] - pix
         rpy = unit.pos[j, 1] - piy
@@ -643,7 +643,8 @@ def orca_lp3(sc, n, begin, vmax, rx, ry):
 
 
 def avoid_collisions(unit, static, sc):
-    """The step of every living colliding ground unit with a planned step (``dx``, ``dy``) becomes
+    """The step of every living colliding unit (ground units with ground units, colossi with colossi,
+    air units with air units: ``static.collide_mask``) with a planned step (``dx``, ``dy``) becomes
     ORCA's velocity (``orca_lines``): the one closest to the planned step among those within its
     speed that collide with no neighbour within the horizon, so moving units steer round the
     others; a unit with no planned step stays put (SMAClite's ``compute_new_velocity``).  Neighbours

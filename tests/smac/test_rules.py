@@ -264,6 +264,23 @@ def test_overlapping_moving_units_separate(engine):
     assert gap > -0.01
 
 
+def test_collision_layers_from_the_map_flags(engine):
+    """Colossi avoid colossi (both ``Collide`` Colossus) but a zergling walks straight under a
+    standing colossus (Ground shares no flag with Colossus/Flying)."""
+    eng = duel(engine, ["colossus", "zergling"], ["colossus"])
+    place(eng, [[10.0, 16.0], [12.0, 16.0], [14.0, 16.3]])
+    order(eng, 0, MOVE, goal=(14.0, 16.0))
+    order(eng, 2, MOVE, goal=(10.0, 16.3))
+    assert _min_gap(eng, 40, 0, 2) > -0.01
+    eng = duel(engine, ["colossus"], ["zergling"])
+    place(eng, [[12.0, 16.0], [10.0, 16.0]])
+    order(eng, 1, MOVE, goal=(14.0, 16.0))
+    for _ in range(12):
+        eng.advance(1)
+        assert eng.pos[0, 1, 1].item() == 16.0  # not deflected
+    assert eng.pos[0, 1, 0].item() > 11.5
+
+
 def test_shield_regeneration_after_ten_seconds(engine):
     eng = duel(engine, ["stalker"], ["stalker"])
     place(eng, [[10.0, 16.0], [28.0, 16.0]])
