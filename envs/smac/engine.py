@@ -379,8 +379,8 @@ class BattleEngine:
         self.build.command(np.int64(side), a, self.unit_state(), self.static, self.flags)
 
     def advance(self, loops: int = STEP_MUL) -> None:
-        """Run ``loops`` game loops of every game (``rules``); the
-        cooldown jitters are drawn from the engine's generator, (loops, E, U)."""
+        """Run ``loops`` game loops of every game (``rules``); the cooldown jitters are drawn from
+        the engine's generator, (loops, E, U)."""
         jitter = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (loops, self.num_envs, self.num_units),
                                generator=self.generator).numpy()
         if self.device.type == "cuda":
