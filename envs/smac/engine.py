@@ -47,6 +47,9 @@ from .units import (
 __all__ = ["BattleEngine", "STOP", "MOVE", "ATTACK", "HEAL", "AMOVE", "NO_ORDER", "ORDER_AMOVE",
            "ORDER_ATTACK_GROUP", "MOVE_AMOUNT", "MOVE_DIRECTIONS", "STEP_MUL", "DEVICES"]
 
+# Collision flags (``Collide`` in the map files' UnitData.xml).
+COLLIDE_GROUND, COLLIDE_COLOSSUS, COLLIDE_FLYING = 1, 2, 4
+
 # Move actions 2..5: north (+y), south, east (+x), west (spec §2).
 MOVE_DIRECTIONS = ((0.0, 1.0), (0.0, -1.0), (1.0, 0.0), (-1.0, 0.0))
 DEVICES = ("cpu", "cuda")
@@ -84,7 +87,8 @@ class BattleEngine:
     (E, U, 2), ``since_damage`` (loops since the last damage taken), ``trigger_goal`` (E, U, 2: the
     trigger's attack-move point), ``last_attacker`` (E, U: who last fired at the unit, -1 none),
     ``detonate`` (E, U: a baneling killed in the last loop, whose blast goes off in the next),
-    ``cur_speed`` (E, U: the speed of accelerating units).  ``mirror_spawns``: side 1 starts at the
+    ``cur_speed`` (E, U: the speed of accelerating units), ``vel`` (E, U, 2: the last loop's
+    displacement, which collision avoidance reads).  ``mirror_spawns``: side 1 starts at the
     mirror image of side 0's placement rule (``MapSpec.spawn_positions(1, mirrored=True)``), for a
     mirrored seat in two-player mode.  ``device``: "cpu" or "cuda" (a torch device of either type)."""
 
@@ -155,9 +159,15 @@ class BattleEngine:
         self.zerg_regen = torch.where(self.is_zerg, ZERG_REGEN_PER_S / LOOPS_PER_SECOND, 0.0)
         self.is_bio = (self.attributes & BIO) != 0
         self.cliff_walker = b([n == "colossus" for n in self.unit_names])
-        # small ground units collide; colossi, air and immobile units (the spine crawler) do not
-        self.collides = ~self.is_air & ~self.cliff_walker & (self.speed > 0)
-        self.has_colliders = bool(self.collides.sum() > 1)
+        # Collision layers, the map files' ``Collide`` flags of the ``_RL`` units: small ground units
+        # Ground, Medivac Flying, colossus Colossus and Flying (and Structure); two units collide when
+        # their flags share one.  The immobile spine crawler (a structure) takes no part.
+        layer = torch.where(self.is_air, COLLIDE_FLYING,
+                            torch.where(self.cliff_walker, COLLIDE_COLOSSUS | COLLIDE_FLYING, COLLIDE_GROUND))
+        self.collide_mask = torch.where(self.speed > 0, layer, 0).to(torch.long)
+        self.collides = self.collide_mask != 0
+        pairs = (self.collide_mask[:, None] & self.collide_mask[None, :]) != 0
+        self.has_colliders = bool((pairs & ~torch.eye(len(stats), dtype=torch.bool, device=pairs.device)).any())
         # Raw damage per hit of unit i on unit j, bonus included (U, U).
         dmg = f([s.damage for s in stats])
         bonus = f([s.bonus for s in stats])
@@ -212,7 +222,8 @@ class BattleEngine:
         static = UnitStatic(
             **{name: np_(getattr(self, name)).astype(np.float32) for name in f32},
             **{name: np_(getattr(self, name)).astype(np.bool_) for name in flags_},
-            **{name: np_(getattr(self, name)).astype(np.int64) for name in ("side", "hits", "trigger_kind")},
+            **{name: np_(getattr(self, name)).astype(np.int64)
+               for name in ("side", "hits", "trigger_kind", "collide_mask")},
             raw_damage=np_(self.raw_damage).astype(np.float32), can_target=np_(self.can_target).astype(np.bool_))
         paths, cliff = self.paths, self.cliff_paths
         empty = np.zeros(1, np.int8)
@@ -237,7 +248,7 @@ class BattleEngine:
         E, U, dev = self.num_envs, self.num_units, self.device
         for name in ("hp", "shield", "energy", "cooldown", "since_damage", "cur_speed"):
             setattr(self, name, torch.zeros(E, U, device=dev))
-        for name in ("pos", "goal", "trigger_goal"):
+        for name in ("pos", "goal", "trigger_goal", "vel"):
             setattr(self, name, torch.zeros(E, U, 2, device=dev))
         self.order = torch.zeros(E, U, dtype=torch.long, device=dev)
         self.target = torch.zeros(E, U, dtype=torch.long, device=dev)
@@ -338,6 +349,7 @@ class BattleEngine:
         self.cur_speed = torch.where(mu, 0.0, self.cur_speed)
         self.last_attacker = torch.where(mu, -1, self.last_attacker)
         self.detonate = self.detonate & ~mu
+        self.vel = torch.where(mp, 0.0, self.vel)
         self.trigger_goal = torch.where(mp, self._draw_trigger_goals().to(self.device), self.trigger_goal)
 
     def _draw_trigger_goals(self) -> torch.Tensor:
@@ -375,8 +387,8 @@ class BattleEngine:
         self.build.command(np.int64(side), a, self.unit_state(), self.static, self.flags)
 
     def advance(self, loops: int = STEP_MUL) -> None:
-        """Run ``loops`` game loops of every game, then separate overlapping units (``rules``); the
-        cooldown jitters are drawn from the engine's generator, (loops, E, U)."""
+        """Run ``loops`` game loops of every game (``rules``); the cooldown jitters are drawn from
+        the engine's generator, (loops, E, U)."""
         jitter = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (loops, self.num_envs, self.num_units),
                                generator=self.generator).numpy()
         if self.device.type == "cuda":

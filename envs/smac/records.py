@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 STATE_FIELDS = ("pos", "hp", "shield", "energy", "cooldown", "since_damage", "order", "target", "goal",
-                "trigger_goal", "cur_speed", "last_attacker", "detonate")
+                "trigger_goal", "cur_speed", "last_attacker", "detonate", "vel")
 
 
 class UnitState(NamedTuple):
@@ -41,6 +41,7 @@ class UnitState(NamedTuple):
     cur_speed: np.ndarray  # speed of accelerating units
     last_attacker: np.ndarray  # who last fired at the unit, -1 none
     detonate: np.ndarray  # a baneling killed last loop: its blast goes off this loop
+    vel: np.ndarray  # (E, U, 2) the last loop's displacement (distance per loop): collision avoidance
 
 
 class UnitStatic(NamedTuple):
@@ -71,6 +72,7 @@ class UnitStatic(NamedTuple):
     side: np.ndarray
     hits: np.ndarray  # hits per attack
     trigger_kind: np.ndarray  # rules.NO_ORDER, ORDER_AMOVE, ORDER_ATTACK_GROUP
+    collide_mask: np.ndarray  # collision flags: two units collide when they share one (engine.COLLIDE_*)
     raw_damage: np.ndarray  # (U, U) float32: damage + bonus per hit of unit i on unit j
     can_target: np.ndarray  # (U, U) bool: i may attack j
 
@@ -99,7 +101,7 @@ class BattleFlags(NamedTuple):
     cliff_own_table: int  # colossi have their own path table
     healer0: int
     healer1: int
-    colliders: int  # more than one unit collides
+    colliders: int  # some pair of units collides
 
 
 class Scratch(NamedTuple):
@@ -118,17 +120,25 @@ class Scratch(NamedTuple):
     shield_loss: np.ndarray
     dx: np.ndarray  # this loop's step
     dy: np.ndarray
+    avoid_vx: np.ndarray  # float32: the step chosen by collision avoidance (``rules.avoid_collisions``)
+    avoid_vy: np.ndarray
+    line_px: np.ndarray  # one unit's ORCA half-planes: a point and a unit direction per neighbour
+    line_py: np.ndarray
+    line_dx: np.ndarray
+    line_dy: np.ndarray
+    proj_px: np.ndarray  # the half-planes projected in ORCA's third linear program
+    proj_py: np.ndarray
+    proj_dx: np.ndarray
+    proj_dy: np.ndarray
     raw_sum: np.ndarray  # float64: sums over the hits landing on a unit (exact)
     hit_count: np.ndarray
     bare_sum: np.ndarray
     healed: np.ndarray
-    push_x: np.ndarray  # separation pushes
-    push_y: np.ndarray
     hp_frac: np.ndarray  # float32 feature rows: hp / hp_max, shield / shield_max
     shield_frac: np.ndarray
 
 
-SCRATCH_DTYPES = (np.bool_,) * 5 + (np.float32,) * 8 + (np.float64,) * 6 + (np.float32,) * 2
+SCRATCH_DTYPES = (np.bool_,) * 5 + (np.float32,) * 18 + (np.float64,) * 4 + (np.float32,) * 2
 
 
 def new_scratch(games: int, units: int, empty=np.empty) -> Scratch:

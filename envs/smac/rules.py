@@ -11,12 +11,11 @@ code is built: ``docs/design/smac-engine.md``):
 4. ``deal_damage``: the hits (single, colossus line, baneling blast, the blast of a baneling killed in
    the previous loop) on shields, then hp with armour;
 5. ``heal``: Medivacs heal a bio ally in range;
-6. ``plan_moves`` / ``apply_moves``: chase a target into range, walk to a point or attack-move
-   (paths round terrain), sliding along blocked cells;
+6. ``plan_moves`` / ``avoid_collisions`` / ``apply_moves``: chase a target into range, walk to a point
+   or attack-move (paths round terrain); moving units steer round the units they collide with (ORCA
+   collision avoidance); steps slide along blocked cells;
 7. ``regenerate_and_die``: shields, zerg hp and energy regenerate; units at hp <= 0 die; a baneling
    killed by damage is marked to explode in the next loop.
-
-After the loops of a step, ``separate`` pushes overlapping ground units apart.
 
 Every rule sees one game: ``unit`` is ``records.UnitState`` of that game's rows (``game_rows``),
 ``static`` the ``UnitStatic`` per-unit constants, ``maps`` the ``MapTables``, ``flags`` the
@@ -47,6 +46,7 @@ from .units import (
     MEDIVAC_HP_PER_ENERGY,
     MEDIVAC_MAX_ENERGY,
     MOVE_AMOUNT,
+    ORCA_TIME_HORIZON_S,
     SHIELD_REGEN_DELAY_S,
     SHIELD_REGEN_PER_S,
     SIGHT_RANGE,
@@ -65,6 +65,8 @@ ENERGY_PER_LOOP = F(MEDIVAC_ENERGY_REGEN_PER_S / LOOPS_PER_SECOND)
 MAX_ENERGY = F(MEDIVAC_MAX_ENERGY)
 SHIELD_DELAY_LOOPS = F(SHIELD_REGEN_DELAY_S * LOOPS_PER_SECOND)
 SHIELD_PER_LOOP = F(SHIELD_REGEN_PER_S / LOOPS_PER_SECOND)
+INV_HORIZON = F(1.0 / (ORCA_TIME_HORIZON_S * LOOPS_PER_SECOND))  # collision avoidance, per loop
+RVO_EPSILON = F(1e-5)  # RVO2's test for parallel lines
 THREAT_BONUS = F(1e3)  # acquisition: a unit that can shoot back scores as if 1000 closer
 GRID = MAP_SIZE
 GRID_F = F(MAP_SIZE)
@@ -84,15 +86,16 @@ def game_rows(state, e):
     """``UnitState`` of game ``e``'s rows (views, no copy)."""
     return UnitState(state.pos[e], state.hp[e], state.shield[e], state.energy[e], state.cooldown[e],
                      state.since_damage[e], state.order[e], state.target[e], state.goal[e], state.trigger_goal[e],
-                     state.cur_speed[e], state.last_attacker[e], state.detonate[e])
+                     state.cur_speed[e], state.last_attacker[e], state.detonate[e], state.vel[e])
 
 
 def scratch_rows(sc, w):
     """``Scratch`` of slot ``w``'s rows (views)."""
     return Scratch(sc.alive[w], sc.attacking[w], sc.healing[w], sc.in_range[w], sc.fire[w], sc.tvx[w], sc.tvy[w],
-                   sc.tdist[w], sc.tedge[w], sc.hp_loss[w], sc.shield_loss[w], sc.dx[w], sc.dy[w], sc.raw_sum[w],
-                   sc.hit_count[w], sc.bare_sum[w], sc.healed[w], sc.push_x[w], sc.push_y[w], sc.hp_frac[w],
-                   sc.shield_frac[w])
+                   sc.tdist[w], sc.tedge[w], sc.hp_loss[w], sc.shield_loss[w], sc.dx[w], sc.dy[w], sc.avoid_vx[w],
+                   sc.avoid_vy[w], sc.line_px[w], sc.line_py[w], sc.line_dx[w], sc.line_dy[w], sc.proj_px[w],
+                   sc.proj_py[w], sc.proj_dx[w], sc.proj_dy[w], sc.raw_sum[w], sc.hit_count[w], sc.bare_sum[w],
+                   sc.healed[w], sc.hp_frac[w], sc.shield_frac[w])
 
 
 # ---------------------------------------------------------------------------- geometry
@@ -461,9 +464,223 @@ def plan_moves(unit, static, maps, flags, sc):
             unit.order[u] = STOP
 
 
+# ------------------------------------------------------------------ collision avoidance
+def sqrt32(x):
+    """float32 square root, computed in float64 and rounded once (correctly rounded on both builds)."""
+    return np.float32(math.sqrt(np.float64(x)))
+
+
+def det2(ax, ay, bx, by):
+    """The 2-D cross product ``a x b``."""
+    return ax * by - ay * bx
+
+
+def orca_lines(i, unit, static, sc, reach):
+    """ORCA's half-planes of permitted velocities of unit ``i`` (RVO2's ``computeNewVelocity``, as
+    SMAClite ports it), one per living neighbour sharing a collision flag that it could touch within the horizon
+    (centres closer than both radii plus the horizon times i's speed and j's current speed; the
+    caller's ``reach`` bounds this for the whole battle, a cheap first test): a point
+    (``line_px``, ``line_py``) and a unit direction (``line_dx``, ``line_dy``); the permitted side is
+    the left of the direction.  Velocities are distances per loop; the velocity obstacle's horizon
+    is ``1 / INV_HORIZON`` loops, and overlapping units get the velocity that separates them within
+    one loop.  The unit takes half of the change from a neighbour with a planned step (``dx``,
+    ``dy``) and all of it from one standing still (SMAClite).  Returns the line count."""
+    n = 0
+    pix = unit.pos[i, 0]
+    piy = unit.pos[i, 1]
+    vix = unit.vel[i, 0]
+    viy = unit.vel[i, 1]
+    for j in range(unit.hp.shape[0]):
+        if j == i or not sc.alive[j] or (static.collide_mask[i] & static.collide_mask[j]) == 0:
+            continue
+        rpx = unit.pos[j, 0] - pix
+        rpy = unit.pos[j, 1] - piy
+        dist_sq = rpx * rpx + rpy * rpy
+        if dist_sq > reach * reach:
+            continue
+        comb = static.radius[i] + static.radius[j]
+        vjx = unit.vel[j, 0]
+        vjy = unit.vel[j, 1]
+        if sqrt32(dist_sq) - comb > (static.speed[i] + sqrt32(vjx * vjx + vjy * vjy)) / INV_HORIZON:
+            continue
+        rvx = vix - vjx
+        rvy = viy - vjy
+        comb_sq = comb * comb
+        if dist_sq > comb_sq:
+            wx = rvx - INV_HORIZON * rpx
+            wy = rvy - INV_HORIZON * rpy
+            w_sq = wx * wx + wy * wy
+            dot1 = wx * rpx + wy * rpy
+            if dot1 < ZERO and dot1 * dot1 > comb_sq * w_sq:
+                w_len = sqrt32(w_sq)
+                uwx = wx / w_len
+                uwy = wy / w_len
+                dx = uwy
+                dy = -uwx
+                s = comb * INV_HORIZON - w_len
+                ux = s * uwx
+                uy = s * uwy
+            else:
+                leg = sqrt32(dist_sq - comb_sq)
+                if det2(rpx, rpy, wx, wy) > ZERO:
+                    dx = (rpx * leg - rpy * comb) / dist_sq
+                    dy = (rpx * comb + rpy * leg) / dist_sq
+                else:
+                    dx = -(rpx * leg + rpy * comb) / dist_sq
+                    dy = -(rpy * leg - rpx * comb) / dist_sq
+                dot2 = rvx * dx + rvy * dy
+                ux = dot2 * dx - rvx
+                uy = dot2 * dy - rvy
+        else:
+            wx = rvx - rpx
+            wy = rvy - rpy
+            w_len = max(sqrt32(wx * wx + wy * wy), EPS6)
+            uwx = wx / w_len
+            uwy = wy / w_len
+            dx = uwy
+            dy = -uwx
+            s = comb - w_len
+            ux = s * uwx
+            uy = s * uwy
+        share = HALF if (sc.dx[j] != ZERO or sc.dy[j] != ZERO) else ONE
+        sc.line_px[n] = vix + share * ux
+        sc.line_py[n] = viy + share * uy
+        sc.line_dx[n] = dx
+        sc.line_dy[n] = dy
+        n += 1
+    return n
+
+
+def orca_lp1(lpx, lpy, ldx, ldy, k, vmax, ox, oy, opt_dir):
+    """RVO2's ``linearProgram1``: the velocity on line ``k`` permitted by lines ``0..k-1`` and within
+    ``vmax``, closest to (ox, oy) (or furthest along it when ``opt_dir``): ``(ok, x, y)``."""
+    dot = lpx[k] * ldx[k] + lpy[k] * ldy[k]
+    disc = dot * dot + vmax * vmax - (lpx[k] * lpx[k] + lpy[k] * lpy[k])
+    if disc < ZERO:
+        return False, ZERO, ZERO
+    sd = sqrt32(disc)
+    t_left = -dot - sd
+    t_right = -dot + sd
+    for m in range(k):
+        den = det2(ldx[k], ldy[k], ldx[m], ldy[m])
+        num = det2(ldx[m], ldy[m], lpx[k] - lpx[m], lpy[k] - lpy[m])
+        if abs(den) <= RVO_EPSILON:
+            if num < ZERO:
+                return False, ZERO, ZERO
+            continue
+        t = num / den
+        if den >= ZERO:
+            t_right = min(t_right, t)
+        else:
+            t_left = max(t_left, t)
+        if t_left > t_right:
+            return False, ZERO, ZERO
+    if opt_dir:
+        t = t_right if ox * ldx[k] + oy * ldy[k] > ZERO else t_left
+    else:
+        t = min(max(ldx[k] * (ox - lpx[k]) + ldy[k] * (oy - lpy[k]), t_left), t_right)
+    return True, lpx[k] + t * ldx[k], lpy[k] + t * ldy[k]
+
+
+def orca_lp2(lpx, lpy, ldx, ldy, n, vmax, ox, oy, opt_dir):
+    """RVO2's ``linearProgram2``: the velocity within ``vmax`` permitted by lines ``0..n-1`` closest
+    to (ox, oy) (or furthest along the unit vector (ox, oy) when ``opt_dir``): ``(lines satisfied,
+    x, y)``; fewer than ``n`` when infeasible (the result then satisfies the lines before it)."""
+    if opt_dir:
+        rx = ox * vmax
+        ry = oy * vmax
+    elif ox * ox + oy * oy > vmax * vmax:
+        norm = sqrt32(ox * ox + oy * oy)
+        rx = ox / norm * vmax
+        ry = oy / norm * vmax
+    else:
+        rx = ox
+        ry = oy
+    for k in range(n):
+        if det2(ldx[k], ldy[k], lpx[k] - rx, lpy[k] - ry) > ZERO:
+            ok, x, y = orca_lp1(lpx, lpy, ldx, ldy, k, vmax, ox, oy, opt_dir)
+            if not ok:
+                return k, rx, ry
+            rx = x
+            ry = y
+    return n, rx, ry
+
+
+def orca_lp3(sc, n, begin, vmax, rx, ry):
+    """RVO2's ``linearProgram3``: when the lines admit no velocity, the velocity that violates them
+    least (minimises the largest distance into a forbidden side), starting from line ``begin``."""
+    worst = ZERO
+    for i in range(begin, n):
+        if det2(sc.line_dx[i], sc.line_dy[i], sc.line_px[i] - rx, sc.line_py[i] - ry) > worst:
+            m = 0
+            for j in range(i):
+                d = det2(sc.line_dx[i], sc.line_dy[i], sc.line_dx[j], sc.line_dy[j])
+                if abs(d) <= RVO_EPSILON:
+                    if sc.line_dx[i] * sc.line_dx[j] + sc.line_dy[i] * sc.line_dy[j] > ZERO:
+                        continue
+                    px = HALF * (sc.line_px[i] + sc.line_px[j])
+                    py = HALF * (sc.line_py[i] + sc.line_py[j])
+                else:
+                    t = det2(sc.line_dx[j], sc.line_dy[j], sc.line_px[i] - sc.line_px[j],
+                             sc.line_py[i] - sc.line_py[j]) / d
+                    px = sc.line_px[i] + t * sc.line_dx[i]
+                    py = sc.line_py[i] + t * sc.line_dy[i]
+                ddx = sc.line_dx[j] - sc.line_dx[i]
+                ddy = sc.line_dy[j] - sc.line_dy[i]
+                norm = max(sqrt32(ddx * ddx + ddy * ddy), EPS6)
+                sc.proj_px[m] = px
+                sc.proj_py[m] = py
+                sc.proj_dx[m] = ddx / norm
+                sc.proj_dy[m] = ddy / norm
+                m += 1
+            k, x, y = orca_lp2(sc.proj_px, sc.proj_py, sc.proj_dx, sc.proj_dy, m, vmax, -sc.line_dy[i],
+                               sc.line_dx[i], True)
+            if k == m:
+                rx = x
+                ry = y
+            worst = det2(sc.line_dx[i], sc.line_dy[i], sc.line_px[i] - rx, sc.line_py[i] - ry)
+    return rx, ry
+
+
+def avoid_collisions(unit, static, sc):
+    """The step of every living colliding unit (ground units with ground units, colossi with colossi,
+    air units with air units: ``static.collide_mask``) with a planned step (``dx``, ``dy``) becomes
+    ORCA's velocity (``orca_lines``): the one closest to the planned step among those within its
+    speed that collide with no neighbour within the horizon, so moving units steer round the
+    others; a unit with no planned step stays put (SMAClite's ``compute_new_velocity``).  Neighbours
+    are the units it could touch within the horizon (``orca_lines``; RVO2's ``neighborDist`` must
+    cover them.  SMAClite's radius-only query lets units walk into each other by up to a step
+    before they react)."""
+    U = unit.hp.shape[0]
+    r_max = ZERO
+    v_max = ZERO
+    for u in range(U):
+        if static.collides[u]:
+            r_max = max(r_max, static.radius[u])
+            v_max = max(v_max, static.speed[u])
+    for i in range(U):
+        sc.avoid_vx[i] = sc.dx[i]
+        sc.avoid_vy[i] = sc.dy[i]
+        if not (static.collides[i] and sc.alive[i]) or (sc.dx[i] == ZERO and sc.dy[i] == ZERO):
+            continue
+        reach = static.radius[i] + r_max + (static.speed[i] + v_max) / INV_HORIZON
+        n = orca_lines(i, unit, static, sc, reach)
+        if n == 0:
+            continue
+        vmax = static.speed[i]
+        k, rx, ry = orca_lp2(sc.line_px, sc.line_py, sc.line_dx, sc.line_dy, n, vmax, sc.dx[i], sc.dy[i], False)
+        if k < n:
+            rx, ry = orca_lp3(sc, n, k, vmax, rx, ry)
+        sc.avoid_vx[i] = rx
+        sc.avoid_vy[i] = ry
+    for i in range(U):
+        sc.dx[i] = sc.avoid_vx[i]
+        sc.dy[i] = sc.avoid_vy[i]
+
+
 def apply_moves(unit, static, maps, sc):
     """Living units take their step if it ends on ground they may stand on; a blocked step slides
-    along x, else along y, else the unit stays."""
+    along x, else along y, else the unit stays.  ``vel`` keeps the displacement taken."""
     for u in range(unit.hp.shape[0]):
         x = unit.pos[u, 0]
         y = unit.pos[u, 1]
@@ -475,6 +692,8 @@ def apply_moves(unit, static, maps, sc):
         slide_y = not full and not slide_x and walkable_at(x, ny, air, cliff, maps)
         unit.pos[u, 0] = nx if sc.alive[u] and (full or slide_x) else x
         unit.pos[u, 1] = ny if sc.alive[u] and (full or slide_y) else y
+        unit.vel[u, 0] = unit.pos[u, 0] - x
+        unit.vel[u, 1] = unit.pos[u, 1] - y
 
 
 def regenerate_and_die(unit, static, sc):
@@ -528,52 +747,16 @@ def game_loop(jitter, unit, static, maps, flags, sc):
         remember_attackers(unit, sc)
     heal(unit, static, sc)
     plan_moves(unit, static, maps, flags, sc)
+    if flags.colliders:
+        avoid_collisions(unit, static, sc)
     apply_moves(unit, static, maps, sc)
     regenerate_and_die(unit, static, sc)
 
 
-def separate(unit, static, maps, sc):
-    """Push overlapping living ground units (``collides``: not colossi, air or immobile units) apart
-    by half their overlap each, where the pushed position stays walkable:
-    ``push_i = sum_j w_ij (p_i - p_j)``, ``w_ij = overlap_ij / |p_i - p_j| / 2`` (float32 terms,
-    summed in float64)."""
-    U = unit.hp.shape[0]
-    any_overlap = False
-    for i in range(U):
-        sc.push_x[i] = 0.0
-        sc.push_y[i] = 0.0
-        if not (static.collides[i] and unit.hp[i] > ZERO):
-            continue
-        for j in range(U):
-            if j == i or not static.collides[j] or not unit.hp[j] > ZERO:
-                continue
-            dx = unit.pos[i, 0] - unit.pos[j, 0]
-            dy = unit.pos[i, 1] - unit.pos[j, 1]
-            d = distance(dx, dy)
-            overlap = max(static.radius[i] + static.radius[j] - d, ZERO)
-            if overlap > ZERO:
-                any_overlap = True
-                w = overlap / max(d, EPS6) * HALF
-                sc.push_x[i] += w * dx
-                sc.push_y[i] += w * dy
-    if not any_overlap:
-        return
-    for i in range(U):
-        if not static.collides[i]:
-            continue
-        qx = unit.pos[i, 0] + F(sc.push_x[i])
-        qy = unit.pos[i, 1] + F(sc.push_y[i])
-        if unit.hp[i] > ZERO and walkable_at(qx, qy, False, False, maps):
-            unit.pos[i, 0] = qx
-            unit.pos[i, 1] = qy
-
-
 def advance_game(jitter, unit, static, maps, flags, sc):
-    """``jitter.shape[0]`` game loops of one game, then the separation; ``jitter`` (loops, U)."""
+    """``jitter.shape[0]`` game loops of one game; ``jitter`` (loops, U)."""
     for k in range(jitter.shape[0]):
         game_loop(jitter[k], unit, static, maps, flags, sc)
-    if flags.colliders:
-        separate(unit, static, maps, sc)
 
 
 def hunt_goals(pos, hp, goal, o0, o1, t0, t1):

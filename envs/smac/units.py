@@ -52,6 +52,14 @@ ATTRIBUTE_NAMES = {"light": LIGHT, "armored": ARMORED, "bio": BIO, "mech": MECH,
 MIN_SCAN_RANGE = 5.0
 SCAN_RANGE_MARGIN = 0.5
 
+# Collision avoidance between ground units every game loop: ORCA (optimal reciprocal collision
+# avoidance, van den Berg et al. 2011, the RVO2 library), as SMAClite moves its units (Michalski et
+# al. 2023, smaclite/env/rvo2/rvo2.py): time horizon 1 s (``TAU``); a unit standing still does not
+# avoid; a moving unit takes half of the avoidance from a moving neighbour and all of it from one
+# standing still; overlapping units separate within one loop's step; the neighbours are the units
+# it could touch within the horizon (``rules.avoid_collisions``).
+ORCA_TIME_HORIZON_S = 1.0
+
 
 @dataclass(frozen=True)
 class UnitStats:

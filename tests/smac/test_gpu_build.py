@@ -33,7 +33,7 @@ def _run(script: str, *args: str) -> list[str]:
 
 
 def test_simulated_gpu_build_plays_the_cpu_builds_games():
-    cases = [["MMM", 2, 30, False, {}], ["1c3s5z", 2, 30, False, {}], ["bane_vs_bane", 2, 25, False, {}],
+    cases = [["MMM", 2, 30, False, {}], ["1c3s5z", 2, 30, False, {}], ["bane_vs_bane", 1, 32, False, {}],
              ["2s3z", 2, 4, True, {"perturb": True}]]
     lines = dict(line.split(" ", 1) for line in _run("gpu_sim_games.py", json.dumps(cases)))
     results = {}

@@ -92,10 +92,11 @@ def test_zealot_double_hit_walks_into_melee_range(engine):
     seen = []
     for _ in range(400):
         before = (eng.shield[0, 1].item(), eng.hp[0, 1].item())
+        gap = (eng.pos[0, 1] - eng.pos[0, 0]).norm().item()  # a loop fires before its units move
         eng.advance(1)
         after = (eng.shield[0, 1].item(), eng.hp[0, 1].item())
         if after != before:
-            seen.append((after, (eng.pos[0, 1, 0] - eng.pos[0, 0, 0]).item()))
+            seen.append((after, gap))
     # 2 hits x 8 per attack: 80 shield -> 5 attacks; then 2 x (8 - 1 armor) = 14 hp per attack
     states = [s for s, _ in seen[:7]]
     assert states == [(64, 80), (48, 80), (32, 80), (16, 80), (0, 80), (0, 66), (0, 52)]
@@ -207,6 +208,77 @@ def test_movement_blocked_by_terrain(engine):
     order(eng, 0, MOVE, goal=(20.0, 4.0))
     eng.advance(16)
     assert eng.pos[0, 0, 0].item() > 16.5 and eng.pos[0, 0, 1].item() >= 8.0
+
+
+def _min_gap(eng, loops, a=0, b=1):
+    """Smallest centre distance minus both radii between units a and b over ``loops`` loops."""
+    r = eng.radius[a].item() + eng.radius[b].item()
+    gap = math.inf
+    for _ in range(loops):
+        eng.advance(1)
+        gap = min(gap, (eng.pos[0, a] - eng.pos[0, b]).norm().item() - r)
+    return gap
+
+
+def test_units_walking_head_on_steer_round_each_other(engine):
+    """ORCA collision avoidance every loop: two marines walking at each other, 0.2 off one line
+    (exactly on it, ORCA's symmetric solution is that both stop), pass each other without
+    overlapping and both arrive; without avoidance they would walk through each other."""
+    eng = duel(engine, ["marine"], ["marine"])
+    place(eng, [[10.0, 16.0], [14.0, 16.2]])
+    order(eng, 0, MOVE, goal=(14.0, 16.0))
+    order(eng, 1, MOVE, goal=(10.0, 16.2))
+    sidestep = 0.0
+    r = 0.75
+    gap = math.inf
+    for _ in range(80):
+        eng.advance(1)
+        gap = min(gap, (eng.pos[0, 0] - eng.pos[0, 1]).norm().item() - r)
+        sidestep = max(sidestep, abs(eng.pos[0, 0, 1].item() - 16.0))
+    assert gap > -0.01
+    assert sidestep > 0.2  # it left the line to pass
+    assert (eng.pos[0, 0] - torch.tensor([14.0, 16.0])).norm() < 0.2
+    assert (eng.pos[0, 1] - torch.tensor([10.0, 16.2])).norm() < 0.2
+
+
+def test_moving_unit_walks_round_an_idle_one(engine):
+    """A zergling walking through an idle one's place steers round it (SMAClite: the mover takes all
+    the avoidance, the idle unit stays put) and arrives."""
+    eng = duel(engine, ["zergling", "zergling"], ["zergling"])
+    place(eng, [[10.0, 16.05], [12.0, 16.0], [25.0, 16.0]])
+    order(eng, 0, MOVE, goal=(15.0, 16.0))
+    order(eng, 1, STOP)
+    assert _min_gap(eng, 60) > -0.01
+    assert (eng.pos[0, 0] - torch.tensor([15.0, 16.0])).norm() < 0.2
+    assert eng.pos[0, 1].tolist() == [12.0, 16.0]
+
+
+def test_overlapping_moving_units_separate(engine):
+    """Two banelings 0.2 apart (radii 0.375 each), both walking north, are apart within a step."""
+    eng = duel(engine, ["baneling"], ["baneling"])
+    place(eng, [[10.0, 16.0], [10.2, 16.0]])
+    order(eng, 0, MOVE, goal=(10.0, 26.0))
+    order(eng, 1, MOVE, goal=(10.2, 26.0))
+    eng.advance(8)
+    gap = (eng.pos[0, 0] - eng.pos[0, 1]).norm().item() - 0.75
+    assert gap > -0.01
+
+
+def test_collision_layers_from_the_map_flags(engine):
+    """Colossi avoid colossi (both ``Collide`` Colossus) but a zergling walks straight under a
+    standing colossus (Ground shares no flag with Colossus/Flying)."""
+    eng = duel(engine, ["colossus", "zergling"], ["colossus"])
+    place(eng, [[10.0, 16.0], [12.0, 16.0], [14.0, 16.3]])
+    order(eng, 0, MOVE, goal=(14.0, 16.0))
+    order(eng, 2, MOVE, goal=(10.0, 16.3))
+    assert _min_gap(eng, 40, 0, 2) > -0.01
+    eng = duel(engine, ["colossus"], ["zergling"])
+    place(eng, [[12.0, 16.0], [10.0, 16.0]])
+    order(eng, 1, MOVE, goal=(14.0, 16.0))
+    for _ in range(12):
+        eng.advance(1)
+        assert eng.pos[0, 1, 1].item() == 16.0  # not deflected
+    assert eng.pos[0, 1, 0].item() > 11.5
 
 
 def test_shield_regeneration_after_ten_seconds(engine):
