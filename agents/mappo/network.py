@@ -61,8 +61,8 @@ class RecurrentBase(nn.Module):
         z = self.mlp(self.feature_norm(x))
         keep = (~starts).to(z.dtype)[..., None]
         h, out = h0, []
-        for t in range(x.shape[0]):
-            h = self.gru(z[t], h * keep[t])
+        for z_t, keep_t in zip(z.unbind(0), keep.unbind(0)):  # unbind: one backward node, not one per step
+            h = self.gru(z_t, h * keep_t)
             out.append(h)
         return self.out_norm(torch.stack(out))
 

@@ -137,7 +137,7 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
     next_eval = 0
     if run.has_commit():
         state = run.load_commit()
-        if state.get("config") != wanted:
+        if _without_budget(state.get("config")) != _without_budget(wanted):
             raise ValueError(f"out {str(run.root)!r} holds a run with other settings ({state.get('config')}); "
                              "use another directory")
         learner.load_state_dict(state["learner"])
@@ -148,8 +148,9 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
         env_seed = derive_seed(config.seed, Stream.ENV_RESUMED, updates)
         log(f"resumed at {steps} game-steps ({updates} updates)")
     else:
-        run.write_config(wanted)
         env_seed = derive_seed(config.seed, Stream.ENV, 0)
+
+    run.write_config(wanted)
 
     def evaluate_now():
         win, ret = evaluate(learner.policy(), config.env, mc, mc.eval_episodes,
@@ -200,6 +201,11 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
                 commit()
     seconds = time.perf_counter() - t0
     return VsAIResult(steps, updates, seconds, rows[-1][1] if rows else float("nan"), str(run.root))
+
+
+def _without_budget(run_config) -> dict | None:
+    """What must agree for a resume: everything but ``steps`` (a run may be resumed to a larger budget)."""
+    return {k: v for k, v in run_config.items() if k != "steps"} if isinstance(run_config, dict) else None
 
 
 def export(run: RunDir, rows: list, update_rows: list) -> None:
