@@ -108,3 +108,24 @@ def test_training_against_the_builtin_ai_writes_metrics_and_resumes(tmp_path):
     assert again[:3] == rows and [int(r["step"]) for r in again] == [0, 80, 160, 240]
     with pytest.raises(ValueError, match="other settings"):
         train_vs_builtin(VsAIConfig(env="smac:3m", steps=240, seed=2, agent_settings=settings), out, log=lambda s: None)
+
+
+def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
+    from selfplay.cli import main
+
+    out = tmp_path / "cli"
+    args = ["train", "--env", "smac:3m", "--opponent", "builtin-ai", "--steps", "80", "--num-envs", "4",
+            "--rollout-length", "20", "--epochs", "1", "--eval-interval", "80", "--eval-episodes", "2",
+            "--critic-input", "EP", "--open-loop", "--out", str(out)]
+    assert main(args) == 0
+    with open(out / "metrics.csv") as f:
+        assert [int(r["step"]) for r in csv.DictReader(f)] == [0, 80]
+    import yaml
+
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert config["resolved_agent_settings"]["open_loop"] is True and config["opponent"] == "builtin-ai"
+    assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--out", str(tmp_path / "x")]) == 2
+    assert "--opponent builtin-ai" in capsys.readouterr().err
+    assert main(["train", "--opponent", "builtin-ai", "--env", "smac:3m", "--horizon", "64",
+                 "--out", str(tmp_path / "y")]) == 2
+    assert "--horizon do not apply" in capsys.readouterr().err
