@@ -25,7 +25,7 @@ import torch
 
 from selfplay.agents.mappo import MAPPOConfig, MAPPOLearner, mappo_config
 from selfplay.agents.mappo.network import open_loop_inputs
-from selfplay.training.registry import check_env_name, is_smac, make_env
+from selfplay.training.registry import MATRIX_GAMES, check_env_name, is_openspiel, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.utils.checks import check_int, check_seed
 from selfplay.utils.seeding import Stream, derive_seed
@@ -41,7 +41,7 @@ MAX_STEPS = 10**10
 class VsAIConfig:
     """One run of a learner against a SMAC map's built-in AI."""
 
-    env: str = "smac:3m"  # smac:MAP (any map of the simulator)
+    env: str = "smac:3m"  # smac:MAP (any map of the simulator; any SMAC battle name of the registry)
     agent: str = "mappo"  # the learner (mappo)
     steps: int = 2_000_000  # game-steps of training (all games together)
     seed: int = 0  # seed of the run (same seed, same machine: same results)
@@ -52,8 +52,9 @@ class VsAIConfig:
 
     def __post_init__(self) -> None:
         check_env_name(self.env)
-        if not is_smac(self.env) or self.env.startswith("smac-commander:"):
-            raise ValueError(f"env must be a SMAC map 'smac:MAP' to play the built-in AI, got {self.env!r}")
+        if self.env in MATRIX_GAMES or is_openspiel(self.env) or self.env.startswith("smac-commander:"):
+            raise ValueError(f"env must be a SMAC battle ('smac:MAP' or another SMAC name the registry knows) "
+                             f"to play the built-in AI, got {self.env!r}")
         if self.agent not in AGENTS:
             raise ValueError(f"agent must be one of {AGENTS} against the built-in AI, got {self.agent!r}")
         check_int(self.steps, "steps", 1, MAX_STEPS)

@@ -84,7 +84,7 @@ def test_bad_input_is_named():
         MAPPOLearner(4, 4, 2, 3, seed=-1)
     with pytest.raises(ValueError, match="agent must be one of"):
         VsAIConfig(agent="ppo-mlp")
-    with pytest.raises(ValueError, match="env must be a SMAC map"):
+    with pytest.raises(ValueError, match="env must be a SMAC battle"):
         VsAIConfig(env="rirrps")
     with pytest.raises(ValueError, match="steps"):
         VsAIConfig(steps=0)
