@@ -8,7 +8,7 @@ Each (map, seed) is one ``selfplay train --env smac:MAP --opponent builtin-ai`` 
 (``--open-loop``: ``RUNS/MAP-open-sSEED``), evaluated every ``--eval-interval`` game-steps with 32 greedy
 test games; a run already there is resumed (to a larger ``--steps`` too). ``--summarize`` copies every
 run's ``metrics.csv`` to ``OUT/MAP-sSEED.csv`` and draws ``OUT/curves.png`` (one panel per map: each
-seed's curve, thin; their mean, thick; open-loop runs dashed) and prints a table of the last evaluation.
+seed's curve, thin; their mean, thick; open-loop runs dashed) and prints a table of the last evaluations.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ def summarize(args) -> None:
     out.mkdir(parents=True, exist_ok=True)
     fig = Figure(figsize=(4 * len(args.maps), 3.4), dpi=110)
     FigureCanvasAgg(fig)
-    print("| map | control | seeds | game-steps | final test win rate (per seed) | mean |")
-    print("|---|---|---|---|---|---|")
+    print("| map | control | seeds | last test win rate per seed (at game-steps) | mean at the steps all seeds reached |")
+    print("|---|---|---|---|---|")
     for i, map_name in enumerate(args.maps):
         ax = fig.add_subplot(1, len(args.maps), i + 1)
         for open_loop, style in ((False, "-"), (True, "--")):
@@ -70,9 +70,11 @@ def summarize(args) -> None:
             label = "open loop (time step + id)" if open_loop else "MAPPO"
             ax.plot(steps, mean, style, color="tab:red" if open_loop else "tab:blue", lw=2,
                     label=f"{label}, mean of {len(curves)}")
-            finals = [c[n - 1]["test_win_rate"] for c in curves]
-            print(f"| {map_name} | {'open loop' if open_loop else 'closed loop'} | {len(curves)} | {int(steps[-1])} | "
-                  f"{', '.join(f'{w:.2f}' for w in finals)} | {sum(finals) / len(finals):.2f} |")
+            last = [c[-1] for c in curves]
+            common = [c[n - 1]["test_win_rate"] for c in curves]
+            per_seed = ", ".join(f"{r['test_win_rate']:.2f} ({int(r['step']) // 1000}k)" for r in last)
+            print(f"| {map_name} | {'open loop' if open_loop else 'closed loop'} | {len(curves)} | {per_seed} | "
+                  f"{sum(common) / len(common):.2f} at {int(steps[-1]) // 1000}k |")
         ax.set_ylim(0, 1.02)
         ax.set_title(f"{map_name} vs the built-in AI", fontsize=9)
         ax.set_xlabel("game-steps")
