@@ -129,3 +129,18 @@ def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
     assert main(["train", "--opponent", "builtin-ai", "--env", "smac:3m", "--horizon", "64",
                  "--out", str(tmp_path / "y")]) == 2
     assert "--horizon do not apply" in capsys.readouterr().err
+
+
+def test_a_vs_ai_directory_and_a_self_play_directory_refuse_each_other(tmp_path, capsys):
+    from selfplay.cli import main
+
+    settings = {**SMALL, "eval_interval": 80, "eval_episodes": 2}
+    train_vs_builtin(VsAIConfig(env="smac:3m", steps=80, agent_settings=settings), tmp_path / "vs", log=lambda s: None)
+    assert main(["train", "--episodes", "8", "--num-envs", "4", "--checkpoints", "1", "--horizon", "32",
+                 "--minibatch-size", "16", "--epochs", "1", "--out", str(tmp_path / "vs")]) == 2
+    assert "holds a run against the built-in AI" in capsys.readouterr().err
+    assert main(["train", "--episodes", "8", "--num-envs", "4", "--checkpoints", "1", "--horizon", "32",
+                 "--minibatch-size", "16", "--epochs", "1", "--out", str(tmp_path / "sp")]) == 0
+    with pytest.raises(ValueError, match="holds a training run"):
+        train_vs_builtin(VsAIConfig(env="smac:3m", steps=80, agent_settings=settings), tmp_path / "sp",
+                         log=lambda s: None)
