@@ -255,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ppo_options(p, _train_defaults)
     _add_alphastar_options(p)
     _add_ray_options(p, "the run as a Ray task")
+    _add_builtin_ai_options(p)
 
     p = _subparser(sub, "evaluate", "winrate matrix, maxent Nash and figures of a run's checkpoints")
     p.add_argument("run_dir", help="a run directory written by `selfplay train` (or one of a comparison's runs)")
@@ -352,6 +353,15 @@ def _with_defaults(args: argparse.Namespace, config_class, names: list[str]) -> 
 def cmd_train(args: argparse.Namespace) -> int:
     from selfplay.training.loop import TrainConfig, train
 
+    if args.opponent == "builtin-ai":
+        return _train_vs_builtin(args)
+    if args.opponent is not None:
+        raise ValueError(f"opponent must be 'builtin-ai' (or left out: self-play), got {args.opponent!r}")
+    if getattr(args, "agent", None) == "mappo":
+        raise ValueError("agent mappo trains against the built-in AI: add --opponent builtin-ai")
+    given_vs_ai = [f"--{k.replace('_', '-')}" for k in VS_AI_ONLY if getattr(args, k, None) not in (None, False)]
+    if given_vs_ai:
+        raise ValueError(f"options {', '.join(given_vs_ai)} apply to --opponent builtin-ai only")
     options = {**(TRAIN_QUICK if args.quick else {}), **given(args, TRAIN_FIELDS)}
     _with_defaults(args, TrainConfig, TRAIN_FIELDS)
     settings = _ppo_overrides(args)
@@ -375,6 +385,57 @@ def cmd_train(args: argparse.Namespace) -> int:
     result = train(config, args.out)
     print(f"trained {result.episodes} episodes ({result.updates} updates) in {result.seconds:.1f}s; "
           f"menagerie {result.menagerie_size}, checkpoints {result.checkpoints} -> {result.run_dir}")
+    return 0
+
+
+# `train --opponent builtin-ai`: options of the run (VsAIConfig) and of the MAPPO learner (MAPPOConfig)
+VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "eval_interval", "eval_episodes")
+VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "learning_rate",
+               "open_loop": "open_loop", "critic_input": "critic_input", "rollout_length": "rollout_length",
+               "eval_interval": "eval_interval", "eval_episodes": "eval_episodes"}  # option dest -> MAPPOConfig field
+
+
+def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
+    from selfplay.agents.mappo.config import MAPPOConfig
+    from selfplay.training.vs_builtin import VsAIConfig
+
+    p.add_argument("--opponent", default=None, metavar="builtin-ai",
+                   help="builtin-ai: train one side against the SMAC map's built-in AI (agent mappo), evaluating "
+                        "greedy test win rates into metrics.csv (default: self-play under --scheme)")
+    p.add_argument("--steps", type=int, default=None,
+                   help=f"--opponent builtin-ai: game-steps of training (default: {VsAIConfig.steps})")
+    p.add_argument("--open-loop", action="store_true",
+                   help="--opponent builtin-ai: open-loop control (the policy sees only the time step and its agent id)")
+    p.add_argument("--critic-input", choices=("AS", "EP"), default=None,
+                   help=f"mappo: the critic's state, agent-specific (AS) or the environment's (EP) "
+                        f"(default: {MAPPOConfig.critic_input})")
+    p.add_argument("--rollout-length", type=int, default=None,
+                   help=f"mappo: steps of every game per update (default: {MAPPOConfig.rollout_length})")
+    p.add_argument("--eval-interval", type=int, default=None,
+                   help=f"--opponent builtin-ai: game-steps between test evaluations (default: {MAPPOConfig.eval_interval})")
+    p.add_argument("--eval-episodes", type=int, default=None,
+                   help=f"--opponent builtin-ai: greedy test games per evaluation (default: {MAPPOConfig.eval_episodes})")
+
+
+def _train_vs_builtin(args: argparse.Namespace) -> int:
+    """``train --opponent builtin-ai`` (``selfplay.training.vs_builtin``)."""
+    from selfplay.training.vs_builtin import VsAIConfig, train_vs_builtin
+
+    unsupported = [f"--{k.replace('_', '-')}" for k in ("scheme", "episodes", "checkpoints", "horizon",
+                                                        "minibatch_size", "rnn_cell", "sl", "sl_epochs")
+                   if getattr(args, k, None) is not None]
+    unsupported += [f"--{k}" for k in ("quick", "asynchronous", "ray") if getattr(args, k, False)]
+    if unsupported:
+        raise ValueError(f"options {', '.join(unsupported)} do not apply to --opponent builtin-ai")
+    settings = {field: getattr(args, dest) for dest, field in VS_AI_MAPPO.items()
+                if getattr(args, dest, None) not in (None, False)}
+    options = {k: getattr(args, k) for k in ("env", "agent", "seed") if hasattr(args, k)}
+    if args.steps is not None:
+        options["steps"] = args.steps
+    config = VsAIConfig(**options, agent_settings=settings)
+    result = train_vs_builtin(config, args.out)
+    print(f"trained {result.steps} game-steps ({result.updates} updates) in {result.seconds:.1f}s; "
+          f"final test win rate {result.final_win_rate:.3f} -> {result.run_dir}")
     return 0
 
 

@@ -67,6 +67,7 @@ KINDS = {
     "league": "a league run (`selfplay league`)",
     "comparison": "a comparison (`selfplay compare`)",
     "sl": "an SL run (`selfplay sl`)",
+    "vs-ai": "a run against the built-in AI (`selfplay train --opponent builtin-ai`)",
 }
 
 

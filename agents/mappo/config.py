@@ -1,0 +1,150 @@
+"""MAPPO's settings in one dataclass (CleanRL style: one field, one line, its source beside it).
+
+Sources: Yu et al. 2022, "The Surprising Effectiveness of PPO in Cooperative Multi-Agent Games"
+(NeurIPS Datasets & Benchmarks), its SMAC hyper-parameter table (appendix) and its code,
+marlbenchmark/on-policy: ``onpolicy/config.py`` (the defaults), ``onpolicy/scripts/train/train_smac.py``
+(the SMAC environment flags) and ``onpolicy/scripts/train_smac_scripts/train_smac_3m.sh`` (the
+per-map command lines: 8 rollout threads, 400-step rollouts, 1 minibatch, 15 epochs, 32 evaluation
+episodes). "config.py" below means that repository's ``onpolicy/config.py``.
+
+One quirk of that code is kept on purpose: the SMAC scripts pass ``--use_value_active_masks``, a
+``store_false`` flag, which *switches off* the value loss's active masks — so the published SMAC
+runs fit the value of dead agents too (``value_active_masks=False`` here).
+
+Sizes: a rollout is ``rollout_length`` steps of each of ``num_envs`` games (3200 game-steps at the
+defaults), cut into ``chunk_length``-step sequences for the recurrent update; ``num_minibatches``
+minibatches of whole sequences per epoch.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import asdict, dataclass
+
+CRITIC_INPUTS = ("AS", "EP")  # agent-specific global state, environment-provided global state (paper §4.1)
+
+
+@dataclass
+class MAPPOConfig:
+    """Recurrent MAPPO (rMAPPO) on SMAC; every default is the paper's SMAC setting (module docstring)."""
+
+    num_envs: int = 8
+    """Games run at once (``--n_rollout_threads 8``, train_smac_*.sh)."""
+    rollout_length: int = 400
+    """Steps of every game per update (``--episode_length 400``, train_smac_*.sh): 3200 game-steps."""
+    epochs: int = 15
+    """PPO epochs per update (``--ppo_epoch 15``, train_smac_3m.sh; config.py default 15)."""
+    num_minibatches: int = 1
+    """Minibatches per epoch (``--num_mini_batch 1``, train_smac_*.sh)."""
+    chunk_length: int = 10
+    """Recurrent training sequence length (``data_chunk_length`` 10, config.py)."""
+    learning_rate: float = 5e-4
+    """Actor Adam step size (``lr`` 5e-4, config.py)."""
+    critic_learning_rate: float = 5e-4
+    """Critic Adam step size (``critic_lr`` 5e-4, config.py)."""
+    adam_eps: float = 1e-5
+    """Adam's ε (``opti_eps`` 1e-5, config.py)."""
+    gamma: float = 0.99
+    """Discount factor (config.py)."""
+    gae_lambda: float = 0.95
+    """GAE's λ (config.py)."""
+    clip_coef: float = 0.2
+    """PPO clip range ε, for the policy ratio and the value change alike (``clip_param`` 0.2, config.py)."""
+    entropy_coef: float = 0.01
+    """Entropy bonus weight (config.py)."""
+    value_coef: float = 1.0
+    """Value loss weight (``value_loss_coef`` 1, config.py)."""
+    max_grad_norm: float = 10.0
+    """Gradient-norm clip, actor and critic separately (config.py)."""
+    huber_delta: float = 10.0
+    """Huber loss δ of the value loss (``use_huber_loss`` on, ``huber_delta`` 10, config.py)."""
+    clipped_value_loss: bool = True
+    """max(unclipped, clipped) value loss (``use_clipped_value_loss``, config.py)."""
+    value_norm: bool = True
+    """Normalise value targets by running mean/variance (``use_valuenorm``, config.py; paper §4.1)."""
+    value_norm_beta: float = 0.99999
+    """Running statistics' decay per update (ValueNorm's ``beta``, onpolicy/utils/valuenorm.py)."""
+    policy_active_masks: bool = True
+    """Dead agents' samples carry no policy gradient or entropy (``use_policy_active_masks``, config.py)."""
+    value_active_masks: bool = False
+    """Dead agents' samples left out of the value loss (off in the SMAC scripts: module docstring)."""
+    hidden_size: int = 64
+    """Width of every layer (config.py)."""
+    layers: int = 1
+    """Hidden layers after the first in the MLP base (``layer_N`` 1, config.py): two Linear-ReLU-LayerNorm."""
+    critic_input: str = "AS"
+    """``"AS"``: agent-specific global state with death masking (``use_state_agent``, train_smac.py; paper
+    §4.1); ``"EP"``: the environment's global state and the agent's one-hot id."""
+    death_masking: bool = True
+    """A dead agent's critic input is zeros but its id (paper §4.1, "death masking")."""
+    agent_id: bool = True
+    """Append the agent's one-hot id to its observation (SMAC's ``obs_agent_id``, the paper's parameter sharing)."""
+    last_action: bool = False
+    """Append the agent's previous action (off in the paper's SMAC runs: ``obs_last_action`` False)."""
+    open_loop: bool = False
+    """Open-loop control: the actor sees only the time step t/limit and its id (SMACv2 paper, Ellis et al. 2022 §4)."""
+    eval_interval: int = 80_000
+    """Game-steps between greedy test evaluations (25 updates of 3200 steps: ``eval_interval`` 25, config.py)."""
+    eval_episodes: int = 32
+    """Greedy test episodes per evaluation (``--eval_episodes 32``; PyMARL's ``test_nepisode`` 32)."""
+
+    def __post_init__(self):
+        for name in ("num_envs", "rollout_length", "epochs", "num_minibatches", "chunk_length", "hidden_size",
+                     "eval_interval", "eval_episodes"):
+            _check_int(name, getattr(self, name))
+        if not (isinstance(self.layers, numbers.Integral) and not isinstance(self.layers, bool) and self.layers >= 0):
+            raise ValueError(f"layers must be an integer >= 0, got {self.layers!r}")
+        for name in ("learning_rate", "critic_learning_rate", "adam_eps", "clip_coef", "max_grad_norm", "huber_delta"):
+            if not (_finite(getattr(self, name)) and getattr(self, name) > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
+        for name in ("gamma", "gae_lambda"):
+            if not (_finite(getattr(self, name)) and 0.0 <= getattr(self, name) <= 1.0):
+                raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)!r}")
+        if not (_finite(self.value_norm_beta) and 0.0 < self.value_norm_beta < 1.0):
+            raise ValueError(f"value_norm_beta must lie in (0, 1), got {self.value_norm_beta!r}")
+        for name in ("entropy_coef", "value_coef"):
+            if not (_finite(getattr(self, name)) and getattr(self, name) >= 0):
+                raise ValueError(f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")
+        for name in ("clipped_value_loss", "value_norm", "policy_active_masks", "value_active_masks", "death_masking",
+                     "agent_id", "last_action", "open_loop"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        if self.critic_input not in CRITIC_INPUTS:
+            raise ValueError(f"critic_input must be one of {CRITIC_INPUTS}, got {self.critic_input!r}")
+        if self.rollout_length % self.chunk_length:
+            raise ValueError(f"rollout_length ({self.rollout_length}) must be a multiple of chunk_length "
+                             f"({self.chunk_length})")
+        if self.num_minibatches > self.num_sequences:
+            raise ValueError(f"num_minibatches must be at most the {self.num_sequences} sequences of a rollout, "
+                             f"got {self.num_minibatches}")
+
+    @property
+    def batch_steps(self) -> int:
+        """Game-steps per update: ``num_envs · rollout_length``."""
+        return self.num_envs * self.rollout_length
+
+    @property
+    def num_sequences(self) -> int:
+        """Recurrent sequences per game side per update: ``num_envs · rollout_length / chunk_length``."""
+        return self.num_envs * (self.rollout_length // self.chunk_length)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def mappo_config(**overrides) -> MAPPOConfig:
+    """``MAPPOConfig`` with ``overrides``; a name that is not a field raises ``ValueError`` naming it."""
+    unknown = sorted(k for k in overrides if k not in MAPPOConfig.__dataclass_fields__)
+    if unknown:
+        raise ValueError(f"{unknown} are not settings of MAPPOConfig (known: {sorted(MAPPOConfig.__dataclass_fields__)})")
+    return MAPPOConfig(**overrides)
+
+
+def _check_int(name: str, value) -> None:
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+
+def _finite(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)

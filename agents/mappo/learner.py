@@ -1,0 +1,311 @@
+"""Recurrent MAPPO for one side of ``B`` SMAC games (Yu et al. 2022; config: ``config.MAPPOConfig``).
+
+Acting (``act``), per step of the ``B`` games of ``U`` agents: each agent's actor input (``network.actor_inputs``)
+and critic input (``network.critic_inputs``: agent-specific or global state, death-masked) go through the
+shared GRU actor and critic; actions are sampled from the masked policy. The learner keeps the games'
+recurrent states and last actions; where ``start`` is true (a game's first step) they are zeroed first.
+An agent is *active* while it has more than the no-op available (SMAC gives a dead agent only the no-op).
+
+``record(reward, done)`` follows every ``act``; after ``rollout_length`` steps ``ready()`` is true and
+``update(state, mask, start)`` — the inputs of the step after the rollout, for the bootstrap value —
+runs the whole update (``update``'s body is all of it, in order):
+
+    V   = denormalize(critic outputs of the rollout and of the bootstrap step)        (value normalisation)
+    A, R = rules.gae(r, V, done, γ, λ) per agent on the team reward
+    Â   = rules.standardize(A) over the active samples
+    the rollout cut into ``chunk_length``-step sequences of one agent in one game, replayed from the
+    recurrent states stored at their first steps; for each of ``epochs`` epochs, for each of
+    ``num_minibatches`` shuffled minibatches of sequences:
+        actor:  L_π = rules.policy_loss(log π, log π_old, Â, ε, active) − c_e · mean_active(entropy)
+                one Adam step after clipping the actor's gradient norm to ``max_grad_norm``
+        critic: ValueNorm.update(R);  L_V = rules.value_loss(V, V_old, normalize(R), ε, δ, clipped, w)
+                (w: the active masks when ``value_active_masks``); one Adam step on c_v · L_V, clipped
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+
+import torch
+from torch import nn
+
+from selfplay.utils.seeding import Stream, derive_seed
+
+from . import rules
+from .config import MAPPOConfig
+from .network import MAPPONetwork, actor_inputs, critic_inputs, masked_logits
+
+
+def active_agents(mask: torch.Tensor) -> torch.Tensor:
+    """``(B, U)`` bool: more than the no-op (action 0) available, i.e. alive in SMAC."""
+    return mask[..., 1:].any(-1)
+
+
+class MAPPOPolicy:
+    """A frozen copy of the actor: ``act(obs, state, mask, start)`` with ``state = (h, last_action)``.
+
+    Greedy (``deterministic=True``, the default: SMAC's test episodes) or sampled from ``generator``."""
+
+    def __init__(self, network: MAPPONetwork, config: MAPPOConfig, n_agents: int, weight_version: int, seed: int):
+        self.network = network.eval().requires_grad_(False)
+        self.config, self.n_agents, self.weight_version = config, n_agents, int(weight_version)
+        self.n_actions = network.sizes["n_actions"]
+        self.generator = torch.Generator().manual_seed(int(seed))
+
+    def initial_state(self, batch: int) -> tuple:
+        H, U = self.network.sizes["hidden_size"], self.n_agents
+        return torch.zeros(batch, U, H), torch.zeros(batch, U, self.n_actions)
+
+    @torch.no_grad()
+    def act(self, obs, state, mask, start, deterministic: bool = True):
+        h, last = state
+        B, U = h.shape[:2]
+        keep = (~start)[:, None, None].float()
+        last = last * keep
+        x = actor_inputs(obs, last, self.config.agent_id, self.config.last_action)
+        f, h = self.network.actor.step(x.reshape(B * U, -1), h.reshape(B * U, -1), start.repeat_interleave(U))
+        logits = masked_logits(self.network.policy_head(f).view(B, U, -1), mask)
+        if deterministic:
+            action = logits.argmax(-1)
+        else:
+            action = torch.multinomial(torch.softmax(logits, -1).view(B * U, -1), 1, generator=self.generator).view(B, U)
+        return action, (h.view(B, U, -1), nn.functional.one_hot(action, self.n_actions).float())
+
+
+class MAPPOLearner:
+    """MAPPO for a side of ``n_agents`` agents with ``n_actions`` actions (module docstring).
+
+    ``obs_size``: an agent's observation size (ignored under ``open_loop``, whose observation is 1 wide);
+    ``state_size``: the agent-specific state's size (``critic_input="AS"``) or the global state's (``"EP"``).
+    """
+
+    def __init__(self, obs_size: int, state_size: int, n_agents: int, n_actions: int,
+                 config: MAPPOConfig | None = None, seed: int = 0):
+        self.config = c = MAPPOConfig() if config is None else config
+        if not isinstance(c, MAPPOConfig):
+            raise ValueError(f"config must be a MAPPOConfig, got {type(config).__name__}")
+        if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        for name, v in (("obs_size", obs_size), ("state_size", state_size), ("n_agents", n_agents),
+                        ("n_actions", n_actions)):
+            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
+        self.seed, self.n_agents, self.n_actions = int(seed), int(n_agents), int(n_actions)
+        self.obs_size = 1 if c.open_loop else int(obs_size)
+        self.state_size = int(state_size)
+        actor_in = self.obs_size + n_agents * c.agent_id + n_actions * c.last_action
+        critic_in = state_size if c.critic_input == "AS" else state_size + n_agents
+        init = torch.Generator().manual_seed(derive_seed(self.seed, Stream.INITIAL_WEIGHTS))
+        self.network = MAPPONetwork(actor_in, critic_in, n_actions, c.hidden_size, c.layers, init)
+        self.actor_optimizer = torch.optim.Adam(self.network.actor_parameters(), lr=c.learning_rate, eps=c.adam_eps)
+        self.critic_optimizer = torch.optim.Adam(self.network.critic_parameters(), lr=c.critic_learning_rate,
+                                                 eps=c.adam_eps)
+        self.value_norm = rules.ValueNorm(c.value_norm_beta) if c.value_norm else rules.IdentityNorm()
+        self.generator = torch.Generator().manual_seed(self.seed)
+        self.weight_version = 0
+        self.buffer: dict | None = None
+        self.step_index = 0
+        self.pending = False
+
+    @classmethod
+    def for_battle(cls, battle, config: MAPPOConfig | None = None, seed: int = 0) -> MAPPOLearner:
+        """Sized for seat 0 of a ``SMACBattle`` (its agent-specific or global state by ``critic_input``)."""
+        c = MAPPOConfig() if config is None else config
+        state = battle.special_state_size[0] if c.critic_input == "AS" else battle.state_size[0]
+        return cls(battle.obs_size[0], state, battle.n_agents[0], battle.n_actions[0], c, seed)
+
+    # ------------------------------------------------------------------ acting
+
+    def _new_buffer(self, B: int) -> None:
+        U, A, H, T = self.n_agents, self.n_actions, self.config.hidden_size, self.config.rollout_length
+        n = self.network.sizes
+        z = torch.zeros
+        self.buffer = {
+            "actor_in": z(T, B, U, n["actor_input_size"]), "critic_in": z(T, B, U, n["critic_input_size"]),
+            "masks": torch.ones(T, B, U, A, dtype=torch.bool), "starts": z(T, B, dtype=torch.bool),
+            "active": z(T, B, U, dtype=torch.bool), "h_actor": z(T, B, U, H), "h_critic": z(T, B, U, H),
+            "actions": z(T, B, U, dtype=torch.long), "log_probs": z(T, B, U), "values": z(T + 1, B, U),
+            "rewards": z(T, B), "dones": z(T, B, dtype=torch.bool),
+        }
+        self.h_actor, self.h_critic = z(B, U, H), z(B, U, H)
+        self.last_action = z(B, U, A)
+        self.num_envs = B
+
+    def _checked(self, obs, state, mask, start):
+        U = self.n_agents
+        obs = torch.as_tensor(obs, dtype=torch.float32)
+        B = obs.shape[0]
+        if obs.shape != (B, U, self.obs_size):
+            raise ValueError(f"obs must have shape (batch, {U}, {self.obs_size}), got {tuple(obs.shape)}")
+        state = torch.as_tensor(state, dtype=torch.float32)
+        want = (B, U, self.state_size) if self.config.critic_input == "AS" else (B, self.state_size)
+        if tuple(state.shape) != want:
+            raise ValueError(f"state must have shape {want} (critic_input={self.config.critic_input!r}), "
+                             f"got {tuple(state.shape)}")
+        mask = torch.as_tensor(mask)
+        if mask.dtype != torch.bool or tuple(mask.shape) != (B, U, self.n_actions):
+            raise ValueError(f"mask must be a bool tensor of shape {(B, U, self.n_actions)}, got "
+                             f"{mask.dtype} {tuple(mask.shape)}")
+        start = torch.as_tensor(start, dtype=torch.bool)
+        if tuple(start.shape) != (B,):
+            raise ValueError(f"start must have shape ({B},), got {tuple(start.shape)}")
+        return obs, state, mask, start
+
+    def _critic_value(self, c_in, start):
+        B, U = c_in.shape[:2]
+        f, h = self.network.critic.step(c_in.reshape(B * U, -1), self.h_critic.reshape(B * U, -1),
+                                        start.repeat_interleave(U))
+        return self.network.value_head(f).view(B, U), h.view(B, U, -1)
+
+    @torch.no_grad()
+    def act(self, obs, state, mask, start) -> torch.Tensor:
+        """Sample every agent's action in every game and store the step; ``(B, U)`` actions.
+
+        ``obs`` ``(B, U, obs_size)`` (open loop: ``network.open_loop_inputs``), ``state`` (AS: ``(B, U, S)``,
+        EP: ``(B, S)``), ``mask`` ``(B, U, A)`` bool, ``start`` ``(B,)``: a game's first step."""
+        obs, state, mask, start = self._checked(obs, state, mask, start)
+        B, U = obs.shape[:2]
+        if self.pending:
+            raise RuntimeError("record(reward, done) must follow every act()")
+        if self.buffer is None or self.step_index == 0 and B != self.num_envs:
+            self._new_buffer(B)
+        if B != self.num_envs:
+            raise ValueError(f"obs must keep the batch size of the current rollout ({self.num_envs}), got {B}")
+        if self.ready():
+            raise RuntimeError("the rollout is full: call update() before acting again")
+        c, buf, t, net = self.config, self.buffer, self.step_index, self.network
+        self.last_action *= (~start)[:, None, None].float()
+        active = active_agents(mask)
+        x = actor_inputs(obs, self.last_action, c.agent_id, c.last_action)
+        ci = critic_inputs(state, active, c.critic_input, c.death_masking)
+        for name, value in (("actor_in", x), ("critic_in", ci), ("masks", mask), ("starts", start),
+                            ("active", active), ("h_actor", self.h_actor), ("h_critic", self.h_critic)):
+            buf[name][t] = value
+        f, h = net.actor.step(x.reshape(B * U, -1), self.h_actor.reshape(B * U, -1), start.repeat_interleave(U))
+        log_probs = torch.log_softmax(masked_logits(net.policy_head(f).view(B, U, -1), mask), -1)
+        action = torch.multinomial(log_probs.exp().view(B * U, -1), 1, generator=self.generator).view(B, U)
+        buf["actions"][t] = action
+        buf["log_probs"][t] = log_probs.gather(-1, action[..., None]).squeeze(-1)
+        buf["values"][t], self.h_critic = self._critic_value(ci, start)
+        self.h_actor = h.view(B, U, -1)
+        self.last_action = nn.functional.one_hot(action, self.n_actions).float()
+        self.pending = True
+        return action
+
+    def record(self, reward, done) -> None:
+        """The team reward of the step just acted and whether it ended each game, ``(B,)`` each."""
+        if not self.pending:
+            raise RuntimeError("record() must follow an act()")
+        reward, done = torch.as_tensor(reward, dtype=torch.float32), torch.as_tensor(done, dtype=torch.bool)
+        if tuple(reward.shape) != (self.num_envs,) or tuple(done.shape) != (self.num_envs,):
+            raise ValueError(f"reward and done must have shape ({self.num_envs},), got {tuple(reward.shape)} "
+                             f"and {tuple(done.shape)}")
+        self.buffer["rewards"][self.step_index] = reward
+        self.buffer["dones"][self.step_index] = done
+        self.step_index += 1
+        self.pending = False
+
+    def ready(self) -> bool:
+        return self.buffer is not None and self.step_index == self.config.rollout_length
+
+    # ------------------------------------------------------------------ the update
+
+    def update(self, state, mask, start) -> dict:
+        """One MAPPO update (module docstring); ``state``, ``mask``, ``start``: the step after the rollout."""
+        if not self.ready():
+            raise RuntimeError("update() needs a full rollout: call it when ready() is true")
+        c, buf, net = self.config, self.buffer, self.network
+        obs_dummy = torch.zeros(self.num_envs, self.n_agents, self.obs_size)
+        _, state, mask, start = self._checked(obs_dummy, state, mask, start)
+        T, B, U, L = c.rollout_length, self.num_envs, self.n_agents, c.chunk_length
+        with torch.no_grad():
+            ci = critic_inputs(state, active_agents(mask), c.critic_input, c.death_masking)
+            buf["values"][T] = self._critic_value(ci, start)[0]
+            values = self.value_norm.denormalize(buf["values"])
+            advantages, returns = rules.gae(buf["rewards"], values, buf["dones"], c.gamma, c.gae_lambda)
+            active = buf["active"]
+            advantages = rules.standardize(advantages, active if c.policy_active_masks else torch.ones_like(active))
+
+        # sequences: (T, B, U, ...) -> (L, C·B·U, ...), sequence s = (chunk, game, agent); h0 at each chunk's start
+        C, N = T // L, B * U
+
+        def seq(x):
+            return x.reshape(C, L, N, *x.shape[3:]).transpose(0, 1).reshape(L, C * N, *x.shape[3:])
+
+        starts = seq(buf["starts"][:, :, None].expand(T, B, U))
+        data = {name: seq(buf[name]) for name in ("actor_in", "critic_in", "masks", "active", "actions", "log_probs")}
+        data.update(old_values=seq(buf["values"][:T]), returns=seq(returns), advantages=seq(advantages), starts=starts)
+        h0_actor = buf["h_actor"][::L].reshape(C * N, -1)
+        h0_critic = buf["h_critic"][::L].reshape(C * N, -1)
+
+        stats = []
+        for _ in range(c.epochs):
+            order = torch.randperm(C * N, generator=self.generator)
+            for idx in order.tensor_split(c.num_minibatches):
+                mb = {k: v[:, idx] for k, v in data.items()}
+                weight = mb["active"] if c.policy_active_masks else None
+                feats = net.actor.unroll(mb["actor_in"], h0_actor[idx], mb["starts"])
+                log_probs = torch.log_softmax(masked_logits(net.policy_head(feats), mb["masks"]), -1)
+                log_prob = log_probs.gather(-1, mb["actions"][..., None]).squeeze(-1)
+                entropy = rules.masked_mean(-(log_probs.exp() * log_probs).sum(-1), weight)
+                pi_loss, ratio = rules.policy_loss(log_prob, mb["log_probs"], mb["advantages"], c.clip_coef, weight)
+                self.actor_optimizer.zero_grad()
+                (pi_loss - c.entropy_coef * entropy).backward()
+                actor_norm = nn.utils.clip_grad_norm_(net.actor_parameters(), c.max_grad_norm)
+                self.actor_optimizer.step()
+
+                values_now = net.value_head(net.critic.unroll(mb["critic_in"], h0_critic[idx], mb["starts"])).squeeze(-1)
+                self.value_norm.update(mb["returns"])
+                v_loss = rules.value_loss(values_now, mb["old_values"], self.value_norm.normalize(mb["returns"]),
+                                          c.clip_coef, c.huber_delta, c.clipped_value_loss,
+                                          mb["active"] if c.value_active_masks else None)
+                self.critic_optimizer.zero_grad()
+                (c.value_coef * v_loss).backward()
+                critic_norm = nn.utils.clip_grad_norm_(net.critic_parameters(), c.max_grad_norm)
+                self.critic_optimizer.step()
+                with torch.no_grad():
+                    w = weight
+                    log_ratio = log_prob - mb["log_probs"]
+                    stats.append({"policy_loss": pi_loss.detach(), "value_loss": v_loss.detach(),
+                                  "entropy": entropy.detach(), "ratio": rules.masked_mean(ratio, w),
+                                  "approx_kl": rules.masked_mean((ratio - 1) - log_ratio, w),
+                                  "clip_fraction": rules.masked_mean(((ratio - 1).abs() > c.clip_coef).float(), w),
+                                  "actor_grad_norm": actor_norm.detach(), "critic_grad_norm": critic_norm.detach()})
+        metrics = {k: torch.stack([s[k] for s in stats]).mean().item() for k in stats[0]}
+        y, v = returns.flatten(), values[:T].flatten()
+        metrics.update(explained_variance=(1.0 - ((y - v).var() / y.var()).item()) if y.var() > 0 else float("nan"),
+                       mean_reward=buf["rewards"].mean().item(), active_fraction=active.float().mean().item())
+        self.weight_version += 1
+        metrics["weight_version"] = self.weight_version
+        self.step_index = 0
+        return metrics
+
+    # ------------------------------------------------------------------ snapshots and resume
+
+    def policy(self) -> MAPPOPolicy:
+        """A frozen copy of the current actor (greedy by default)."""
+        return MAPPOPolicy(copy.deepcopy(self.network), self.config, self.n_agents, self.weight_version,
+                           derive_seed(self.seed, Stream.SNAPSHOT, self.weight_version))
+
+    def state_dict(self) -> dict:
+        """What resumes the learner between updates: weights, optimisers, value normaliser, RNG, version.
+        The games' recurrent states are not kept: a resumed run restarts its games."""
+        if self.step_index or self.pending:
+            raise RuntimeError("state_dict() is taken between updates (the rollout must be empty)")
+        return copy.deepcopy({"config": self.config.to_dict(), "seed": self.seed, "weight_version": self.weight_version,
+                              "network": self.network.state_dict(), "actor_optimizer": self.actor_optimizer.state_dict(),
+                              "critic_optimizer": self.critic_optimizer.state_dict(),
+                              "value_norm": self.value_norm.state_dict(), "generator": self.generator.get_state()})
+
+    def load_state_dict(self, state: dict) -> None:
+        if state.get("config") != self.config.to_dict():
+            raise ValueError(f"state['config'] must match this learner's config {self.config.to_dict()}, "
+                             f"got {state.get('config')}")
+        self.network.load_state_dict(state["network"])
+        self.actor_optimizer.load_state_dict(state["actor_optimizer"])
+        self.critic_optimizer.load_state_dict(state["critic_optimizer"])
+        self.value_norm.load_state_dict(state["value_norm"])
+        self.generator.set_state(torch.as_tensor(state["generator"], dtype=torch.uint8))
+        self.seed, self.weight_version = int(state["seed"]), int(state["weight_version"])
+        self.buffer, self.step_index, self.pending = None, 0, False

@@ -1,0 +1,134 @@
+"""rMAPPO's actor and critic (Yu et al. 2022; marlbenchmark/on-policy ``onpolicy/algorithms/utils/{mlp,rnn,act}.py``).
+
+Both networks are one ``RecurrentBase`` and a linear head, shared by every agent of a side:
+
+    x ─ LayerNorm ─ Linear(H) ReLU LayerNorm ─ [Linear(H) ReLU LayerNorm] × layers ─ GRU ─ LayerNorm ─ head
+
+The GRU's hidden state is multiplied by ``1 − start`` before a step (an episode start resets it).
+Initialisation (their code): orthogonal weights with ReLU's gain √2 in the MLP, gain 1 in the GRU,
+0.01 for the actor's logits and 1 for the value head; zero biases; every draw from one generator.
+
+Inputs (``actor_inputs``, ``critic_inputs``), per agent i of a side of U agents with A actions:
+
+    actor:   [o_i, onehot(i), onehot(a_i^{t−1})]      o_i replaced by [t / limit] under open-loop control;
+                                                       the id and last action only where configured
+    critic:  "AS": s_i (the agent-specific state; SMAC's seed writes a dead agent's as zeros but its id)
+             "EP": [s, onehot(i)], with death masking zeros but the id for a dead agent
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from selfplay.utils.seeding import keeps_global_rng
+
+MASKED_LOGIT = -1e10  # an unavailable action's logit (their Categorical: x[available_actions == 0] = -1e10)
+
+
+class RecurrentBase(nn.Module):
+    """Feature normalisation, the MLP and the GRU (module docstring); ``features`` ``(N, H)``."""
+
+    def __init__(self, input_size: int, hidden_size: int, layers: int):
+        super().__init__()
+        self.feature_norm = nn.LayerNorm(input_size)
+        sizes = [input_size] + [hidden_size] * (layers + 1)
+        self.mlp = nn.Sequential(*[m for a, b in zip(sizes[:-1], sizes[1:])
+                                   for m in (nn.Linear(a, b), nn.ReLU(), nn.LayerNorm(b))])
+        self.gru = nn.GRUCell(hidden_size, hidden_size)
+        self.out_norm = nn.LayerNorm(hidden_size)
+
+    def init_weights(self, generator: torch.Generator) -> None:
+        for m in self.mlp:
+            if isinstance(m, nn.Linear):
+                nn.init.orthogonal_(m.weight, gain=math.sqrt(2.0), generator=generator)
+                nn.init.zeros_(m.bias)
+        for name, p in self.gru.named_parameters():
+            if name.startswith("weight"):
+                nn.init.orthogonal_(p, gain=1.0, generator=generator)
+            else:
+                nn.init.zeros_(p)
+
+    def step(self, x, h, start):
+        """One step: ``x`` ``(N, D)``, ``h`` ``(N, H)``, ``start`` ``(N,)`` bool → ``(features, new h)``."""
+        h = self.gru(self.mlp(self.feature_norm(x)), h * (~start)[:, None].to(h.dtype))
+        return self.out_norm(h), h
+
+    def unroll(self, x, h0, starts):
+        """``x`` ``(L, N, D)`` from ``h0`` ``(N, H)`` with resets ``starts`` ``(L, N)`` → features ``(L, N, H)``."""
+        z = self.mlp(self.feature_norm(x))
+        keep = (~starts).to(z.dtype)[..., None]
+        h, out = h0, []
+        for z_t, keep_t in zip(z.unbind(0), keep.unbind(0)):  # unbind: one backward node, not one per step
+            h = self.gru(z_t, h * keep_t)
+            out.append(h)
+        return self.out_norm(torch.stack(out))
+
+
+class MAPPONetwork(nn.Module):
+    """The shared actor (``actor``, ``policy_head``) and centralised critic (``critic``, ``value_head``)."""
+
+    @keeps_global_rng
+    def __init__(self, actor_input_size: int, critic_input_size: int, n_actions: int, hidden_size: int = 64,
+                 layers: int = 1, generator: torch.Generator | None = None):
+        super().__init__()
+        self.sizes = dict(actor_input_size=actor_input_size, critic_input_size=critic_input_size, n_actions=n_actions,
+                          hidden_size=hidden_size, layers=layers)
+        self.actor = RecurrentBase(actor_input_size, hidden_size, layers)
+        self.policy_head = nn.Linear(hidden_size, n_actions)
+        self.critic = RecurrentBase(critic_input_size, hidden_size, layers)
+        self.value_head = nn.Linear(hidden_size, 1)
+        g = generator if generator is not None else torch.Generator().manual_seed(0)
+        self.actor.init_weights(g)
+        self.critic.init_weights(g)
+        nn.init.orthogonal_(self.policy_head.weight, gain=0.01, generator=g)
+        nn.init.orthogonal_(self.value_head.weight, gain=1.0, generator=g)
+        nn.init.zeros_(self.policy_head.bias)
+        nn.init.zeros_(self.value_head.bias)
+
+    def actor_parameters(self):
+        return [*self.actor.parameters(), *self.policy_head.parameters()]
+
+    def critic_parameters(self):
+        return [*self.critic.parameters(), *self.value_head.parameters()]
+
+
+def masked_logits(logits, mask):
+    """Unavailable actions (``mask`` False) get ``MASKED_LOGIT``."""
+    return logits if mask is None else logits.masked_fill(~mask, MASKED_LOGIT)
+
+
+def actor_inputs(obs, last_action, agent_id: bool, use_last_action: bool):
+    """``[obs, onehot(i), last_action]`` per agent: ``obs`` ``(B, U, D)`` (open loop: ``(B, U, 1)`` time
+    steps), ``last_action`` ``(B, U, A)`` one-hot → ``(B, U, D')``."""
+    parts = [obs]
+    B, U = obs.shape[:2]
+    if agent_id:
+        parts.append(torch.eye(U, dtype=obs.dtype, device=obs.device).expand(B, U, U))
+    if use_last_action:
+        parts.append(last_action)
+    return torch.cat(parts, dim=-1) if len(parts) > 1 else obs
+
+
+def critic_inputs(state, alive, kind: str, death_masking: bool):
+    """The critic's input per agent (module docstring). ``state``: ``(B, U, S)`` agent-specific states
+    (``"AS"``) or ``(B, S)`` the global state (``"EP"``); ``alive`` ``(B, U)`` bool."""
+    if kind == "AS":
+        if not death_masking:
+            return state
+        U = state.shape[1]  # SMAC's agent-specific state ends with the one-hot id: keep it, zero the rest
+        body = state[..., :-U] * alive[..., None].to(state.dtype)
+        return torch.cat([body, state[..., -U:]], dim=-1)
+    B, U = alive.shape
+    s = state[:, None, :].expand(B, U, state.shape[-1])
+    if death_masking:
+        s = s * alive[..., None].to(s.dtype)
+    return torch.cat([s, torch.eye(U, dtype=s.dtype, device=s.device).expand(B, U, U)], dim=-1)
+
+
+def open_loop_inputs(episode_steps, episode_limit: int, n_agents: int):
+    """The open-loop observation: ``t / limit`` for every agent, ``(B, U, 1)``."""
+    t = torch.as_tensor(episode_steps, dtype=torch.float32) / float(episode_limit)
+    return t[:, None, None].expand(t.shape[0], n_agents, 1)

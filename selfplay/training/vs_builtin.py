@@ -1,0 +1,236 @@
+"""Training one side against the map's built-in AI (SMAC's single-player setting), evaluated as SMAC clients do.
+
+``selfplay train --env smac:MAP --opponent builtin-ai --steps N [--agent mappo]``: the MAPPO learner
+plays seat 0 of ``num_envs`` single-player battles (seat 1 is the map's scripted AI) for ``steps``
+game-steps (one step of one game counts one, as SMAC's ``total_num_steps``). Test evaluation, as PyMARL
+(``test_interval``/``test_nepisode``) and MAPPO's runner (``eval_interval``/``eval_episodes``) do it:
+before training and then at the first update boundary after every ``eval_interval`` game-steps,
+``eval_episodes`` games with greedy actions on environments seeded apart from training — each of
+``eval_episodes`` games played once, so short games are not over-counted. A timeout counts as not won.
+Rows go to ``metrics.csv`` (``step``, ``test_win_rate``, ``test_return``, ...), per-update learner
+statistics to ``updates.csv``, the curve to ``figures/learning_curve.png``.
+
+The run directory follows docs/design/run-directory.md: one writer, one commit (``kind`` ``vs-ai``)
+after each evaluation, resume from the last commit — a resumed run restarts its games (from a seed
+derived from the updates made), so it is statistically, not bitwise, the same as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import torch
+
+from selfplay.agents.mappo import MAPPOConfig, MAPPOLearner, mappo_config
+from selfplay.agents.mappo.network import open_loop_inputs
+from selfplay.training.registry import MATRIX_GAMES, check_env_name, is_openspiel, make_env
+from selfplay.training.rundir import RunDir
+from selfplay.utils.checks import check_int, check_seed
+from selfplay.utils.seeding import Stream, derive_seed
+
+METRIC_COLUMNS = ("step", "test_win_rate", "test_return", "test_episodes", "updates", "seconds")
+UPDATE_COLUMNS = ("step", "update", "train_win_rate", "train_return", "policy_loss", "value_loss", "entropy",
+                  "approx_kl", "clip_fraction", "explained_variance", "seconds")
+AGENTS = ("mappo",)
+MAX_STEPS = 10**10
+
+
+@dataclass
+class VsAIConfig:
+    """One run of a learner against a SMAC map's built-in AI."""
+
+    env: str = "smac:3m"  # smac:MAP (any map of the simulator; any SMAC battle name of the registry)
+    agent: str = "mappo"  # the learner (mappo)
+    steps: int = 2_000_000  # game-steps of training (all games together)
+    seed: int = 0  # seed of the run (same seed, same machine: same results)
+    agent_settings: dict = field(default_factory=dict)  # overrides of MAPPOConfig's fields
+    torch_threads: int = 1  # small networks run fastest single-threaded
+
+    DISPLAY_ONLY = ("torch_threads",)
+
+    def __post_init__(self) -> None:
+        check_env_name(self.env)
+        if self.env in MATRIX_GAMES or is_openspiel(self.env) or self.env.startswith("smac-commander:"):
+            raise ValueError(f"env must be a SMAC battle ('smac:MAP' or another SMAC name the registry knows) "
+                             f"to play the built-in AI, got {self.env!r}")
+        if self.agent not in AGENTS:
+            raise ValueError(f"agent must be one of {AGENTS} against the built-in AI, got {self.agent!r}")
+        check_int(self.steps, "steps", 1, MAX_STEPS)
+        check_seed(self.seed)
+        self.settings()
+
+    def settings(self) -> MAPPOConfig:
+        return mappo_config(**self.agent_settings)
+
+    def run_config(self) -> dict:
+        return {**{k: v for k, v in asdict(self).items() if k not in self.DISPLAY_ONLY},
+                "opponent": "builtin-ai", "resolved_agent_settings": self.settings().to_dict()}
+
+
+@dataclass
+class VsAIResult:
+    steps: int
+    updates: int
+    seconds: float
+    final_win_rate: float
+    run_dir: str
+
+
+def side_inputs(battle, config: MAPPOConfig, obs) -> tuple:
+    """``(obs, state, mask)`` of seat 0 as the learner reads them (open loop: the time step for ``obs``)."""
+    if config.open_loop:
+        obs = open_loop_inputs(battle.episode_steps, battle.episode_limit, battle.n_agents[0])
+    else:
+        obs = obs[0]
+    state = battle.get_special_state()[0] if config.critic_input == "AS" else battle.get_state()[0]
+    return obs, state, battle.action_masks()[0]
+
+
+def evaluate(policy, env: str, config: MAPPOConfig, episodes: int, seed: int) -> tuple[float, float]:
+    """Greedy test games: ``(win rate, mean return)`` over ``episodes`` games, each of ``episodes``
+    environments counting its first game only."""
+    battle = make_env(env, episodes, seed=seed, scripted_enemy=True)
+    obs = battle.reset()
+    state = policy.initial_state(episodes)
+    start = torch.ones(episodes, dtype=torch.bool)
+    finished = torch.zeros(episodes, dtype=torch.bool)
+    won, ret = torch.zeros(episodes), torch.zeros(episodes)
+    while not bool(finished.all()):
+        o, _, mask = _obs_mask(battle, config, obs)
+        action, state = policy.act(o, state, mask, start)
+        obs, _, done, info = battle.step([action])
+        new = done & ~finished
+        won[new] = info["battle_won"][0][new].float()
+        ret[new] = info["episode_reward"][0][new].float()
+        finished |= done
+        start = done
+    return won.mean().item(), ret.mean().item()
+
+
+def _obs_mask(battle, config: MAPPOConfig, obs):
+    """The actor's inputs without the (costly) agent-specific state: acting needs no critic."""
+    o = open_loop_inputs(battle.episode_steps, battle.episode_limit, battle.n_agents[0]) if config.open_loop else obs[0]
+    return o, None, battle.action_masks()[0]
+
+
+def train_vs_builtin(config: VsAIConfig, out: str | Path, log=print) -> VsAIResult:
+    """Train (or resume) the run in ``out`` (module docstring)."""
+    torch.set_num_threads(config.torch_threads)
+    run = RunDir(out, kind="vs-ai")
+    run.lock("selfplay train --opponent builtin-ai")
+    try:
+        return _train(config, run, log)
+    finally:
+        run.unlock()
+
+
+def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
+    mc = config.settings()
+    wanted = config.run_config()
+    probe = make_env(config.env, 1, seed=0, scripted_enemy=True)
+    learner = MAPPOLearner.for_battle(probe, mc, seed=derive_seed(config.seed, Stream.LEARNER, 0))
+    steps = updates = 0
+    seconds = 0.0
+    rows: list[list] = []
+    update_rows: list[list] = []
+    next_eval = 0
+    if run.has_commit():
+        state = run.load_commit()
+        if _without_budget(state.get("config")) != _without_budget(wanted):
+            raise ValueError(f"out {str(run.root)!r} holds a run with other settings ({state.get('config')}); "
+                             "use another directory")
+        learner.load_state_dict(state["learner"])
+        steps, updates, seconds = int(state["steps"]), int(state["updates"]), float(state["seconds"])
+        rows, update_rows, next_eval = [list(r) for r in state["rows"]], [list(r) for r in state["update_rows"]], \
+            int(state["next_eval"])
+        run.remove_strays(())
+        env_seed = derive_seed(config.seed, Stream.ENV_RESUMED, updates)
+        log(f"resumed at {steps} game-steps ({updates} updates)")
+    else:
+        env_seed = derive_seed(config.seed, Stream.ENV, 0)
+
+    run.write_config(wanted)
+
+    def evaluate_now():
+        win, ret = evaluate(learner.policy(), config.env, mc, mc.eval_episodes,
+                            derive_seed(config.seed, Stream.SCRIPTED_GAMES, steps))
+        rows.append([steps, win, ret, mc.eval_episodes, updates, round(seconds, 3)])
+        log(f"step {steps:9d}  test win rate {win:.3f}  test return {ret:6.2f}  ({seconds:.0f} s)")
+
+    def commit():
+        run.commit({"config": wanted, "learner": learner.state_dict(), "steps": steps, "updates": updates,
+                    "seconds": seconds, "rows": rows, "update_rows": update_rows, "next_eval": next_eval}, [])
+        export(run, rows, update_rows)
+
+    if steps == 0 and not rows:
+        evaluate_now()
+        next_eval = mc.eval_interval
+        commit()
+    battle = make_env(config.env, mc.num_envs, seed=env_seed, scripted_enemy=True)
+    obs = battle.reset()
+    start = torch.ones(mc.num_envs, dtype=torch.bool)
+    wins: list[torch.Tensor] = []
+    returns: list[torch.Tensor] = []
+    t0 = time.perf_counter() - seconds
+    while steps < config.steps:
+        o, s, mask = side_inputs(battle, mc, obs)
+        action = learner.act(o, s, mask, start)
+        obs, rewards, done, info = battle.step([action])
+        learner.record(rewards[0], done)
+        start = done
+        steps += mc.num_envs
+        if bool(done.any()):
+            wins.append(info["battle_won"][0][done].float())
+            returns.append(info["episode_reward"][0][done].float())
+        if learner.ready():
+            _, s, mask = side_inputs(battle, mc, obs)
+            m = learner.update(s, mask, start)
+            updates += 1
+            seconds = time.perf_counter() - t0
+            w = torch.cat(wins) if wins else torch.full((1,), float("nan"))
+            r = torch.cat(returns) if returns else torch.full((1,), float("nan"))
+            wins, returns = [], []
+            update_rows.append([steps, updates, w.mean().item(), r.mean().item(), m["policy_loss"], m["value_loss"],
+                                m["entropy"], m["approx_kl"], m["clip_fraction"], m["explained_variance"],
+                                round(seconds, 3)])
+            if steps >= next_eval or steps >= config.steps:
+                evaluate_now()
+                while next_eval <= steps:
+                    next_eval += mc.eval_interval
+                commit()
+    seconds = time.perf_counter() - t0
+    return VsAIResult(steps, updates, seconds, rows[-1][1] if rows else float("nan"), str(run.root))
+
+
+def _without_budget(run_config) -> dict | None:
+    """What must agree for a resume: everything but ``steps`` (a run may be resumed to a larger budget)."""
+    return {k: v for k, v in run_config.items() if k != "steps"} if isinstance(run_config, dict) else None
+
+
+def export(run: RunDir, rows: list, update_rows: list) -> None:
+    """``metrics.csv``, ``updates.csv`` and ``figures/learning_curve.png`` from the committed rows."""
+    run.write_rows(run.metrics, METRIC_COLUMNS, rows)
+    run.write_rows(run.root / "updates.csv", UPDATE_COLUMNS, update_rows)
+    plot_learning_curve([r[0] for r in rows], [r[1] for r in rows], run.figures / "learning_curve.png",
+                        title=f"test win rate against the built-in AI ({run.read_config().get('env', '')})")
+
+
+def plot_learning_curve(steps, win_rates, path: Path, title: str = "") -> None:
+    """Test win rate (0–1) against game-steps, one PNG."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.5, 3.5), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.plot(steps, win_rates, marker="o", markersize=3)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("game-steps")
+    ax.set_ylabel("test win rate")
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=9)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, bbox_inches="tight")

@@ -1,0 +1,146 @@
+"""The MAPPO learner on the SMAC simulator: seeded runs repeat exactly, learner state resumes, bad input is named,
+and a run against the built-in AI writes its metrics and resumes."""
+
+import csv
+
+import pytest
+import torch
+from selfplay.agents.mappo import MAPPOLearner, mappo_config
+from selfplay.envs.smac import SMACBattle
+
+from selfplay.training.vs_builtin import VsAIConfig, side_inputs, train_vs_builtin
+
+SMALL = dict(num_envs=4, rollout_length=20, chunk_length=10, epochs=2)
+
+
+def run_updates(seed: int, updates: int = 2, **settings):
+    config = mappo_config(**{**SMALL, **settings})
+    battle = SMACBattle("3m", num_envs=config.num_envs, two_player=False, seed=7)
+    learner = MAPPOLearner.for_battle(battle, config, seed=seed)
+    obs = battle.reset()
+    start = torch.ones(config.num_envs, dtype=torch.bool)
+    metrics, actions = [], []
+    while learner.weight_version < updates:
+        o, s, mask = side_inputs(battle, config, obs)
+        action = learner.act(o, s, mask, start)
+        assert bool(mask.gather(-1, action[..., None]).all())  # only available actions
+        actions.append(action)
+        obs, rewards, done, _ = battle.step([action])
+        learner.record(rewards[0], done)
+        start = done
+        if learner.ready():
+            _, s, mask = side_inputs(battle, config, obs)
+            metrics.append(learner.update(s, mask, start))
+    return learner, metrics, torch.stack(actions)
+
+
+@pytest.mark.parametrize("critic_input", ["AS", "EP"])
+def test_a_seeded_run_is_reproducible(critic_input):
+    a, metrics_a, actions_a = run_updates(3, critic_input=critic_input)
+    b, metrics_b, actions_b = run_updates(3, critic_input=critic_input)
+    assert metrics_a == metrics_b
+    assert torch.equal(actions_a, actions_b)
+    for (name, x), y in zip(a.network.state_dict().items(), b.network.state_dict().values()):
+        assert torch.equal(x, y), name
+    c, _, actions_c = run_updates(4, critic_input=critic_input)
+    assert not torch.equal(actions_a, actions_c)
+
+
+def test_update_changes_the_weights_and_reports_finite_losses():
+    learner, metrics, _ = run_updates(0, updates=1)
+    fresh = MAPPOLearner.for_battle(SMACBattle("3m", 1, two_player=False), learner.config, seed=0)
+    changed = [n for (n, x), y in zip(learner.network.state_dict().items(), fresh.network.state_dict().values())
+               if not torch.equal(x, y)]
+    assert any(n.startswith("actor") for n in changed) and any(n.startswith("critic") for n in changed)
+    assert all(torch.isfinite(torch.tensor(v)) for v in metrics[0].values())
+    assert 0 < metrics[0]["active_fraction"] <= 1
+
+
+def test_learner_state_round_trip_continues_identically():
+    learner, _, _ = run_updates(5, updates=1)
+    twin = MAPPOLearner.for_battle(SMACBattle("3m", 1, two_player=False), learner.config, seed=5)
+    twin.load_state_dict(learner.state_dict())
+    obs = torch.randn(4, 3, learner.obs_size)
+    state = torch.randn(4, 3, learner.state_size)
+    mask = torch.ones(4, 3, learner.n_actions, dtype=torch.bool)
+    start = torch.ones(4, dtype=torch.bool)
+    assert torch.equal(learner.act(obs, state, mask, start), twin.act(obs, state, mask, start))
+
+
+def test_open_loop_learner_sees_one_input_column():
+    learner, metrics, _ = run_updates(0, updates=1, open_loop=True)
+    assert learner.obs_size == 1 and learner.network.sizes["actor_input_size"] == 1 + 3
+    assert metrics[0]["weight_version"] == 1
+
+
+def test_bad_input_is_named():
+    learner = MAPPOLearner.for_battle(SMACBattle("3m", 1, two_player=False), mappo_config(**SMALL), seed=0)
+    mask = torch.ones(2, 3, learner.n_actions, dtype=torch.bool)
+    with pytest.raises(ValueError, match="obs must have shape"):
+        learner.act(torch.zeros(2, 3, 5), torch.zeros(2, 3, learner.state_size), mask, torch.ones(2, dtype=torch.bool))
+    with pytest.raises(ValueError, match="state must have shape"):
+        learner.act(torch.zeros(2, 3, learner.obs_size), torch.zeros(2, 9), mask, torch.ones(2, dtype=torch.bool))
+    with pytest.raises(ValueError, match="seed"):
+        MAPPOLearner(4, 4, 2, 3, seed=-1)
+    with pytest.raises(ValueError, match="agent must be one of"):
+        VsAIConfig(agent="ppo-mlp")
+    with pytest.raises(ValueError, match="env must be a SMAC battle"):
+        VsAIConfig(env="rirrps")
+    with pytest.raises(ValueError, match="steps"):
+        VsAIConfig(steps=0)
+
+
+def test_training_against_the_builtin_ai_writes_metrics_and_resumes(tmp_path):
+    settings = {**SMALL, "eval_interval": 80, "eval_episodes": 4}
+    out = tmp_path / "run"
+    first = train_vs_builtin(VsAIConfig(env="smac:3m", steps=160, seed=1, agent_settings=settings), out, log=lambda s: None)
+    assert (first.steps, first.updates) == (160, 2)
+    with open(out / "metrics.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["step"]) for r in rows] == [0, 80, 160]
+    assert all(0.0 <= float(r["test_win_rate"]) <= 1.0 and r["test_return"] for r in rows)
+    assert (out / "figures" / "learning_curve.png").is_file()
+    resumed = train_vs_builtin(VsAIConfig(env="smac:3m", steps=240, seed=1, agent_settings=settings), out,
+                               log=lambda s: None)
+    assert (resumed.steps, resumed.updates) == (240, 3)
+    with open(out / "metrics.csv") as f:
+        again = list(csv.DictReader(f))
+    assert again[:3] == rows and [int(r["step"]) for r in again] == [0, 80, 160, 240]
+    with pytest.raises(ValueError, match="other settings"):
+        train_vs_builtin(VsAIConfig(env="smac:3m", steps=240, seed=2, agent_settings=settings), out, log=lambda s: None)
+
+
+def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
+    from selfplay.cli import main
+
+    out = tmp_path / "cli"
+    args = ["train", "--env", "smac:3m", "--opponent", "builtin-ai", "--steps", "80", "--num-envs", "4",
+            "--rollout-length", "20", "--epochs", "1", "--eval-interval", "80", "--eval-episodes", "2",
+            "--critic-input", "EP", "--open-loop", "--out", str(out)]
+    assert main(args) == 0
+    with open(out / "metrics.csv") as f:
+        assert [int(r["step"]) for r in csv.DictReader(f)] == [0, 80]
+    import yaml
+
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert config["resolved_agent_settings"]["open_loop"] is True and config["opponent"] == "builtin-ai"
+    assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--out", str(tmp_path / "x")]) == 2
+    assert "--opponent builtin-ai" in capsys.readouterr().err
+    assert main(["train", "--opponent", "builtin-ai", "--env", "smac:3m", "--horizon", "64",
+                 "--out", str(tmp_path / "y")]) == 2
+    assert "--horizon do not apply" in capsys.readouterr().err
+
+
+def test_a_vs_ai_directory_and_a_self_play_directory_refuse_each_other(tmp_path, capsys):
+    from selfplay.cli import main
+
+    settings = {**SMALL, "eval_interval": 80, "eval_episodes": 2}
+    train_vs_builtin(VsAIConfig(env="smac:3m", steps=80, agent_settings=settings), tmp_path / "vs", log=lambda s: None)
+    assert main(["train", "--episodes", "8", "--num-envs", "4", "--checkpoints", "1", "--horizon", "32",
+                 "--minibatch-size", "16", "--epochs", "1", "--out", str(tmp_path / "vs")]) == 2
+    assert "holds a run against the built-in AI" in capsys.readouterr().err
+    assert main(["train", "--episodes", "8", "--num-envs", "4", "--checkpoints", "1", "--horizon", "32",
+                 "--minibatch-size", "16", "--epochs", "1", "--out", str(tmp_path / "sp")]) == 0
+    with pytest.raises(ValueError, match="holds a training run"):
+        train_vs_builtin(VsAIConfig(env="smac:3m", steps=80, agent_settings=settings), tmp_path / "sp",
+                         log=lambda s: None)
