@@ -327,9 +327,10 @@ def fire_weapons(jitter, unit, static, sc):
     ``cooldown + jitter`` loops.  An attack's first hit lands ``damage_point + hit_delay`` loops after
     its start plus the missile's flight over the centre distance at the start (``missile_loops``; the
     missile homes, so it lands wherever the target went); hits follow every ``hit_gap`` loops (all
-    together when 0).  An attack ends when its target is dead, and when its attacker is dead unless
-    a missile is already flying (the game's damage point and channelled effects end with their
-    caster).  ``sc.land``: the hits of each unit's attack landing in this loop."""
+    together when 0).  An attack ends when its target is dead (a colossus's lances still sweep the
+    line round where it died), and when its attacker is dead unless a missile is already flying (the
+    game's damage point and channelled effects end with their caster).  ``sc.land``: the hits of
+    each unit's attack landing in this loop."""
     for u in range(unit.hp.shape[0]):
         o = unit.order[u]
         if (o == ATTACK or o == HEAL) and not sc.alive[unit.target[u]]:
@@ -355,7 +356,7 @@ def fire_weapons(jitter, unit, static, sc):
         sc.land[u] = ZERO
         if unit.shot_hits[u] > 0 and unit.shot_in[u] <= ZERO:
             n = unit.shot_hits[u] if static.hit_gap[u] <= ZERO else 1
-            if sc.alive[unit.shot_target[u]]:
+            if sc.alive[unit.shot_target[u]] or static.is_line[u]:
                 sc.land[u] = F(n)
                 unit.shot_hits[u] = unit.shot_hits[u] - n
                 unit.shot_in[u] = unit.shot_in[u] + static.hit_gap[u]
@@ -417,8 +418,9 @@ def collect_hits(unit, static, sc):
         t = unit.shot_target[s]
         n = sc.land[s] if landed else F(static.hits[s])
         for j in range(U):
-            hit = landed and j == t
-            if not hit and static.side[j] != static.side[s] and sc.alive[j] and not static.is_air[j]:
+            on_target = landed and j == t
+            hit = on_target and sc.alive[j]
+            if not on_target and static.side[j] != static.side[s] and sc.alive[j] and not static.is_air[j]:
                 hit = in_splash(unit, static, s, j)
             if hit:
                 h = static.raw_damage[s, j]

@@ -194,6 +194,19 @@ def test_colossus_line_splash(engine):
     assert eng.hp[0, 4].item() == 35.0 and eng.hp[0, 6].item() == 35.0
 
 
+def test_colossus_lances_sweep_on_after_the_target_died(engine):
+    """A colossus's target killed during the beams' delay takes nothing more, but the beams still sweep
+    the line round where it died: a zergling 1.0 across it takes 2 x 15."""
+    eng = duel(engine, ["colossus"], ["zergling", "zergling"])
+    place(eng, [[10.0, 16.0], [15.0, 16.0], [15.0, 17.0]])
+    order(eng, 0, ATTACK, 1)
+    eng.advance(1)
+    eng.hp[:, 1] = 0.0
+    eng.advance(8)
+    assert eng.hp[0, 1].item() == 0.0
+    assert eng.hp[0, 2].item() == pytest.approx(5.0 + 0.2734 / 16, abs=1e-4)
+
+
 def test_attack_beyond_range_walks_into_range_first(engine):
     eng = duel(engine, ["marine"], ["marine"])
     place(eng, [[6.0, 16.0], [16.0, 16.0]])
