@@ -310,3 +310,21 @@ def test_zealot_second_hit_follows_and_dies_with_the_zealot(engine):
         return trace
     assert run(None) == [37.0] * 5 + [29.0] * 2
     assert run(2) == [37.0] * 7
+
+
+def test_every_attack_lands_within_its_cooldown():
+    """The rules keep one attack per unit under way (``rules.fire_weapons``); that never delays a shot
+    when every attack's last hit lands before the shortest next cooldown (period - 1 loop of jitter),
+    here at the longest missile flight (weapon range plus the attacker's and the largest radius, 1)."""
+    for name, s in UNIT_STATS.items():
+        if s.damage <= 0 or s.splash == "explode":
+            continue
+        d = s.weapon_range + s.radius + 1.0
+        v0, a, vmax = s.missile_start_speed, s.missile_accel, s.missile_max_speed
+        flight = 0.0
+        if vmax > 0:
+            t1 = (vmax - v0) / a if a > 0 else 0.0
+            d1 = v0 * t1 + 0.5 * a * t1 * t1
+            flight = t1 + (d - d1) / vmax if d >= d1 else (math.sqrt(v0 * v0 + 2 * a * d) - v0) / a
+        last_hit = s.damage_point_s + s.hit_delay_s + s.hit_gap_s * (s.hits - 1) + flight
+        assert last_hit < s.cooldown_s - 1 / 16, name
