@@ -88,7 +88,8 @@ class BattleEngine:
     trigger's attack-move point), ``last_attacker`` (E, U: who last fired at the unit, -1 none),
     ``detonate`` (E, U: a baneling killed in the last loop, whose blast goes off in the next),
     ``cur_speed`` (E, U: the speed of accelerating units), ``vel`` (E, U, 2: the last loop's
-    displacement, which collision avoidance reads).  ``mirror_spawns``: side 1 starts at the
+    displacement, which collision avoidance reads), the attack under way (``shot_target``,
+    ``shot_wind``, ``shot_in``, ``shot_hits``: ``records.UnitState``).  ``mirror_spawns``: side 1 starts at the
     mirror image of side 0's placement rule (``MapSpec.spawn_positions(1, mirrored=True)``), for a
     mirrored seat in two-player mode.  ``device``: "cpu" or "cuda" (a torch device of either type)."""
 
@@ -155,6 +156,12 @@ class BattleEngine:
         self.explodes = b([s.splash == "explode" for s in stats])
         self.splashes = self.is_line | self.explodes
         self.splash_radius = f([s.splash_radius for s in stats])
+        self.damage_point = f([s.damage_point_s * LOOPS_PER_SECOND for s in stats])
+        self.hit_delay = f([s.hit_delay_s * LOOPS_PER_SECOND for s in stats])
+        self.hit_gap = f([s.hit_gap_s * LOOPS_PER_SECOND for s in stats])
+        self.missile_v0 = f([s.missile_start_speed / LOOPS_PER_SECOND for s in stats])
+        self.missile_accel = f([s.missile_accel / LOOPS_PER_SECOND**2 for s in stats])
+        self.missile_vmax = f([s.missile_max_speed / LOOPS_PER_SECOND for s in stats])
         self.is_zerg = b([s.race == "Z" for s in stats])
         self.zerg_regen = torch.where(self.is_zerg, ZERG_REGEN_PER_S / LOOPS_PER_SECOND, 0.0)
         self.is_bio = (self.attributes & BIO) != 0
@@ -216,7 +223,8 @@ class BattleEngine:
             return t.detach().cpu().numpy()
 
         f32 = ("hp_max", "shield_max", "armor", "speed", "radius", "weapon_range", "cooldown_loops", "scan_range",
-               "accel", "splash_radius", "zerg_regen")
+               "accel", "splash_radius", "zerg_regen", "damage_point", "hit_delay", "hit_gap", "missile_v0",
+               "missile_accel", "missile_vmax")
         flags_ = ("is_air", "hits_air", "heals", "is_line", "explodes", "is_bio", "cliff_walker", "armed", "collides",
                   "group_target", "splashes")
         static = UnitStatic(
@@ -246,8 +254,10 @@ class BattleEngine:
 
     def _allocate_state(self) -> None:
         E, U, dev = self.num_envs, self.num_units, self.device
-        for name in ("hp", "shield", "energy", "cooldown", "since_damage", "cur_speed"):
+        for name in ("hp", "shield", "energy", "cooldown", "since_damage", "cur_speed", "shot_wind", "shot_in"):
             setattr(self, name, torch.zeros(E, U, device=dev))
+        self.shot_target = torch.zeros(E, U, dtype=torch.long, device=dev)
+        self.shot_hits = torch.zeros(E, U, dtype=torch.long, device=dev)
         for name in ("pos", "goal", "trigger_goal", "vel"):
             setattr(self, name, torch.zeros(E, U, 2, device=dev))
         self.order = torch.zeros(E, U, dtype=torch.long, device=dev)
@@ -350,6 +360,10 @@ class BattleEngine:
         self.last_attacker = torch.where(mu, -1, self.last_attacker)
         self.detonate = self.detonate & ~mu
         self.vel = torch.where(mp, 0.0, self.vel)
+        self.shot_hits = torch.where(mu, 0, self.shot_hits)
+        self.shot_target = torch.where(mu, 0, self.shot_target)
+        self.shot_wind = torch.where(mu, 0.0, self.shot_wind)
+        self.shot_in = torch.where(mu, 0.0, self.shot_in)
         self.trigger_goal = torch.where(mp, self._draw_trigger_goals().to(self.device), self.trigger_goal)
 
     def _draw_trigger_goals(self) -> torch.Tensor:

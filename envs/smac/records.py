@@ -21,12 +21,13 @@ from typing import NamedTuple
 import numpy as np
 
 STATE_FIELDS = ("pos", "hp", "shield", "energy", "cooldown", "since_damage", "order", "target", "goal",
-                "trigger_goal", "cur_speed", "last_attacker", "detonate", "vel")
+                "trigger_goal", "cur_speed", "last_attacker", "detonate", "vel", "shot_target", "shot_wind", "shot_in",
+                "shot_hits")
 
 
 class UnitState(NamedTuple):
-    """Dynamic state (``engine.BattleEngine`` docstring): float32 but ``order``, ``target`` and
-    ``last_attacker`` (int64) and ``detonate`` (bool)."""
+    """Dynamic state (``engine.BattleEngine`` docstring): float32 but ``order``, ``target``,
+    ``last_attacker``, ``shot_target``, ``shot_hits`` (int64) and ``detonate`` (bool)."""
 
     pos: np.ndarray  # (E, U, 2)
     hp: np.ndarray
@@ -42,6 +43,10 @@ class UnitState(NamedTuple):
     last_attacker: np.ndarray  # who last fired at the unit, -1 none
     detonate: np.ndarray  # a baneling killed last loop: its blast goes off this loop
     vel: np.ndarray  # (E, U, 2) the last loop's displacement (distance per loop): collision avoidance
+    shot_target: np.ndarray  # the unit's attack under way (``rules.fire_weapons``): its target,
+    shot_wind: np.ndarray  # loops until it launches (the damage point),
+    shot_in: np.ndarray  # loops until its next hit lands,
+    shot_hits: np.ndarray  # and its hits still to land (0: no attack under way)
 
 
 class UnitStatic(NamedTuple):
@@ -58,6 +63,12 @@ class UnitStatic(NamedTuple):
     accel: np.ndarray  # distance per loop^2, 0 = instant
     splash_radius: np.ndarray
     zerg_regen: np.ndarray  # hp per loop
+    damage_point: np.ndarray  # loops from an attack's start to its launch (units.WEAPON_TIMING)
+    hit_delay: np.ndarray  # fixed loops from the launch to the first hit
+    hit_gap: np.ndarray  # loops between successive hits (0: together)
+    missile_v0: np.ndarray  # the missile's start speed (distance per loop), acceleration (per loop^2)
+    missile_accel: np.ndarray
+    missile_vmax: np.ndarray  # and top speed; 0: no missile
     is_air: np.ndarray
     hits_air: np.ndarray
     heals: np.ndarray
@@ -136,9 +147,10 @@ class Scratch(NamedTuple):
     healed: np.ndarray
     hp_frac: np.ndarray  # float32 feature rows: hp / hp_max, shield / shield_max
     shield_frac: np.ndarray
+    land: np.ndarray  # float32: hits of the unit's attack landing this loop
 
 
-SCRATCH_DTYPES = (np.bool_,) * 5 + (np.float32,) * 18 + (np.float64,) * 4 + (np.float32,) * 2
+SCRATCH_DTYPES = (np.bool_,) * 5 + (np.float32,) * 18 + (np.float64,) * 4 + (np.float32,) * 3
 
 
 def new_scratch(games: int, units: int, empty=np.empty) -> Scratch:

@@ -7,9 +7,11 @@ code is built: ``docs/design/smac-engine.md``):
 
 1. ``scripted_orders``: the scripted side's trigger order and SC2's auto-acquisition;
 2. ``aim``: the vector, centre and edge distance to each unit's target;
-3. ``fire_weapons``: orders on dead targets end, cooldowns tick, units in range with a ready weapon fire;
-4. ``deal_damage``: the hits (single, colossus line, baneling blast, the blast of a baneling killed in
-   the previous loop) on shields, then hp with armour;
+3. ``fire_weapons``: orders on dead targets end, cooldowns tick, units in range with a ready weapon
+   start an attack, whose hits land after the weapon's damage point, fixed delay and missile flight
+   (``units.WEAPON_TIMING``), and attacks under way land their hits due in this loop;
+4. ``deal_damage``: the hits landing (single, colossus lances, baneling blast, the blast of a baneling
+   killed in the previous loop) on shields, then hp with armour;
 5. ``heal``: Medivacs heal a bio ally in range;
 6. ``plan_moves`` / ``avoid_collisions`` / ``apply_moves``: chase a target into range, walk to a point
    or attack-move (paths round terrain); moving units steer round the units they collide with (ORCA
@@ -38,8 +40,9 @@ from .maps import MAP_SIZE
 from .pathing import NEIGHBOURS
 from .records import Scratch, UnitState
 from .units import (
-    COLOSSUS_LINE_HALF_LENGTH,
-    COLOSSUS_LINE_HALF_WIDTH,
+    COLOSSUS_LANCE_HALF_LENGTH,
+    COLOSSUS_LANCE_RADIUS,
+    COLOSSUS_LANCE_STEP,
     LOOPS_PER_SECOND,
     MEDIVAC_ENERGY_REGEN_PER_S,
     MEDIVAC_HEAL_PER_S,
@@ -58,7 +61,8 @@ ZERO, HALF, ONE = F(0.0), F(0.5), F(1.0)
 EPS6, EPS3 = F(1e-6), F(1e-3)
 SIGHT = F(SIGHT_RANGE)
 MOVE_STEP = F(MOVE_AMOUNT)
-LINE_HALF_WIDTH, LINE_HALF_LENGTH = F(COLOSSUS_LINE_HALF_WIDTH), F(COLOSSUS_LINE_HALF_LENGTH)
+LANCE_FIRST, LANCE_STEP, LANCE_RADIUS = F(-COLOSSUS_LANCE_HALF_LENGTH), F(COLOSSUS_LANCE_STEP), F(COLOSSUS_LANCE_RADIUS)
+LANCE_POINTS = round(2 * COLOSSUS_LANCE_HALF_LENGTH / COLOSSUS_LANCE_STEP) + 1
 HEAL_PER_LOOP = F(MEDIVAC_HEAL_PER_S / LOOPS_PER_SECOND)
 HP_PER_ENERGY = F(MEDIVAC_HP_PER_ENERGY)
 ENERGY_PER_LOOP = F(MEDIVAC_ENERGY_REGEN_PER_S / LOOPS_PER_SECOND)
@@ -86,7 +90,8 @@ def game_rows(state, e):
     """``UnitState`` of game ``e``'s rows (views, no copy)."""
     return UnitState(state.pos[e], state.hp[e], state.shield[e], state.energy[e], state.cooldown[e],
                      state.since_damage[e], state.order[e], state.target[e], state.goal[e], state.trigger_goal[e],
-                     state.cur_speed[e], state.last_attacker[e], state.detonate[e], state.vel[e])
+                     state.cur_speed[e], state.last_attacker[e], state.detonate[e], state.vel[e], state.shot_target[e],
+                     state.shot_wind[e], state.shot_in[e], state.shot_hits[e])
 
 
 def scratch_rows(sc, w):
@@ -95,7 +100,7 @@ def scratch_rows(sc, w):
                    sc.tdist[w], sc.tedge[w], sc.hp_loss[w], sc.shield_loss[w], sc.dx[w], sc.dy[w], sc.avoid_vx[w],
                    sc.avoid_vy[w], sc.line_px[w], sc.line_py[w], sc.line_dx[w], sc.line_dy[w], sc.proj_px[w],
                    sc.proj_py[w], sc.proj_dx[w], sc.proj_dy[w], sc.raw_sum[w], sc.hit_count[w], sc.bare_sum[w],
-                   sc.healed[w], sc.hp_frac[w], sc.shield_frac[w])
+                   sc.healed[w], sc.hp_frac[w], sc.shield_frac[w], sc.land[w])
 
 
 # ---------------------------------------------------------------------------- geometry
@@ -302,10 +307,33 @@ def aim(unit, static, sc):
         sc.tedge[u] = sc.tdist[u] - (static.radius[u] + static.radius[t])
 
 
+def missile_loops(static, u, d):
+    """Loops unit ``u``'s missile takes to fly ``d``: from its start speed it accelerates to its top
+    speed, then flies at it (0 when the weapon has no missile)."""
+    vmax = static.missile_vmax[u]
+    if vmax <= ZERO:
+        return ZERO
+    v0 = static.missile_v0[u]
+    a = static.missile_accel[u]
+    t1 = (vmax - v0) / a if a > ZERO else ZERO
+    d1 = v0 * t1 + HALF * a * t1 * t1
+    if d >= d1 or a <= ZERO:
+        return t1 + (d - d1) / vmax
+    root = np.float32(math.sqrt(np.float64(v0 * v0 + F(2.0) * a * d)))
+    return (root - v0) / a
+
+
 def fire_weapons(jitter, unit, static, sc):
     """Orders on dead targets end (the unit idles: SMAC's ``_RL`` units never auto-acquire); every
     cooldown ticks down one loop; a unit attacking a target within weapon range (edge distance) with
-    its cooldown <= 0 fires, and its cooldown becomes ``cooldown + jitter`` loops."""
+    its cooldown <= 0 and no attack of its own under way starts an attack, and its cooldown becomes
+    ``cooldown + jitter`` loops.  An attack's first hit lands ``damage_point + hit_delay`` loops after
+    its start plus the missile's flight over the centre distance at the start (``missile_loops``; the
+    missile homes, so it lands wherever the target went); hits follow every ``hit_gap`` loops (all
+    together when 0).  An attack ends when its target is dead (a colossus's lances still sweep the
+    line round where it died), and when its attacker is dead unless a missile is already flying (the
+    game's damage point and channelled effects end with their caster).  ``sc.land``: the hits of
+    each unit's attack landing in this loop."""
     for u in range(unit.hp.shape[0]):
         o = unit.order[u]
         if (o == ATTACK or o == HEAL) and not sc.alive[unit.target[u]]:
@@ -313,59 +341,90 @@ def fire_weapons(jitter, unit, static, sc):
         sc.attacking[u] = unit.order[u] == ATTACK and sc.alive[u]
         sc.healing[u] = unit.order[u] == HEAL and sc.alive[u]
         sc.in_range[u] = sc.tedge[u] <= static.weapon_range[u]
+        if unit.shot_hits[u] > 0:
+            unit.shot_wind[u] = unit.shot_wind[u] - ONE
+            unit.shot_in[u] = unit.shot_in[u] - ONE
+            flying = static.missile_vmax[u] > ZERO and unit.shot_wind[u] <= ZERO
+            if not (sc.alive[u] or flying):
+                unit.shot_hits[u] = 0
         cd = unit.cooldown[u] - ONE
-        sc.fire[u] = sc.attacking[u] and sc.in_range[u] and cd <= ZERO and static.armed[u]
+        sc.fire[u] = (sc.attacking[u] and sc.in_range[u] and cd <= ZERO and static.armed[u]
+                      and unit.shot_hits[u] == 0)
         unit.cooldown[u] = cd + static.cooldown_loops[u] + F(jitter[u]) if sc.fire[u] else max(cd, ZERO)
+        if sc.fire[u]:
+            unit.shot_target[u] = unit.target[u]
+            unit.shot_hits[u] = static.hits[u]
+            unit.shot_wind[u] = static.damage_point[u]
+            unit.shot_in[u] = static.damage_point[u] + static.hit_delay[u] + missile_loops(static, u, sc.tdist[u])
+        sc.land[u] = ZERO
+        if unit.shot_hits[u] > 0 and unit.shot_in[u] <= ZERO:
+            n = unit.shot_hits[u] if static.hit_gap[u] <= ZERO else 1
+            if sc.alive[unit.shot_target[u]] or static.is_line[u]:
+                sc.land[u] = F(n)
+                unit.shot_hits[u] = unit.shot_hits[u] - n
+                unit.shot_in[u] = unit.shot_in[u] + static.hit_gap[u]
+            else:
+                unit.shot_hits[u] = 0
 
 
-def in_splash(unit, static, sc, s, j):
-    """Is unit ``j`` hit by splash unit ``s``'s attack?  Colossus: on the line through the target
-    perpendicular to the attack (half-length ``LINE_HALF_LENGTH``, half-width ``LINE_HALF_WIDTH``,
-    each plus j's radius); baneling: within ``splash_radius`` plus j's radius."""
-    rx = unit.pos[j, 0] - unit.pos[s, 0]
-    ry = unit.pos[j, 1] - unit.pos[s, 1]
+def in_splash(unit, static, s, j):
+    """Is unit ``j`` hit by splash unit ``s``'s attack?  Colossus: within ``LANCE_RADIUS`` plus j's
+    radius of one of the ``LANCE_POINTS`` points spaced ``LANCE_STEP`` on the line through the attack's
+    target perpendicular to the attack direction (``units.COLOSSUS_LANCE_*``); baneling: within
+    ``splash_radius`` plus j's radius of the baneling."""
     r = static.radius[j]
     if static.is_line[s]:
-        d = max(sc.tdist[s], EPS6)
-        ux = sc.tvx[s] / d
-        uy = sc.tvy[s] / d
-        dtx = rx - sc.tvx[s]
-        dty = ry - sc.tvy[s]
+        t = unit.shot_target[s]
+        vx = unit.pos[t, 0] - unit.pos[s, 0]
+        vy = unit.pos[t, 1] - unit.pos[s, 1]
+        d = max(distance(vx, vy), EPS6)
+        ux = vx / d
+        uy = vy / d
+        dtx = unit.pos[j, 0] - unit.pos[t, 0]
+        dty = unit.pos[j, 1] - unit.pos[t, 1]
         along = dtx * ux + dty * uy
         across = dtx * -uy + dty * ux
-        return abs(along) <= LINE_HALF_WIDTH + r and abs(across) <= LINE_HALF_LENGTH + r
+        hit = False
+        for k in range(LANCE_POINTS):
+            offset = LANCE_FIRST + F(k) * LANCE_STEP
+            hit = hit or distance(along, across - offset) <= LANCE_RADIUS + r
+        return hit
+    rx = unit.pos[j, 0] - unit.pos[s, 0]
+    ry = unit.pos[j, 1] - unit.pos[s, 1]
     return distance(rx, ry) <= static.splash_radius[s] + r
 
 
 def collect_hits(unit, static, sc):
     """Sums over this loop's hits on each unit, in float64: raw damage ``raw_sum``, number of hits
-    ``hit_count`` and damage after armour per hit (at least 0.5) ``bare_sum``.  A baneling marked
+    ``hit_count`` and damage after armour per hit (at least 0.5) ``bare_sum``.  The hits landing are
+    ``sc.land`` of each unit's attack on its ``shot_target`` (``fire_weapons``).  A baneling marked
     ``detonate`` (killed in the previous loop) blasts from where it died: the enemy ground units in
-    its splash radius, with no target of its own (Liquipedia, Baneling: banelings "perform their
-    attack upon death")."""
+    its splash radius, with no target of its own (Liberty.SC2Mod BehaviorData.xml ``BanelingExplode``:
+    a death response with the ``VolatileBurst`` effect)."""
     U = unit.hp.shape[0]
     for u in range(U):
         sc.raw_sum[u] = 0.0
         sc.hit_count[u] = 0.0
         sc.bare_sum[u] = 0.0
     for u in range(U):
-        if sc.fire[u] and not static.splashes[u]:
-            t = unit.target[u]
-            h = F(static.hits[u])
+        if sc.land[u] > ZERO and not static.splashes[u]:
+            t = unit.shot_target[u]
+            h = sc.land[u]
             raw = static.raw_damage[u, t]
             sc.raw_sum[t] += raw * h
             sc.hit_count[t] += h
             sc.bare_sum[t] += max(raw - static.armor[t], HALF) * h
     for s in range(U):
-        fired = sc.fire[s]
-        if not ((fired or unit.detonate[s]) and static.splashes[s]):
+        landed = sc.land[s] > ZERO
+        if not ((landed or unit.detonate[s]) and static.splashes[s]):
             continue
-        t = unit.target[s]
-        n = F(static.hits[s])
+        t = unit.shot_target[s]
+        n = sc.land[s] if landed else F(static.hits[s])
         for j in range(U):
-            hit = fired and j == t
-            if not hit and static.side[j] != static.side[s] and sc.alive[j] and not static.is_air[j]:
-                hit = in_splash(unit, static, sc, s, j)
+            on_target = landed and j == t
+            hit = on_target and sc.alive[j]
+            if not on_target and static.side[j] != static.side[s] and sc.alive[j] and not static.is_air[j]:
+                hit = in_splash(unit, static, s, j)
             if hit:
                 h = static.raw_damage[s, j]
                 sc.raw_sum[j] += n * h

@@ -10,7 +10,7 @@ Attributes are bit flags so that "bonus damage vs armored" is one ``&`` on tenso
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 LOOPS_PER_SECOND = 16  # Normal game speed (§1)
 STEP_MUL = 8  # game loops per environment step (§1)
@@ -18,7 +18,10 @@ SIGHT_RANGE = 9.0  # SMAC's feature sight range (§3, §8)
 SHOOT_RANGE = 6.0  # SMAC's action-mask shoot range (§2, §8)
 MOVE_AMOUNT = 2.0  # distance of one move action (§2)
 
-# Cooldown jitter of the real game: every shot's cooldown varies by -1..+2 loops (§1).
+# Cooldown jitter: every shot's cooldown varies by -1..+2 loops.  The game's weapons add a random
+# delay in [RandomDelayMin, RandomDelayMax] = [-0.0625, 0.125] Normal s = [-1, 2] loops to each
+# period (SC2 4.6.2 Core.SC2Mod WeaponData.xml, the CWeaponLegacy default; no weapon of these units
+# overrides it); drawn here as a whole number of loops (the game's timers tick once per loop).
 COOLDOWN_JITTER_LOW = -1
 COOLDOWN_JITTER_HIGH = 2
 
@@ -35,11 +38,13 @@ MEDIVAC_MAX_ENERGY = 200.0
 MEDIVAC_START_ENERGY = 50.0
 MEDIVAC_ENERGY_REGEN_PER_S = 0.5625
 
-# Colossus line splash (approximation, documented): every enemy ground unit whose centre lies within
-# COLOSSUS_LINE_HALF_LENGTH (+ its radius) of the target along the line perpendicular to the
-# attack direction, and within COLOSSUS_LINE_HALF_WIDTH (+ its radius) across it, takes the hit.
-COLOSSUS_LINE_HALF_LENGTH = 1.4
-COLOSSUS_LINE_HALF_WIDTH = 0.3
+# Colossus Thermal Lances (SC2 4.6.2 Liberty.SC2Mod EffectData.xml: ThermalLancesForward/Reverse,
+# ThermalLancesE): each of the two beams searches 11 circles of radius 0.15 centred on the target at
+# offsets -1.25, -1.00, ..., +1.25 across the attack direction; an enemy ground unit overlapping a
+# circle (distance <= 0.15 + its radius) takes the beam's hit.
+COLOSSUS_LANCE_HALF_LENGTH = 1.25
+COLOSSUS_LANCE_STEP = 0.25
+COLOSSUS_LANCE_RADIUS = 0.15
 
 # Attribute bit flags.
 LIGHT, ARMORED, BIO, MECH, MASSIVE, STRUCTURE = 1, 2, 4, 8, 16, 32
@@ -87,6 +92,15 @@ class UnitStats:
     splash_radius: float = 0.0
     heals: bool = False
     acceleration: float = 0.0  # distance/s^2; 0 = instant (SMAC's _RL units: 1000)
+    # When an attack's hits land (``WEAPON_TIMING``): the weapon's damage point (Normal s from the
+    # attack's start to its launch), a fixed delay after it, the gap between successive hits, and the
+    # missile's mover (start speed, acceleration, top speed; distance/s, /s^2; top speed 0: no missile).
+    damage_point_s: float = 0.0
+    hit_delay_s: float = 0.0
+    hit_gap_s: float = 0.0
+    missile_start_speed: float = 0.0
+    missile_accel: float = 0.0
+    missile_max_speed: float = 0.0
 
     @property
     def scan_range(self) -> float:
@@ -94,6 +108,10 @@ class UnitStats:
         a structure (static defence: the spine crawler) ``max(MIN_SCAN_RANGE, weapon range)``."""
         margin = 0.0 if self.attributes & STRUCTURE else SCAN_RANGE_MARGIN
         return max(self.weapon_range + margin, MIN_SCAN_RANGE)
+
+    @property
+    def damage_point_loops(self) -> float:
+        return self.damage_point_s * LOOPS_PER_SECOND
 
     @property
     def cooldown_loops(self) -> float:
@@ -125,6 +143,37 @@ UNIT_STATS: dict[str, UnitStats] = {
         UnitStats("spine_crawler", "Z", 300, 0, 2, ARMORED | BIO | STRUCTURE, 0.0, 1.0, 25, 5, ARMORED, 1, 7,
                   1.85, 15),
     ]
+}
+
+
+# When each weapon's hits land: the game's own data, SC2 4.6.2.69232 (SMAC's game version), the stock
+# weapons the SMAC maps' units link, from the Liberty.SC2Mod the maps depend on (over Core.SC2Mod);
+# no later mod of that version overrides these fields.  WeaponData.xml ``DamagePoint`` (the Core
+# default 0.167 where a weapon sets none); the effect it launches (EffectData.xml): a direct damage
+# effect lands at the damage point, a ``CEffectLaunchMissile`` flies its ``AmmoUnit``'s mover
+# (MoverData.xml ``MotionPhases``: Speed, Acceleration, MaxSpeed; ``MissileDefault`` for a missile
+# unit with no mover of its own).  Values: name -> (damage point, fixed delay, gap between hits,
+# missile start speed, acceleration, top speed), Normal seconds and distance.
+WEAPON_TIMING: dict[str, tuple[float, float, float, float, float, float]] = {
+    "marine": (0.05, 0.0, 0.0, 0.0, 0.0, 0.0),  # GuassRifle: direct damage (hitscan)
+    "marauder": (0.0, 0.0, 0.0, 0.0, 3200.0, 20.0),  # PunisherGrenades -> PunisherGrenadesLM
+    "stalker": (0.167, 0.0, 0.0, 0.0, 3200.0, 18.75),  # ParticleDisruptors: StalkerWeapon = MissileDefault
+    "zealot": (0.0, 0.0, 0.28, 0.0, 0.0, 0.0),  # PsiBlades -> PsiBladesBurst: hits at 0 and 0.28 s
+    # ThermalLances: both beams (ThermalLancesForward/Reverse) hit the target when they expire
+    # (ExpireDelay 0.375 s); a unit swept by a beam is hit 0.25 s after the sweep (ThermalLancesDamageDelay),
+    # 0.28-0.59 s after the damage point: here with the target's 0.375 s (approx.)
+    "colossus": (0.0832, 0.375, 0.0, 0.0, 0.0, 0.0),
+    "zergling": (0.167, 0.0, 0.0, 0.0, 0.0, 0.0),  # Claws: direct damage, Core default damage point
+    "hydralisk": (0.208, 0.0, 0.0, 40.0, 0.0, 40.0),  # NeedleSpines -> NeedleSpinesWeapon
+    "baneling": (0.0, 0.0, 0.0, 0.0, 0.0, 0.0),  # VolatileBurst: the blast at the caster
+    "medivac": (0.0, 0.0, 0.0, 0.0, 0.0, 0.0),  # heals, no weapon
+    # ImpalerTentacle -> ImpalerTentacleLM: SpineCrawlerTentacleExtendLong (targets within range 7)
+    "spine_crawler": (0.3332, 0.0, 0.0, 12.0, 140.0, 200.0),
+}
+UNIT_STATS = {
+    name: replace(s, **dict(zip(("damage_point_s", "hit_delay_s", "hit_gap_s", "missile_start_speed",
+                                 "missile_accel", "missile_max_speed"), WEAPON_TIMING[name])))
+    for name, s in UNIT_STATS.items()
 }
 
 

@@ -206,7 +206,7 @@ def test_spine_crawler_stands_and_shoots_within_its_range():
     eng.advance(8)
     assert eng.order[0, 2].item() == STOP and eng.hp[0, :2].tolist() == [80.0, 80.0]
     eng.pos[0, 0] = sc + torch.tensor([0.0, -(6.9 + reach)])
-    eng.advance(8)
+    eng.advance(16)  # damage point 5.3 loops and the tentacle's 4.4-loop flight: the hit lands in loop 10
     assert eng.order[0, 2].item() == ATTACK and eng.target[0, 2].item() == 0
     assert eng.shield[0, 0].item() < 80.0
     assert torch.equal(eng.pos[0, 2], start)
@@ -294,6 +294,7 @@ def test_scripted_unit_responds_to_an_attack_from_beyond_its_scan_range():
     eng.advance(1)
     assert eng.order[0, 1].item() == AMOVE  # not seen within 5
     eng.order[0, 0], eng.target[0, 0] = ATTACK, 1
-    eng.advance(2)
-    assert eng.shield[0, 1].item() < 50.0
+    eng.advance(2)  # it responds to the attack as it starts
     assert eng.order[0, 1].item() == ATTACK and eng.target[0, 1].item() == 0
+    eng.advance(10)  # the shot lands after the damage point (2.7 loops) and the missile's ~6-loop flight
+    assert eng.shield[0, 1].item() < 50.0

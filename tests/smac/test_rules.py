@@ -57,9 +57,11 @@ def test_marine_vs_marine_shots_and_loops_to_kill(engine):
         hp = eng.hp[:, 1]
         first_loop = torch.where((first_loop < 0) & (hp < 45), loop, first_loop)
         death_loop = torch.where((death_loop < 0) & (hp <= 0), loop, death_loop)
-        if E and loop <= 1:
+        if E and loop <= 2:
             hp_trace.append(hp[0].item())
-    assert hp_trace[0] == 39.0  # the first shot lands on the first loop (cooldown starts at 0)
+    # the first shot starts in the first loop (cooldown starts at 0) and lands after the rifle's damage
+    # point 0.05 s = 0.8 loop: in the second
+    assert hp_trace == [45.0, 39.0]
     assert bool((death_loop > 0).all())
     gap = (death_loop - first_loop).float()
     lo, hi = 7 * (13.776 - 1), 7 * (13.776 + 2)
@@ -97,9 +99,9 @@ def test_zealot_double_hit_walks_into_melee_range(engine):
         after = (eng.shield[0, 1].item(), eng.hp[0, 1].item())
         if after != before:
             seen.append((after, gap))
-    # 2 hits x 8 per attack: 80 shield -> 5 attacks; then 2 x (8 - 1 armor) = 14 hp per attack
-    states = [s for s, _ in seen[:7]]
-    assert states == [(64, 80), (48, 80), (32, 80), (16, 80), (0, 80), (0, 66), (0, 52)]
+    # 2 hits x 8 per attack: 80 shield -> 10 hits; then 8 - 1 armor = 7 hp per hit
+    states = [s for s, _ in seen[:12]]
+    assert states == [(80 - 8 * k, 80) for k in range(1, 11)] + [(0, 73), (0, 66)]
     gap = seen[0][1]
     assert gap <= 0.5 + 0.625 + 0.1 + 1e-4  # it closed in to melee range 0.1 (edge) before hitting
 
@@ -109,6 +111,10 @@ def test_marauder_bonus_vs_armored(engine):
     place(eng, [[10, 10], [10, 16], [10, 22], [14, 10], [14, 16], [14, 22]])
     for i in range(3):
         order(eng, i, ATTACK, 3 + i)
+    # the grenade flies 4 (PunisherGrenadesWeapon: top speed 20/16 per loop reached after 0.1 loop):
+    # 0.1 + (4 - 0.0625) / 1.25 = 3.25 loops after the shot of the first loop, in the fifth
+    eng.advance(4)
+    assert eng.shield[0, 3].item() == 80 and eng.hp[0, 4].item() == 45
     eng.advance(1)
     # stalker (armored): 10 + 10 = 20 on the shield; marine: 10 - 0; zealot (light): 10 on the shield
     assert eng.shield[0, 3].item() == 60 and eng.hp[0, 3].item() == 80
@@ -154,7 +160,7 @@ def test_baneling_killed_by_damage_explodes_a_loop_later(engine):
     place(eng, [[10.0, 16.0], [14.6, 16.0], [14.0, 16.0]])
     eng.hp[:, 2] = 1.0
     order(eng, 0, ATTACK, 2)  # edge distance 4.0 - 0.75 = 3.25 <= range 5: fires in the first loop
-    eng.advance(1)
+    eng.advance(2)  # and hits in the second (damage point 0.8 loop)
     assert eng.hp[0, 2].item() == 0 and bool(eng.detonate[0, 2])  # killed by the shot: marked
     assert eng.hp[0, 1].item() == 45.0  # nothing yet
     eng.advance(1)
@@ -171,15 +177,35 @@ def test_baneling_killed_by_damage_explodes_a_loop_later(engine):
 
 
 def test_colossus_line_splash(engine):
-    eng = duel(engine, ["colossus"], ["zergling", "zergling", "zergling", "zergling"])
+    eng = duel(engine, ["colossus"], ["zergling"] * 6)
     # target at (15,16); two zerglings on the perpendicular line through it, one behind it on the attack axis
-    place(eng, [[10.0, 16.0], [15.0, 16.0], [15.0, 17.0], [15.0, 15.0], [16.5, 16.0]])
+    # (one 0.25 beyond the line's last point, 1.25 across) and two just behind the line: 0.5 behind a
+    # lance point (within its radius 0.15 + 0.375) and 0.6 behind one
+    place(eng, [[10.0, 16.0], [15.0, 16.0], [15.0, 17.5], [15.0, 14.75], [16.5, 16.0], [15.5, 16.75],
+                [15.6, 15.25]])
     order(eng, 0, ATTACK, 1)
+    # the hits land 0.0832 s (damage point) + 0.375 s (the beams' expiry) = 7.33 loops after the start
+    # of the first loop: in the ninth
+    eng.advance(8)
+    assert eng.hp[0, 1].item() == 35.0
     eng.advance(1)
     # 2 hits x (10 + 5 vs light) = 30 on each unit on the line (+ one loop of zerg regeneration)
     regen = 0.2734 / 16
-    assert [eng.hp[0, j].item() for j in (1, 2, 3)] == pytest.approx([5.0 + regen] * 3, abs=1e-4)
-    assert eng.hp[0, 4].item() == 35.0
+    assert [eng.hp[0, j].item() for j in (1, 2, 3, 5)] == pytest.approx([5.0 + regen] * 4, abs=1e-4)
+    assert eng.hp[0, 4].item() == 35.0 and eng.hp[0, 6].item() == 35.0
+
+
+def test_colossus_lances_sweep_on_after_the_target_died(engine):
+    """A colossus's target killed during the beams' delay takes nothing more, but the beams still sweep
+    the line round where it died: a zergling 1.0 across it takes 2 x 15."""
+    eng = duel(engine, ["colossus"], ["zergling", "zergling"])
+    place(eng, [[10.0, 16.0], [15.0, 16.0], [15.0, 17.0]])
+    order(eng, 0, ATTACK, 1)
+    eng.advance(1)
+    eng.hp[:, 1] = 0.0
+    eng.advance(8)
+    assert eng.hp[0, 1].item() == 0.0
+    assert eng.hp[0, 2].item() == pytest.approx(5.0 + 0.2734 / 16, abs=1e-4)
 
 
 def test_attack_beyond_range_walks_into_range_first(engine):
@@ -193,8 +219,8 @@ def test_attack_beyond_range_walks_into_range_first(engine):
             first = loop
             gap = (eng.pos[0, 1, 0] - eng.pos[0, 0, 0]).item()
             break
-    # it has to cover 10 - 5.75 = 4.25 at 2.25/16 per loop: ~30.2 loops, then fire
-    assert first is not None and 30 <= first <= 33
+    # it has to cover 10 - 5.75 = 4.25 at 2.25/16 per loop: ~30.2 loops, then fire (0.8 loop wind-up)
+    assert first is not None and 31 <= first <= 34
     assert 5.6 <= gap <= 5.75 + 1e-3
 
 
@@ -305,7 +331,7 @@ def test_stop_order_means_idle_and_dead_target_ends_attack(engine):
     order(eng, 0, ATTACK, 2)
     order(eng, 1, STOP)
     eng.hp[:, 2] = 6.0
-    eng.advance(2)
+    eng.advance(3)  # the shot lands in the second loop; the order ends in the third
     assert eng.hp[0, 2].item() == 0 and eng.order[0, 0].item() == STOP
 
 
@@ -317,3 +343,60 @@ def test_scripted_ai_attacks_towards_allies(engine):
     eng.advance(8 * 40)
     assert bool((eng.hp[:, :3] == 0).all())  # idle allies get killed
 
+
+def test_stalker_missile_lands_after_damage_point_and_flight(engine):
+    """ParticleDisruptors: damage point 0.167 s = 2.672 loops, then the missile (MissileDefault: 3200/s^2
+    to 18.75/s, i.e. 12.5 per loop^2 to 1.171875 per loop) flies the centre distance 5:
+    0.09375 + (5 - 0.0549) / 1.171875 = 4.3136 loops; 6.9856 loops after the start of the first loop:
+    the hit lands in loop 8.  A stalker dead before its launch (2.672 loops) deals nothing; one dead
+    after it still hits (the missile flies on)."""
+    def run(kill_after):
+        eng = duel(engine, ["stalker"], ["marine"])
+        place(eng, [[10.0, 16.0], [15.0, 16.0]])
+        order(eng, 0, ATTACK, 1)
+        trace = []
+        for loop in range(1, 10):
+            eng.advance(1)
+            if loop == kill_after:
+                eng.hp[:, 0] = 0.0
+            trace.append(eng.hp[0, 1].item())
+        return trace
+    assert run(None) == [45.0] * 7 + [32.0] * 2
+    assert run(1) == [45.0] * 9
+    assert run(3) == [45.0] * 7 + [32.0] * 2
+
+
+def test_zealot_second_hit_follows_and_dies_with_the_zealot(engine):
+    """PsiBladesBurst: the hits land 0.28 s = 4.48 loops apart (the second in the fifth loop after the
+    first); a zealot killed in between deals only the first."""
+    def run(kill_after):
+        eng = duel(engine, ["zealot"], ["marine"])
+        place(eng, [[10.0, 16.0], [10.9, 16.0]])
+        order(eng, 0, ATTACK, 1)
+        trace = []
+        for loop in range(1, 8):
+            eng.advance(1)
+            if loop == kill_after:
+                eng.hp[:, 0] = 0.0
+            trace.append(eng.hp[0, 1].item())
+        return trace
+    assert run(None) == [37.0] * 5 + [29.0] * 2
+    assert run(2) == [37.0] * 7
+
+
+def test_every_attack_lands_within_its_cooldown():
+    """The rules keep one attack per unit under way (``rules.fire_weapons``); that never delays a shot
+    when every attack's last hit lands before the shortest next cooldown (period - 1 loop of jitter),
+    here at the longest missile flight (weapon range plus the attacker's and the largest radius, 1)."""
+    for name, s in UNIT_STATS.items():
+        if s.damage <= 0 or s.splash == "explode":
+            continue
+        d = s.weapon_range + s.radius + 1.0
+        v0, a, vmax = s.missile_start_speed, s.missile_accel, s.missile_max_speed
+        flight = 0.0
+        if vmax > 0:
+            t1 = (vmax - v0) / a if a > 0 else 0.0
+            d1 = v0 * t1 + 0.5 * a * t1 * t1
+            flight = t1 + (d - d1) / vmax if d >= d1 else (math.sqrt(v0 * v0 + 2 * a * d) - v0) / a
+        last_hit = s.damage_point_s + s.hit_delay_s + s.hit_gap_s * (s.hits - 1) + flight
+        assert last_hit < s.cooldown_s - 1 / 16, name
