@@ -369,13 +369,25 @@ class BattleEngine:
     def advance(self, loops: int = STEP_MUL) -> None:
         """Run ``loops`` game loops of every game, then separate overlapping units (``rules``); the
         cooldown jitters are drawn from the engine's generator, (loops, E, U)."""
-        jitter = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (loops, self.num_envs, self.num_units),
-                               generator=self.generator).numpy()
+        jitter = self.draw_jitter(loops)
         if self.device.type == "cuda":
             from numba import cuda
 
             jitter = cuda.to_device(jitter)
         self.build.advance(jitter, self.unit_state(), self.static, self.maps, self.flags, self.scratch)
+
+    def draw_jitter(self, loops: int = STEP_MUL, out: torch.Tensor | None = None) -> np.ndarray:
+        """The cooldown jitters of ``loops`` game loops of every game, (loops, E, U) int64, drawn from the
+        engine's generator (CPU) into ``out`` (a long CPU tensor of that shape) or else into the engine's
+        own buffer, which the next draw overwrites."""
+        shape = (loops, self.num_envs, self.num_units)
+        buffer = self.__dict__.get("_jitter") if out is None else out
+        if buffer is None or tuple(buffer.shape) != shape:
+            if out is not None:
+                raise ValueError(f"out must have shape {shape} (loops, num_envs, num_units), got {tuple(out.shape)}")
+            buffer = self.__dict__["_jitter"] = torch.empty(shape, dtype=torch.long)
+        torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, shape, generator=self.generator, out=buffer)
+        return buffer.numpy()
 
 
 # one descriptor per field of ``records.UnitState``: the field list is written once, there

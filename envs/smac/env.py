@@ -388,43 +388,46 @@ class SMACEnv(MultiAgentEnv):
                 pass
         if self.debug:
             log.debug("Actions %s", taken)
-        self._previous = EngineSnapshot.of(self._battle.engine, 0)
-        if self._battle.fast:  # the compiled lane: numpy all the way (SMACBattle.fast_step)
-            obs, rewards, done, info = self._battle.fast_step([np.array([taken], dtype=np.int64)],
-                                                              check_masks=not self.heuristic_ai)
-        else:
-            self._battle.unchecked = self.heuristic_ai
-            try:
-                obs, rewards, done, info = self._battle.step([torch.tensor([taken], dtype=torch.long)])
-            finally:
-                self._battle.unchecked = False
-            obs = [o.cpu().numpy() for o in obs]
+        b = self._battle
+        self._previous = EngineSnapshot.of(b.engine, 0)
         self._views_cache = self._obs_cache = None
+        if b.fast:  # the compiled lane: one call, its results read from the battle's step records
+            b._fast_advance([np.array([taken], dtype=np.int64)], check_masks=not self.heuristic_ai)
+            ep = b._episode
+            reward, terminated, won = float(ep.reward[0, 0]), bool(ep.done[0]), bool(ep.won[0, 0])
+            dead_allies, dead_enemies = int(ep.dead[0, 0]), int(ep.dead[1, 0])
+            winner, timeout = int(ep.winner[0]), bool(ep.timeout[0])
+        else:
+            b.unchecked = self.heuristic_ai
+            try:
+                obs, rewards, done, info = b.step([torch.tensor([taken], dtype=torch.long)])
+            finally:
+                b.unchecked = False
+            self._obs_cache = obs[0][0].cpu().numpy()
+            reward, terminated, won = float(rewards[0][0]), bool(done[0]), bool(info["battle_won"][0][0])
+            dead_allies, dead_enemies = int(info["dead_allies"][0][0]), int(info["dead_enemies"][0][0])
+            winner, timeout = int(info["winner"][0]), bool(info["timeout"][0])
         if self.heuristic_ai:  # SMAC's last_action is the given actions (observations follow it)
-            self._battle.last_action[0][0] = torch.nn.functional.one_hot(
-                torch.tensor(given), self.n_actions).float().to(self._battle.device)
-        else:  # the battle computed the new observations already
-            self._obs_cache = obs[0][0]
+            b.last_action[0][0] = torch.nn.functional.one_hot(torch.tensor(given), self.n_actions).float().to(b.device)
+            b._invalidate()
+            self._obs_cache = None
         self._episode_steps += 1
         self._total_steps += 1
-        terminated = bool(done[0])
-        won = bool(info["battle_won"][0][0])
-        out = {"battle_won": won, "dead_allies": int(info["dead_allies"][0][0]),
-               "dead_enemies": int(info["dead_enemies"][0][0])}
+        out = {"battle_won": won, "dead_allies": dead_allies, "dead_enemies": dead_enemies}
         if terminated:
             self.battles_game += 1
             self._episode_count += 1
             if won:
                 self.battles_won += 1
                 self.win_counted = True
-            elif int(info["winner"][0]) == 1:
+            elif winner == 1:
                 self.defeat_counted = True
-            if bool(info["timeout"][0]):
+            if timeout:
                 self.timeouts += 1
                 if self.continuing_episode:
                     out["episode_limit"] = True
         self._terminated = terminated
-        self.reward = float(rewards[0][0])
+        self.reward = reward
         if self.debug:
             log.debug("Reward = %s", self.reward)
         return self.reward, terminated, out
@@ -461,26 +464,31 @@ class SMACEnv(MultiAgentEnv):
                                   "deaths twice); here too: step() returns it")
 
     # ------------------------------------------------------------ features
+    def _observations(self) -> np.ndarray:
+        """(n_agents, obs_size) float32: the current observations (the battle's buffer on the compiled
+        lane: callers copy)."""
+        b = self._battle
+        if b.fast:
+            return b._fast_seats()[0].obs[0]
+        if self._obs_cache is None:
+            self._obs_cache = b.get_obs()[0][0].cpu().numpy()
+        return self._obs_cache
+
     @_one_torch_thread
     def get_obs(self):
-        if self._obs_cache is None:
-            b = self._battle
-            self._obs_cache = b.fast_observations()[0][0] if b.fast else b.get_obs()[0][0].cpu().numpy()
-        return [self._obs_cache[i].copy() for i in range(self.n_agents)]
+        return list(self._observations().copy())  # SMAC's list of fresh per-agent arrays
 
     @_one_torch_thread
     def get_obs_agent(self, agent_id: int):
         self._check_agent(agent_id)
-        if self._obs_cache is None:
-            self.get_obs()
-        return self._obs_cache[int(agent_id)].copy()
+        return self._observations()[int(agent_id)].copy()
 
     @_one_torch_thread
     def get_state(self):
         if self.obs_instead_of_state:
             return np.concatenate(self.get_obs(), axis=0).astype(np.float32)
         b = self._battle
-        return b.fast_states()[0][0] if b.fast else b.get_state()[0][0].cpu().numpy()
+        return b._fast_seats(with_state=True)[0].state[0].copy() if b.fast else b.get_state()[0][0].cpu().numpy()
 
     def get_state_dict(self) -> dict:
         """SMAC's state as a dict: ``allies`` (n_agents, ally attributes), ``enemies`` (n_enemies, enemy
@@ -514,7 +522,7 @@ class SMACEnv(MultiAgentEnv):
     def _masks(self) -> np.ndarray:
         """int (n_agents, n_actions): the current action masks."""
         b = self._battle
-        return (b.fast_masks()[0][0] if b.fast else b.action_masks()[0][0].cpu().numpy()).astype(np.int64)
+        return (b._fast_masks()[0][0] if b.fast else b.action_masks()[0][0].cpu().numpy()).astype(np.int64)
 
     def get_obs_move_feats_size(self) -> int:
         return self._view.move_feats_size
@@ -645,6 +653,7 @@ class SMACEnv(MultiAgentEnv):
     def init_units(self):
         """Rebuild ``agents``/``enemies`` from the engine (SMAC: from the game's observation)."""
         self._views_cache = self._obs_cache = None
+        self._battle._invalidate()  # and the features
         self._views()
 
     def update_units(self):

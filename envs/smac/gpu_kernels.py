@@ -8,7 +8,24 @@ from __future__ import annotations
 from numba import cuda
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
+from .game_step import game_features, game_step
 from .rules import advance_game, command_game, game_rows, scratch_rows
+
+
+def step_kernel(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
+    """One environment step of game ``e`` (``cpu_drivers.step_games``; the caller checks the actions
+    before, ``cpu_drivers.check_actions``)."""
+    e = cuda.grid(1)
+    if e < state_.hp.shape[0]:
+        game_step(e, jitter[:, e], game_rows(state_, e), static, maps, flags, scratch_rows(sc, e), seat0, seat1, ep,
+                  switches[0] != 0, switches[2] != 0)
+
+
+def feature_kernel(state_, sc, seat0, seat1, ep, switches):
+    e = cuda.grid(1)
+    if e < state_.hp.shape[0]:
+        game_features(e, game_rows(state_, e), scratch_rows(sc, e), seat0, seat1, ep, switches[0] != 0,
+                      switches[2] != 0)
 
 
 def command_kernel(side, actions, state_, static, flags):

@@ -1,0 +1,94 @@
+"""One environment step of one game as one function: the rules of ``rules.py`` and
+``feature_rules.py`` called in the order ``SMACBattle.step`` calls them one by one, so that a step
+costs one compiled call instead of about ten (compiled for both builds by ``build.py``; the CPU
+driver ``cpu_drivers.step_games`` loops over the games, the GPU kernel runs one game per thread).
+
+A step of game ``e``:
+
+1. each controlled seat's actions become orders (``command_game``; a mirrored seat's east/west
+   swapped back to the world's) and its last actions their one-hot;
+2. ``advance_game``: the 8 game loops and the separation;
+3. the episode step count, SMAC's battle rewards (``rewards``), the outcome (``outcome``) and each
+   side's step reward (``finish``), added to the episode returns;
+4. the features of the new state (``game_features``): each seat's positions in its frame,
+   available actions, observations and (``with_state``) global state.
+
+Nothing here is a rule of its own; the records it reads and writes are ``records.Seat`` and
+``records.Episode``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
+from .rules import advance_game, command_game
+
+MOVE_EAST_ACTION = 4  # SMAC's action numbers of the east and west moves (a mirrored seat swaps them)
+MOVE_WEST_ACTION = 5
+
+
+def order_seat(side, seat, e, unit, static, flags):
+    """Seat ``side``'s actions of game ``e``: their one-hot into ``last_action``, then the orders
+    (a mirrored seat's east and west swapped to the world's, in its action row)."""
+    actions = seat.actions[e]
+    last = seat.last_action[e]
+    for i in range(actions.shape[0]):
+        for q in range(last.shape[1]):
+            last[i, q] = 0.0
+        last[i, actions[i]] = 1.0
+        if seat.mirror:
+            if actions[i] == MOVE_EAST_ACTION:
+                actions[i] = MOVE_WEST_ACTION
+            elif actions[i] == MOVE_WEST_ACTION:
+                actions[i] = MOVE_EAST_ACTION
+    command_game(side, actions, unit, static, flags)
+
+
+def seat_features(seat, e, unit, timestep, sc, with_state):
+    """One seat's positions, available actions, observations and (``with_state``) state of game ``e``."""
+    px = seat.px[e]
+    py = seat.py[e]
+    seat_positions(px, py, unit.pos, seat.map_x, seat.mirror)
+    avail_actions(seat.avail[e], px, py, unit.hp, seat.ally0, seat.n, seat.enemy0, seat.m, seat.is_medivac,
+                  seat.pathing)
+    observations(seat.obs[e], seat.avail[e], seat.last_action[e], timestep, px, py, unit.hp, unit.shield,
+                 seat.hp_max, seat.shield_max, sc.hp_frac, sc.shield_frac, seat.ally0, seat.n, seat.enemy0, seat.m,
+                 seat.ally_type, seat.enemy_type, seat.bits, seat.shield_ally, seat.shield_enemy, seat.pathing,
+                 seat.terrain, seat.config)
+    if with_state:
+        state(seat.state[e], seat.last_action[e], timestep, px, py, unit.hp, unit.shield, seat.hp_max,
+              seat.shield_max, unit.cooldown, unit.energy, seat.max_cd, seat.is_medivac, seat.ally0, seat.n,
+              seat.enemy0, seat.m, seat.ally_type, seat.enemy_type, seat.bits, seat.shield_ally, seat.shield_enemy,
+              seat.cx, seat.cy, seat.width, seat.height, seat.config)
+
+
+def game_features(e, unit, sc, seat0, seat1, ep, two_seats, with_state):
+    """The features of game ``e`` for seat 0 (and seat 1 when ``two_seats``), at timestep
+    ``steps / limit`` (float32)."""
+    timestep = np.float32(ep.steps[e]) / np.float32(ep.limit)
+    ep.timestep[e] = timestep
+    seat_features(seat0, e, unit, timestep, sc, with_state)
+    if two_seats:
+        seat_features(seat1, e, unit, timestep, sc, with_state)
+
+
+def game_step(e, jitter, unit, static, maps, flags, sc, seat0, seat1, ep, two_seats, with_state):
+    """One environment step of game ``e`` (module docstring); ``unit`` its rows, ``jitter``
+    (loops, U) its cooldown jitter, ``sc`` scratch rows."""
+    order_seat(0, seat0, e, unit, static, flags)
+    if two_seats:
+        order_seat(1, seat1, e, unit, static, flags)
+    advance_game(jitter, unit, static, maps, flags, sc)
+    ep.steps[e] += 1
+    rewards(ep.battle, ep.lost, e, ep.prev[e], ep.counted_dead[e], unit.hp, unit.shield, ep.n0,
+            ep.counts_for_survival, ep.death_value, ep.negative_scale, ep.death_penalty, ep.only_positive, ep.sparse)
+    outcome(e, ep.lost, ep.steps[e], ep.limit, unit.hp, ep.n0, ep.won, ep.draw, ep.timeout, ep.done, ep.winner,
+            ep.dead)
+    r0 = finish(ep.won[0, e], ep.won[1, e], ep.battle[0, e], ep.win, ep.defeat, ep.divisor0, ep.sparse, ep.scale)
+    r1 = finish(ep.won[1, e], ep.won[0, e], ep.battle[1, e], ep.win, ep.defeat, ep.divisor1, ep.sparse, ep.scale)
+    ep.reward[0, e] = r0
+    ep.reward[1, e] = r1
+    ep.returns0[e] += r0
+    ep.returns1[e] += r1
+    game_features(e, unit, sc, seat0, seat1, ep, two_seats, with_state)
