@@ -322,6 +322,22 @@ class SMACEnv(MultiAgentEnv):
         """(n_agents, n_actions) one-hot of the actions given at the last step (zeros after reset)."""
         return self._battle.last_action[0][0].cpu().numpy().astype(np.float64)
 
+    def _snapshot(self) -> EngineSnapshot:
+        """The units' state before a step (``previous_ally_units``); on a CPU engine copied into buffers
+        reused at every step (an ``EngineSnapshot`` of its own)."""
+        eng = self._battle.engine
+        if eng.device.type != "cpu":
+            return EngineSnapshot.of(eng, 0)
+        state = eng.unit_state()
+        kept = self.__dict__.get("_snapshot_buffers")
+        if kept is None or kept[0] is not state:
+            rows = [eng.arrays(name)[0] for name in EngineSnapshot.FIELDS]
+            kept = self._snapshot_buffers = (state, rows, EngineSnapshot(*(r.copy() for r in rows)))
+        _, rows, snapshot = kept
+        for name, row in zip(EngineSnapshot.FIELDS, rows):
+            np.copyto(getattr(snapshot, name), row)
+        return snapshot
+
     def get_unit_by_id(self, a_id: int):
         """The record of agent ``a_id``."""
         self._check_agent(a_id)
@@ -350,6 +366,14 @@ class SMACEnv(MultiAgentEnv):
         self.force_restarts += 1
 
     def _as_actions(self, actions) -> list[int]:
+        values = None  # the common case first: integer actions, each in range
+        if isinstance(actions, torch.Tensor):
+            if not (actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool):
+                values = actions.detach().cpu().reshape(-1).tolist()
+        elif isinstance(actions, np.ndarray) and actions.dtype.kind in "iu":
+            values = actions.reshape(-1).tolist()
+        if values is not None and len(values) == self.n_agents and all(0 <= v < self.n_actions for v in values):
+            return values
         if torch.is_tensor(actions):
             values = actions.detach().cpu().reshape(-1).tolist()
         else:
@@ -389,7 +413,7 @@ class SMACEnv(MultiAgentEnv):
         if self.debug:
             log.debug("Actions %s", taken)
         b = self._battle
-        self._previous = EngineSnapshot.of(b.engine, 0)
+        self._previous = self._snapshot()
         self._views_cache = self._obs_cache = None
         if b.fast:  # the compiled lane: one call, its results read from the battle's step records
             b._fast_advance([np.array([taken], dtype=np.int64)], check_masks=not self.heuristic_ai)

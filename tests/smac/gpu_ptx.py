@@ -57,6 +57,9 @@ def main() -> None:
         "finish_kernel": (np.zeros(E, f32), battle[0], outcome[0][0], lost[:, 0].copy(), f32(200), f32(0), f32(1),
                           False, True),
         "outcome_kernel": (lost, np.zeros(E, i64), i64(60), eng.arrays("hp"), i64(eng.n_side[0]), *outcome),
+        "step_kernel": (np.zeros((8, E, U), i64), eng.unit_state(), eng.static, eng.maps, eng.flags, sc, *b._seats,
+                        b._episode, b._switches),
+        "feature_kernel": (eng.unit_state(), sc, *b._seats, b._episode, b._switches),
     }
     kernels = build.gpu()
     fma_off = fma_on = 0
