@@ -130,7 +130,8 @@ class SMACBattle:
         self._build_fast_lane()
 
     _FAST_LANE = ("fast_views", "fast_rewards", "_np_last_action", "_np_episode_steps", "_np_episode_return",
-                  "_seats", "_episode", "_switches", "_jitter", "_calls", "_fresh", "_state_fresh")
+                  "_seats", "_episode", "_switches", "_jitter", "_start_mask", "_goals", "_calls", "_fresh",
+                  "_state_fresh")
 
     def _build_fast_lane(self) -> None:
         """The compiled features and rewards on the engine's arrays; on the CPU, numpy views of the
@@ -148,6 +149,8 @@ class SMACBattle:
         # [two seats, check the masks, compute the state] (cpu_drivers.check_actions)
         self._switches = np.array([self.n_seats == 2, 1, 0], np.int64)
         self._jitter = torch.empty((STEP_MUL, self.num_envs, self.engine.num_units), dtype=torch.long)
+        self._start_mask = np.zeros(self.num_envs, np.bool_)  # the games an episode starts in
+        self._goals = np.zeros((self.num_envs, self.engine.num_units, 2), np.float32)  # their trigger goals
         self._calls = None
 
     def _step_records(self) -> tuple[list[Seat], Episode]:
@@ -171,11 +174,13 @@ class SMACBattle:
             returns1=self._np_episode_return[1], prev=rw.prev, counted_dead=rw.counted_dead,
             battle=np.zeros((2, E), f32), lost=np.zeros((E, 2), np.bool_), reward=np.zeros((2, E), f32),
             won=np.zeros((2, E), np.bool_), draw=np.zeros(E, np.bool_), timeout=np.zeros(E, np.bool_),
-            done=np.zeros(E, np.bool_), winner=np.zeros(E, i64), dead=np.zeros((2, E), i64))
+            done=np.zeros(E, np.bool_), winner=np.zeros(E, i64), dead=np.zeros((2, E), i64),
+            before_pos=np.zeros((E, U, 2), f32), before_hp=np.zeros((E, U), f32), before_shield=np.zeros((E, U), f32),
+            before_energy=np.zeros((E, U), f32), before_cooldown=np.zeros((E, U), f32))
         return seats, episode
 
     def _bound_calls(self):
-        """(check, step, features): the compiled calls on the step records, bound once
+        """(check, step, features, start): the compiled calls on the step records, bound once
         (``build.CpuBuild.bind``) and again when the engine's state buffers or build change."""
         eng = self.engine
         state = eng.unit_state()
@@ -186,7 +191,9 @@ class SMACBattle:
             step = eng.build.bind("step", self._jitter.numpy(), state, eng.static, eng.maps, eng.flags, eng.scratch,
                                   *records)
             features = eng.build.bind("features", state, eng.scratch, *records)
-            self._calls = calls = (state, eng.scratch, check, step, features)
+            start = eng.build.bind("start", self._start_mask, state, eng.static, eng.spawn_points(), self._goals,
+                                   *records[:3])
+            self._calls = calls = (state, eng.scratch, check, step, features, start)
         return calls[2:]
 
     def __getstate__(self) -> dict:
@@ -303,7 +310,13 @@ class SMACBattle:
         return [eng.tensor_of(fv.observations(*xy, masks[s], eng.array_of(self.last_action[s]), t))
                 for s, (fv, xy) in enumerate(zip(self.fast_views[: self.n_seats], self._fast_xy()))]
 
-    def _reset_games(self, mask: torch.Tensor) -> None:
+    def _reset_games(self, mask: torch.Tensor | np.ndarray) -> None:
+        if self.fast:  # one compiled call: units and bookkeeping (game_step.start_units, start_episode)
+            self._start_mask[...] = mask.numpy() if isinstance(mask, torch.Tensor) else mask
+            self.engine.draw_trigger_goals(self._goals)
+            self._bound_calls()[3]()
+            self._invalidate()
+            return
         self.engine.reset(mask)
         self.tracker.reset(mask)
         for s in (0, 1):  # in place: the fast path keeps numpy views of these tensors
@@ -385,7 +398,7 @@ class SMACBattle:
                 self._check_actions(actions, check_masks)  # raises with its message
             seat.actions[...] = a
         self._fast_seats()  # the masks the actions are checked against
-        check, step, _ = self._bound_calls()
+        check, step, _, _ = self._bound_calls()
         self._switches[1] = check_masks
         if check()[0] >= 0:
             self._check_actions(actions, check_masks)  # raises with its message

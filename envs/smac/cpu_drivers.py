@@ -7,7 +7,7 @@ took the cores from torch).  The GPU build runs the same rules one game per thre
 from __future__ import annotations
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
-from .game_step import game_features, game_step
+from .game_step import game_features, game_step, start_episode, start_units
 from .records import Scratch
 from .rules import advance_game, command_game, game_rows, scratch_rows
 
@@ -96,6 +96,22 @@ def feature_games(state_, sc, seat0, seat1, ep, switches):
     rows = scratch_rows(sc, 0)
     for e in range(state_.hp.shape[0]):
         game_features(e, game_rows(state_, e), rows, seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
+
+
+def reset_games(mask, state_, static, spawn, goals):
+    """``start_units`` of the games where ``mask`` (E,) is true; ``goals`` (E, U, 2)."""
+    for e in range(mask.shape[0]):
+        if mask[e]:
+            start_units(game_rows(state_, e), static, spawn, goals[e])
+
+
+def start_games(mask, state_, static, spawn, goals, seat0, seat1, ep):
+    """``reset_games`` and ``start_episode`` of the games where ``mask`` is true, in one call."""
+    for e in range(mask.shape[0]):
+        if mask[e]:
+            rows = game_rows(state_, e)
+            start_units(rows, static, spawn, goals[e])
+            start_episode(e, rows, seat0, seat1, ep)
 
 
 def first_illegal(masks, actions, n_actions, check_masks):

@@ -37,7 +37,6 @@ from .units import (
     COOLDOWN_JITTER_HIGH,
     COOLDOWN_JITTER_LOW,
     LOOPS_PER_SECOND,
-    MEDIVAC_START_ENERGY,
     MOVE_AMOUNT,
     STEP_MUL,
     UNIT_STATS,
@@ -322,38 +321,38 @@ class BattleEngine:
         return record
 
     def reset(self, mask: torch.Tensor | None = None) -> None:
-        """Put the games where ``mask`` (E,) is true (all when None) back at their start."""
-        m = torch.ones(self.num_envs, dtype=torch.bool, device=self.device) if mask is None else mask.to(self.device)
-        mu, mp = m[:, None], m[:, None, None]
-        self.pos = torch.where(mp, self.spawn.expand_as(self.pos), self.pos)
-        self.hp = torch.where(mu, self.hp_max.expand_as(self.hp), self.hp)
-        self.shield = torch.where(mu, self.shield_max.expand_as(self.shield), self.shield)
-        start_energy = torch.where(self.heals, MEDIVAC_START_ENERGY, 0.0)
-        self.energy = torch.where(mu, start_energy.expand_as(self.energy), self.energy)
-        self.cooldown = torch.where(mu, 0.0, self.cooldown)
-        self.since_damage = torch.where(mu, 0.0, self.since_damage)
-        self.order = torch.where(mu, STOP, self.order)
-        self.target = torch.where(mu, 0, self.target)
-        self.goal = torch.where(mp, self.spawn.expand_as(self.goal), self.goal)
-        self.cur_speed = torch.where(mu, 0.0, self.cur_speed)
-        self.last_attacker = torch.where(mu, -1, self.last_attacker)
-        self.detonate = self.detonate & ~mu
-        self.trigger_goal = torch.where(mp, self._draw_trigger_goals().to(self.device), self.trigger_goal)
+        """Put the games where ``mask`` (E,) is true (all when None) back at their start
+        (``game_step.start_units``, compiled)."""
+        E = self.num_envs
+        m = np.ones(E, np.bool_) if mask is None else np.ascontiguousarray(torch.as_tensor(mask).cpu().numpy(), np.bool_)
+        goals = self.draw_trigger_goals(np.empty((E, self.num_units, 2), np.float32))
+        self.build.reset(self.to_device(m), self.unit_state(), self.static, self.spawn_points(), self.to_device(goals))
 
-    def _draw_trigger_goals(self) -> torch.Tensor:
-        """(E, U, 2) attack-move points of the triggers (CPU): side 1 the map's point (a uniform point
-        of the segment, per game, for ``attack_point_between``), side 0 the other side's spawn centre."""
+    def spawn_points(self):
+        """(U, 2) float32 spawn points as an array on the engine's device."""
+        points = self.__dict__.get("_spawn_points")
+        if points is None:
+            points = self._spawn_points = self.to_device(np.ascontiguousarray(self.spawn.cpu().numpy()))
+        return points
+
+    def draw_trigger_goals(self, out: np.ndarray) -> np.ndarray:
+        """The triggers' attack-move points of every game into ``out`` (E, U, 2) float32 (numpy): side 1
+        the map's point (a uniform point of the segment, per game, drawn from the engine's generator,
+        for ``attack_point_between``), side 0 the other side's spawn centre."""
         E, U = self.num_envs, self.num_units
-        goal = self.side0_goal.expand(E, U, 2).clone()
-        if self.order_points is not None:
-            p = self.order_points
-            if p.shape[0] == 2:
-                t = torch.rand(E, 1, generator=self.generator)
-                g = p[0] + t * (p[1] - p[0])
-            else:
-                g = p[0].expand(E, 2)
-            goal[:, self.side_slices[1]] = g[:, None, :]
-        return goal
+        fixed = self.__dict__.get("_fixed_goals")
+        if fixed is None:
+            goal = self.side0_goal.expand(E, U, 2).clone()
+            if self.order_points is not None:
+                goal[:, self.side_slices[1]] = self.order_points[0]
+            fixed = self._fixed_goals = goal.numpy()
+        out[...] = fixed
+        p = self.order_points
+        if p is not None and p.shape[0] == 2:
+            t = torch.rand(E, 1, generator=self.generator)
+            g = p[0] + t * (p[1] - p[0])
+            out[:, self.side_slices[1]] = g[:, None, :].numpy()
+        return out
 
     # ------------------------------------------------------------------ rules
     def command(self, side: int, actions) -> None:

@@ -322,21 +322,14 @@ class SMACEnv(MultiAgentEnv):
         """(n_agents, n_actions) one-hot of the actions given at the last step (zeros after reset)."""
         return self._battle.last_action[0][0].cpu().numpy().astype(np.float64)
 
-    def _snapshot(self) -> EngineSnapshot:
-        """The units' state before a step (``previous_ally_units``); on a CPU engine copied into buffers
-        reused at every step (an ``EngineSnapshot`` of its own)."""
-        eng = self._battle.engine
-        if eng.device.type != "cpu":
-            return EngineSnapshot.of(eng, 0)
-        state = eng.unit_state()
-        kept = self.__dict__.get("_snapshot_buffers")
-        if kept is None or kept[0] is not state:
-            rows = [eng.arrays(name)[0] for name in EngineSnapshot.FIELDS]
-            kept = self._snapshot_buffers = (state, rows, EngineSnapshot(*(r.copy() for r in rows)))
-        _, rows, snapshot = kept
-        for name, row in zip(EngineSnapshot.FIELDS, rows):
-            np.copyto(getattr(snapshot, name), row)
-        return snapshot
+    def _snapshot(self, ep) -> EngineSnapshot:
+        """The units before the last step, from the step records (``Episode.before_*``; views that the
+        next step rewrites, made into ``UnitView`` copies when read)."""
+        kept = self.__dict__.get("_before")
+        if kept is None or kept[0] is not ep:
+            kept = self._before = (ep, EngineSnapshot(*(getattr(ep, f"before_{name}")[0]
+                                                        for name in EngineSnapshot.FIELDS)))
+        return kept[1]
 
     def get_unit_by_id(self, a_id: int):
         """The record of agent ``a_id``."""
@@ -413,15 +406,16 @@ class SMACEnv(MultiAgentEnv):
         if self.debug:
             log.debug("Actions %s", taken)
         b = self._battle
-        self._previous = self._snapshot()
         self._views_cache = self._obs_cache = None
         if b.fast:  # the compiled lane: one call, its results read from the battle's step records
             b._fast_advance([np.array([taken], dtype=np.int64)], check_masks=not self.heuristic_ai)
             ep = b._episode
+            self._previous = self._snapshot(ep)
             reward, terminated, won = float(ep.reward[0, 0]), bool(ep.done[0]), bool(ep.won[0, 0])
             dead_allies, dead_enemies = int(ep.dead[0, 0]), int(ep.dead[1, 0])
             winner, timeout = int(ep.winner[0]), bool(ep.timeout[0])
         else:
+            self._previous = EngineSnapshot.of(b.engine, 0)
             b.unchecked = self.heuristic_ai
             try:
                 obs, rewards, done, info = b.step([torch.tensor([taken], dtype=torch.long)])

@@ -1,17 +1,23 @@
-"""One environment step of one game as one function: the rules of ``rules.py`` and
+"""One environment step of one game as one function, and the start of an episode: the rules of ``rules.py`` and
 ``feature_rules.py`` called in the order ``SMACBattle.step`` calls them one by one, so that a step
 costs one compiled call instead of about ten (compiled for both builds by ``build.py``; the CPU
 driver ``cpu_drivers.step_games`` loops over the games, the GPU kernel runs one game per thread).
 
 A step of game ``e``:
 
-1. each controlled seat's actions become orders (``command_game``; a mirrored seat's east/west
+1. the units' positions, hp, shields, energy and cooldowns are kept (``Episode.before_*``: SMAC's
+   previous units); each controlled seat's actions become orders (``command_game``; a mirrored seat's east/west
    swapped back to the world's) and its last actions their one-hot;
 2. ``advance_game``: the 8 game loops and the separation;
 3. the episode step count, SMAC's battle rewards (``rewards``), the outcome (``outcome``) and each
    side's step reward (``finish``), added to the episode returns;
 4. the features of the new state (``game_features``): each seat's positions in its frame,
    available actions, observations and (``with_state``) global state.
+
+An episode starts (``start_units``, ``start_episode``) with every unit at its spawn point, full hp
+and shields, a Medivac's start energy (``units.MEDIVAC_START_ENERGY``), a ready weapon, no order
+(its goal its own spawn point) and the trigger's attack-move point; the reward bookkeeping on the
+full hp + shields, no last actions, return 0, step 0.
 
 Nothing here is a rule of its own; the records it reads and writes are ``records.Seat`` and
 ``records.Episode``.
@@ -22,7 +28,10 @@ from __future__ import annotations
 import numpy as np
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
-from .rules import advance_game, command_game
+from .rules import STOP, ZERO, advance_game, command_game
+from .units import MEDIVAC_START_ENERGY
+
+START_ENERGY = np.float32(MEDIVAC_START_ENERGY)
 
 MOVE_EAST_ACTION = 4  # SMAC's action numbers of the east and west moves (a mirrored seat swaps them)
 MOVE_WEST_ACTION = 5
@@ -76,6 +85,13 @@ def game_features(e, unit, sc, seat0, seat1, ep, two_seats, with_state):
 def game_step(e, jitter, unit, static, maps, flags, sc, seat0, seat1, ep, two_seats, with_state):
     """One environment step of game ``e`` (module docstring); ``unit`` its rows, ``jitter``
     (loops, U) its cooldown jitter, ``sc`` scratch rows."""
+    for u in range(unit.hp.shape[0]):
+        ep.before_pos[e, u, 0] = unit.pos[u, 0]
+        ep.before_pos[e, u, 1] = unit.pos[u, 1]
+        ep.before_hp[e, u] = unit.hp[u]
+        ep.before_shield[e, u] = unit.shield[u]
+        ep.before_energy[e, u] = unit.energy[u]
+        ep.before_cooldown[e, u] = unit.cooldown[u]
     order_seat(0, seat0, e, unit, static, flags)
     if two_seats:
         order_seat(1, seat1, e, unit, static, flags)
@@ -92,3 +108,44 @@ def game_step(e, jitter, unit, static, maps, flags, sc, seat0, seat1, ep, two_se
     ep.returns0[e] += r0
     ep.returns1[e] += r1
     game_features(e, unit, sc, seat0, seat1, ep, two_seats, with_state)
+
+
+def start_units(unit, static, spawn, goals):
+    """One game's units at the start of an episode (module docstring): ``spawn`` (U, 2) their spawn
+    points, ``goals`` (U, 2) the trigger's attack-move points of this game."""
+    for u in range(unit.hp.shape[0]):
+        unit.pos[u, 0] = spawn[u, 0]
+        unit.pos[u, 1] = spawn[u, 1]
+        unit.goal[u, 0] = spawn[u, 0]
+        unit.goal[u, 1] = spawn[u, 1]
+        unit.trigger_goal[u, 0] = goals[u, 0]
+        unit.trigger_goal[u, 1] = goals[u, 1]
+        unit.hp[u] = static.hp_max[u]
+        unit.shield[u] = static.shield_max[u]
+        unit.energy[u] = START_ENERGY if static.heals[u] else ZERO
+        unit.cooldown[u] = ZERO
+        unit.since_damage[u] = ZERO
+        unit.cur_speed[u] = ZERO
+        unit.order[u] = STOP
+        unit.target[u] = 0
+        unit.last_attacker[u] = -1
+        unit.detonate[u] = False
+
+
+def start_episode(e, unit, seat0, seat1, ep):
+    """Game ``e``'s episode bookkeeping at its start (its units already started): hp + shield as the
+    rewards' previous values, the dead (none) counted, no last actions, return 0, step 0."""
+    for u in range(unit.hp.shape[0]):
+        ep.prev[e, u] = unit.hp[u] + unit.shield[u]
+        ep.counted_dead[e, u] = not unit.hp[u] > ZERO
+    clear_last_actions(seat0.last_action[e])
+    clear_last_actions(seat1.last_action[e])
+    ep.returns0[e] = 0.0
+    ep.returns1[e] = 0.0
+    ep.steps[e] = 0
+
+
+def clear_last_actions(last):
+    for i in range(last.shape[0]):
+        for q in range(last.shape[1]):
+            last[i, q] = 0.0

@@ -8,7 +8,7 @@ from __future__ import annotations
 from numba import cuda
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
-from .game_step import game_features, game_step
+from .game_step import game_features, game_step, start_episode, start_units
 from .rules import advance_game, command_game, game_rows, scratch_rows
 
 
@@ -89,3 +89,17 @@ def outcome_kernel(lost, steps, limit, hp, n0, won, draw, timeout, done, winner,
     e = cuda.grid(1)
     if e < hp.shape[0]:
         outcome(e, lost, steps[e], limit, hp[e], n0, won, draw, timeout, done, winner, dead)
+
+
+def reset_kernel(mask, state_, static, spawn, goals):
+    e = cuda.grid(1)
+    if e < mask.shape[0] and mask[e]:
+        start_units(game_rows(state_, e), static, spawn, goals[e])
+
+
+def start_kernel(mask, state_, static, spawn, goals, seat0, seat1, ep):
+    e = cuda.grid(1)
+    if e < mask.shape[0] and mask[e]:
+        rows = game_rows(state_, e)
+        start_units(rows, static, spawn, goals[e])
+        start_episode(e, rows, seat0, seat1, ep)

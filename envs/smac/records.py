@@ -208,3 +208,8 @@ class Episode(NamedTuple):
     done: np.ndarray
     winner: np.ndarray  # (E,) int64: 0, 1, -1
     dead: np.ndarray  # (2, E) int64
+    before_pos: np.ndarray  # (E, U, 2): the units before the last step (SMAC's previous units)
+    before_hp: np.ndarray  # (E, U)
+    before_shield: np.ndarray
+    before_energy: np.ndarray
+    before_cooldown: np.ndarray

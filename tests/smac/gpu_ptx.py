@@ -60,6 +60,9 @@ def main() -> None:
         "step_kernel": (np.zeros((8, E, U), i64), eng.unit_state(), eng.static, eng.maps, eng.flags, sc, *b._seats,
                         b._episode, b._switches),
         "feature_kernel": (eng.unit_state(), sc, *b._seats, b._episode, b._switches),
+        "reset_kernel": (np.ones(E, np.bool_), eng.unit_state(), eng.static, eng.spawn_points(), b._goals),
+        "start_kernel": (np.ones(E, np.bool_), eng.unit_state(), eng.static, eng.spawn_points(), b._goals, *b._seats,
+                         b._episode),
     }
     kernels = build.gpu()
     fma_off = fma_on = 0

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from selfplay.envs.smac import StarCraft2Env
 
 
