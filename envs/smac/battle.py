@@ -148,7 +148,7 @@ class SMACBattle:
         self._seats, self._episode = self._step_records()
         # [two seats, check the masks, compute the state] (cpu_drivers.check_actions)
         self._switches = np.array([self.n_seats == 2, 1, 0], np.int64)
-        self._jitter = torch.empty((STEP_MUL, self.num_envs, self.engine.num_units), dtype=torch.long)
+        self._jitter = np.zeros((STEP_MUL, self.num_envs, self.engine.num_units), np.int64)
         self._start_mask = np.zeros(self.num_envs, np.bool_)  # the games an episode starts in
         self._goals = np.zeros((self.num_envs, self.engine.num_units, 2), np.float32)  # their trigger goals
         self._calls = None
@@ -188,7 +188,7 @@ class SMACBattle:
         if calls is None or calls[0] is not state or calls[1] is not eng.scratch:
             records = (self._seats[0], self._seats[1], self._episode, self._switches)
             check = build.CpuBuild().bind("check_actions", self._seats[0], self._seats[1], self._switches)
-            step = eng.build.bind("step", self._jitter.numpy(), state, eng.static, eng.maps, eng.flags, eng.scratch,
+            step = eng.build.bind("step", self._jitter, state, eng.static, eng.maps, eng.flags, eng.scratch,
                                   *records)
             features = eng.build.bind("features", state, eng.scratch, *records)
             start = eng.build.bind("start", self._start_mask, state, eng.static, eng.spawn_points(), self._goals,

@@ -46,6 +46,7 @@ from .units import (
 __all__ = ["BattleEngine", "STOP", "MOVE", "ATTACK", "HEAL", "AMOVE", "NO_ORDER", "ORDER_AMOVE",
            "ORDER_ATTACK_GROUP", "MOVE_AMOUNT", "MOVE_DIRECTIONS", "STEP_MUL", "DEVICES"]
 
+JITTER_POOL = 4096  # cooldown jitters drawn at once for small batches (draw_jitter)
 # Move actions 2..5: north (+y), south, east (+x), west (spec §2).
 MOVE_DIRECTIONS = ((0.0, 1.0), (0.0, -1.0), (1.0, 0.0), (-1.0, 0.0))
 DEVICES = ("cpu", "cuda")
@@ -349,6 +350,7 @@ class BattleEngine:
         out[...] = fixed
         p = self.order_points
         if p is not None and p.shape[0] == 2:
+            self._sync_generator()
             t = torch.rand(E, 1, generator=self.generator)
             g = p[0] + t * (p[1] - p[0])
             out[:, self.side_slices[1]] = g[:, None, :].numpy()
@@ -375,18 +377,45 @@ class BattleEngine:
             jitter = cuda.to_device(jitter)
         self.build.advance(jitter, self.unit_state(), self.static, self.maps, self.flags, self.scratch)
 
-    def draw_jitter(self, loops: int = STEP_MUL, out: torch.Tensor | None = None) -> np.ndarray:
+    def draw_jitter(self, loops: int = STEP_MUL, out: np.ndarray | None = None) -> np.ndarray:
         """The cooldown jitters of ``loops`` game loops of every game, (loops, E, U) int64, drawn from the
-        engine's generator (CPU) into ``out`` (a long CPU tensor of that shape) or else into the engine's
-        own buffer, which the next draw overwrites."""
+        engine's generator (CPU) into ``out`` (numpy, that shape) or else into the engine's own buffer,
+        which the next draw overwrites.
+
+        Small batches draw ``JITTER_POOL`` values at once and hand them out a step at a time: the
+        values are those of one draw per step (the generator's stream is the same), and a draw of
+        anything else first puts the generator where per-step draws would have left it
+        (``_sync_generator``), so every seed plays the same games as with one draw per step."""
         shape = (loops, self.num_envs, self.num_units)
-        buffer = self.__dict__.get("_jitter") if out is None else out
-        if buffer is None or tuple(buffer.shape) != shape:
-            if out is not None:
-                raise ValueError(f"out must have shape {shape} (loops, num_envs, num_units), got {tuple(out.shape)}")
-            buffer = self.__dict__["_jitter"] = torch.empty(shape, dtype=torch.long)
-        torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, shape, generator=self.generator, out=buffer)
-        return buffer.numpy()
+        if out is None:
+            out = self.__dict__.get("_jitter")
+            if out is None or out.shape != shape:
+                out = self.__dict__["_jitter"] = np.empty(shape, np.int64)
+        elif out.shape != shape or out.dtype != np.int64:
+            raise ValueError(f"out must be an int64 array of shape {shape} (loops, num_envs, num_units), "
+                             f"got {out.dtype} {out.shape}")
+        pool = self.__dict__.get("_pool")
+        if pool is None or pool.shape[1:] != shape or self._pool_used == pool.shape[0]:
+            self._sync_generator()
+            steps = max(1, JITTER_POOL // (loops * self.num_envs * self.num_units))
+            self._pool_state = self.generator.get_state() if steps > 1 else None
+            pool = self._pool = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (steps, *shape),
+                                              generator=self.generator).numpy()
+            self._pool_used = 0
+        np.copyto(out, pool[self._pool_used])
+        self._pool_used += 1
+        return out
+
+    def _sync_generator(self) -> None:
+        """Drop the jitter pool; if part of it was not handed out, put the generator where drawing only
+        the handed-out steps would have left it (``draw_jitter``)."""
+        pool = self.__dict__.get("_pool")
+        if pool is not None and self._pool_used < pool.shape[0]:
+            self.generator.set_state(self._pool_state)
+            if self._pool_used:
+                torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (self._pool_used, *pool.shape[1:]),
+                              generator=self.generator)
+        self._pool = None
 
 
 # one descriptor per field of ``records.UnitState``: the field list is written once, there

@@ -52,3 +52,30 @@ def test_handed_out_arrays_do_not_change_under_the_caller():
     assert moved
     assert all(np.array_equal(o, k) for o, k in zip(obs, kept[0]))
     assert np.array_equal(state, kept[1]) and avail == kept[2]
+
+
+def test_pooled_jitter_draws_are_the_per_step_draws():
+    """Small batches draw their cooldown jitter in blocks (``BattleEngine.draw_jitter``); the values, and
+    the trigger points drawn at a reset in between, are those of one draw per step."""
+    import torch
+    from selfplay.envs.smac.engine import BattleEngine
+    from selfplay.envs.smac.maps import get_map
+    from selfplay.envs.smac.units import COOLDOWN_JITTER_HIGH, COOLDOWN_JITTER_LOW
+
+    eng = BattleEngine(get_map("2m_vs_1z"), 2, seed=9)  # its trigger draws a point per game at each reset
+    ref = torch.Generator().manual_seed(9)
+    shape = (8, 2, eng.num_units)
+
+    def ref_jitter():
+        return torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, shape, generator=ref).numpy()
+
+    goals = [torch.rand(2, 1, generator=ref)]  # the constructor's reset
+    for _ in range(5):
+        assert np.array_equal(eng.draw_jitter(8), ref_jitter())
+    eng.reset()
+    goals.append(torch.rand(2, 1, generator=ref))
+    p = eng.order_points
+    expected = (p[0] + goals[-1] * (p[1] - p[0])).numpy()
+    assert np.array_equal(eng.trigger_goal[:, eng.side_slices[1]].numpy(), expected[:, None])
+    for _ in range(3):
+        assert np.array_equal(eng.draw_jitter(8), ref_jitter())
