@@ -48,6 +48,7 @@ from .features import FeatureConfig, SideView
 from .maps import get_map
 from .records import Episode, Seat
 from .rewards import RewardConfig, RewardTracker
+from .unit_records import EngineSnapshot
 from .unit_table import UnitTable
 
 MOVE_EAST, MOVE_WEST = 4, 5
@@ -131,7 +132,7 @@ class SMACBattle:
 
     _FAST_LANE = ("fast_views", "fast_rewards", "_np_last_action", "_np_episode_steps", "_np_episode_return",
                   "_seats", "_episode", "_switches", "_jitter", "_start_mask", "_goals", "_calls", "_fresh",
-                  "_state_fresh")
+                  "_state_fresh", "_one_call")
 
     def _build_fast_lane(self) -> None:
         """The compiled features and rewards on the engine's arrays; on the CPU, numpy views of the
@@ -139,6 +140,9 @@ class SMACBattle:
         self.fast_views = [FastSideView(v) for v in self.views]
         self.fast_rewards = FastRewards(self.tracker)
         self._fresh = self._state_fresh = False  # the step records' feature buffers hold the current state's
+        # the whole step in one call, unless the engine plays the games itself (the real game: sc2_engine)
+        self._one_call = self.fast and all(getattr(type(self.engine), name) is getattr(BattleEngine, name)
+                                           for name in ("command", "advance", "reset"))
         if not self.fast:
             return
         self._no_masks = np.zeros((1, 1, 1), np.bool_)
@@ -180,7 +184,7 @@ class SMACBattle:
         return seats, episode
 
     def _bound_calls(self):
-        """(check, step, features, start): the compiled calls on the step records, bound once
+        """(check, step, features, start, score): the compiled calls on the step records, bound once
         (``build.CpuBuild.bind``) and again when the engine's state buffers or build change."""
         eng = self.engine
         state = eng.unit_state()
@@ -193,7 +197,8 @@ class SMACBattle:
             features = eng.build.bind("features", state, eng.scratch, *records)
             start = eng.build.bind("start", self._start_mask, state, eng.static, eng.spawn_points(), self._goals,
                                    *records[:3])
-            self._calls = calls = (state, eng.scratch, check, step, features, start)
+            score = eng.build.bind("score", state, eng.scratch, *records)
+            self._calls = calls = (state, eng.scratch, check, step, features, start, score)
         return calls[2:]
 
     def __getstate__(self) -> dict:
@@ -311,7 +316,7 @@ class SMACBattle:
                 for s, (fv, xy) in enumerate(zip(self.fast_views[: self.n_seats], self._fast_xy()))]
 
     def _reset_games(self, mask: torch.Tensor | np.ndarray) -> None:
-        if self.fast:  # one compiled call: units and bookkeeping (game_step.start_units, start_episode)
+        if self.fast and self._one_call:  # one compiled call: units and bookkeeping (game_step.start_units, start_episode)
             self._start_mask[...] = mask.numpy() if isinstance(mask, torch.Tensor) else mask
             self.engine.draw_trigger_goals(self._goals)
             self._bound_calls()[3]()
@@ -398,13 +403,26 @@ class SMACBattle:
                 self._check_actions(actions, check_masks)  # raises with its message
             seat.actions[...] = a
         self._fast_seats()  # the masks the actions are checked against
-        check, step, _, _ = self._bound_calls()
+        check, step, _, _, score = self._bound_calls()
         self._switches[1] = check_masks
         if check()[0] >= 0:
             self._check_actions(actions, check_masks)  # raises with its message
             raise AssertionError("an action failed the compiled check but passed _check_actions")
-        self.engine.draw_jitter(STEP_MUL, out=self._jitter)
-        step()
+        if self._one_call:
+            self.engine.draw_jitter(STEP_MUL, out=self._jitter)
+            step()
+        else:  # the engine's own orders and game loops (the real game), then the compiled rest of the step
+            eng, ep = self.engine, self._episode
+            for name in EngineSnapshot.FIELDS:
+                getattr(ep, f"before_{name}")[...] = eng.arrays(name)
+            for side, seat in enumerate(self._seats[: self.n_seats]):
+                a = seat.actions
+                build.cpu().one_hot(seat.last_action, a)
+                if side == 1 and self.mirror:
+                    a = np.where(a == MOVE_EAST, MOVE_WEST, np.where(a == MOVE_WEST, MOVE_EAST, a))
+                eng.command(side, a)
+            eng.advance(STEP_MUL)
+            score()
         self._avail = self._np_avail = self._xy = None  # the buffers now hold the new state's features
         self._fresh, self._state_fresh = True, bool(self._switches[2])
 

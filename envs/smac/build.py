@@ -202,10 +202,10 @@ _DRIVERS = {"command": "command_games", "advance": "advance_games", "positions":
             "rewards": "reward_games", "finish": "finish_games", "outcome": "outcome_games",
             "first_illegal": "first_illegal", "one_hot": "one_hot", "step": "step_games",
             "features": "feature_games", "check_actions": "check_actions", "reset": "reset_games",
-            "start": "start_games"}
-_KERNELS = {"step": "step_kernel", "features": "feature_kernel", "reset": "reset_kernel", "start": "start_kernel",
-            "command": "command_kernel", "advance": "advance_kernel", "positions": "positions_kernel",
+            "start": "start_games", "score": "score_games"}
+_KERNELS = {"command": "command_kernel", "advance": "advance_kernel", "positions": "positions_kernel",
             "avail": "avail_kernel", "observations": "observation_kernel", "state": "state_kernel",
-            "rewards": "reward_kernel", "finish": "finish_kernel", "outcome": "outcome_kernel"}
-_GAMES_ARG = {"step": 1, "features": 0, "reset": 0, "start": 0, "command": 1, "advance": 1, "positions": 2, "avail": 1, "observations": 4, "state": 3,
-              "rewards": 4, "finish": 1, "outcome": 3}
+            "rewards": "reward_kernel", "finish": "finish_kernel", "outcome": "outcome_kernel", "step": "step_kernel",
+            "features": "feature_kernel", "reset": "reset_kernel", "start": "start_kernel", "score": "score_kernel"}
+_GAMES_ARG = {"command": 1, "advance": 1, "positions": 2, "avail": 1, "observations": 4, "state": 3,
+              "rewards": 4, "finish": 1, "outcome": 3, "step": 1, "features": 0, "reset": 0, "start": 0, "score": 0}

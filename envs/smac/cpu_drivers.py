@@ -7,7 +7,7 @@ took the cores from torch).  The GPU build runs the same rules one game per thre
 from __future__ import annotations
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
-from .game_step import game_features, game_step, start_episode, start_units
+from .game_step import game_features, game_step, score_game, start_episode, start_units
 from .records import Scratch
 from .rules import advance_game, command_game, game_rows, scratch_rows
 
@@ -89,6 +89,14 @@ def step_games(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switch
     for e in range(state_.hp.shape[0]):
         game_step(e, jitter[:, e], game_rows(state_, e), static, maps, flags, rows, seat0, seat1, ep, switches[0] != 0,
                   switches[2] != 0)
+
+
+def score_games(state_, sc, seat0, seat1, ep, switches):
+    """``score_game`` of every game: the rest of a step whose orders and game loops an engine of its
+    own ran (the real game, ``sc2_engine``)."""
+    rows = scratch_rows(sc, 0)
+    for e in range(state_.hp.shape[0]):
+        score_game(e, game_rows(state_, e), rows, seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
 
 
 def feature_games(state_, sc, seat0, seat1, ep, switches):

@@ -82,9 +82,8 @@ def game_features(e, unit, sc, seat0, seat1, ep, two_seats, with_state):
         seat_features(seat1, e, unit, timestep, sc, with_state)
 
 
-def game_step(e, jitter, unit, static, maps, flags, sc, seat0, seat1, ep, two_seats, with_state):
-    """One environment step of game ``e`` (module docstring); ``unit`` its rows, ``jitter``
-    (loops, U) its cooldown jitter, ``sc`` scratch rows."""
+def keep_before(e, unit, ep):
+    """Game ``e``'s unit positions, hp, shields, energy and cooldowns into ``ep.before_*``."""
     for u in range(unit.hp.shape[0]):
         ep.before_pos[e, u, 0] = unit.pos[u, 0]
         ep.before_pos[e, u, 1] = unit.pos[u, 1]
@@ -92,10 +91,10 @@ def game_step(e, jitter, unit, static, maps, flags, sc, seat0, seat1, ep, two_se
         ep.before_shield[e, u] = unit.shield[u]
         ep.before_energy[e, u] = unit.energy[u]
         ep.before_cooldown[e, u] = unit.cooldown[u]
-    order_seat(0, seat0, e, unit, static, flags)
-    if two_seats:
-        order_seat(1, seat1, e, unit, static, flags)
-    advance_game(jitter, unit, static, maps, flags, sc)
+
+
+def score_game(e, unit, sc, seat0, seat1, ep, two_seats, with_state):
+    """Steps 3 and 4 of game ``e`` (module docstring), after its game loops ran."""
     ep.steps[e] += 1
     rewards(ep.battle, ep.lost, e, ep.prev[e], ep.counted_dead[e], unit.hp, unit.shield, ep.n0,
             ep.counts_for_survival, ep.death_value, ep.negative_scale, ep.death_penalty, ep.only_positive, ep.sparse)
@@ -108,6 +107,17 @@ def game_step(e, jitter, unit, static, maps, flags, sc, seat0, seat1, ep, two_se
     ep.returns0[e] += r0
     ep.returns1[e] += r1
     game_features(e, unit, sc, seat0, seat1, ep, two_seats, with_state)
+
+
+def game_step(e, jitter, unit, static, maps, flags, sc, seat0, seat1, ep, two_seats, with_state):
+    """One environment step of game ``e`` (module docstring); ``unit`` its rows, ``jitter``
+    (loops, U) its cooldown jitter, ``sc`` scratch rows."""
+    keep_before(e, unit, ep)
+    order_seat(0, seat0, e, unit, static, flags)
+    if two_seats:
+        order_seat(1, seat1, e, unit, static, flags)
+    advance_game(jitter, unit, static, maps, flags, sc)
+    score_game(e, unit, sc, seat0, seat1, ep, two_seats, with_state)
 
 
 def start_units(unit, static, spawn, goals):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from numba import cuda
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
-from .game_step import game_features, game_step, start_episode, start_units
+from .game_step import game_features, game_step, score_game, start_episode, start_units
 from .rules import advance_game, command_game, game_rows, scratch_rows
 
 
@@ -103,3 +103,9 @@ def start_kernel(mask, state_, static, spawn, goals, seat0, seat1, ep):
         rows = game_rows(state_, e)
         start_units(rows, static, spawn, goals[e])
         start_episode(e, rows, seat0, seat1, ep)
+
+
+def score_kernel(state_, sc, seat0, seat1, ep, switches):
+    e = cuda.grid(1)
+    if e < state_.hp.shape[0]:
+        score_game(e, game_rows(state_, e), scratch_rows(sc, e), seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
