@@ -394,18 +394,22 @@ class SMACBattle:
     def _fast_advance(self, actions, check_masks: bool = True) -> None:
         """The step of ``fast_step`` without its outputs or resets: the actions checked (an illegal one
         raises with ``_check_actions``'s message, before anything changed), then one compiled call that
-        leaves the rewards, outcomes and new features in the step records."""
-        if not isinstance(actions, (list, tuple)) or len(actions) != self.n_seats:
-            self._check_actions(actions, check_masks)  # raises with its message
-        for seat, a in zip(self._seats, actions):
-            a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
-            if a.shape != seat.actions.shape or a.dtype.kind not in "iu":
+        leaves the rewards, outcomes and new features in the step records.  ``actions=None``: the
+        caller wrote them into the seats' ``actions`` buffers."""
+        if actions is not None:
+            if not isinstance(actions, (list, tuple)) or len(actions) != self.n_seats:
                 self._check_actions(actions, check_masks)  # raises with its message
-            seat.actions[...] = a
+            for seat, a in zip(self._seats, actions):
+                a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
+                if a.shape != seat.actions.shape or a.dtype.kind not in "iu":
+                    self._check_actions(actions, check_masks)  # raises with its message
+                seat.actions[...] = a
         self._fast_seats()  # the masks the actions are checked against
         check, step, _, _, score = self._bound_calls()
         self._switches[1] = check_masks
         if check()[0] >= 0:
+            if actions is None:
+                actions = [seat.actions.copy() for seat in self._seats[: self.n_seats]]
             self._check_actions(actions, check_masks)  # raises with its message
             raise AssertionError("an action failed the compiled check but passed _check_actions")
         if self._one_call:

@@ -408,7 +408,8 @@ class SMACEnv(MultiAgentEnv):
         b = self._battle
         self._views_cache = self._obs_cache = None
         if b.fast:  # the compiled lane: one call, its results read from the battle's step records
-            b._fast_advance([np.array([taken], dtype=np.int64)], check_masks=not self.heuristic_ai)
+            b._seats[0].actions[0] = taken  # checked by _as_actions, or the heuristic's
+            b._fast_advance(None, check_masks=not self.heuristic_ai)
             ep = b._episode
             self._previous = self._snapshot(ep)
             reward, terminated, won = float(ep.reward[0, 0]), bool(ep.done[0]), bool(ep.won[0, 0])
