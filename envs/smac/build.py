@@ -84,10 +84,10 @@ def cpu() -> types.SimpleNamespace:
 
 
 def source_hash() -> str:
-    """A hash of the sources in ``CACHE_SOURCES`` (module docstring)."""
+    """A hash of the sources in ``CACHE_SOURCES`` and of this module (module docstring)."""
     digest = hashlib.sha256()
-    for module in CACHE_SOURCES:
-        with open(module.__file__, "rb") as f:
+    for path in [module.__file__ for module in CACHE_SOURCES] + [__file__]:  # this file: the compile options
+        with open(path, "rb") as f:
             digest.update(f.read())
     return digest.hexdigest()[:16]
 

@@ -7,7 +7,7 @@ took the cores from torch).  The GPU build runs the same rules one game per thre
 from __future__ import annotations
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
-from .game_step import game_features, game_step, score_game, start_episode, start_units
+from .game_step import feature_range, score_range, start_episode, start_units, step_range
 from .records import Scratch
 from .rules import advance_game, command_game, game_rows, scratch_rows
 
@@ -83,27 +83,23 @@ def check_actions(seat0, seat1, switches):
 
 
 def step_games(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
-    """One environment step of every game (``game_step``), its actions checked before
+    """One environment step of every game (``game_step.step_range``), its actions checked before
     (``check_actions``); ``switches`` as there."""
-    rows = scratch_rows(sc, 0)
-    for e in range(state_.hp.shape[0]):
-        game_step(e, jitter[:, e], game_rows(state_, e), static, maps, flags, rows, seat0, seat1, ep, switches[0] != 0,
-                  switches[2] != 0)
+    step_range(0, state_.hp.shape[0], jitter, state_, static, maps, flags, scratch_rows(sc, 0), seat0, seat1, ep,
+               switches[0] != 0, switches[2] != 0)
 
 
 def score_games(state_, sc, seat0, seat1, ep, switches):
-    """``score_game`` of every game: the rest of a step whose orders and game loops an engine of its
+    """``score_range`` of every game: the rest of a step whose orders and game loops an engine of its
     own ran (the real game, ``sc2_engine``)."""
-    rows = scratch_rows(sc, 0)
-    for e in range(state_.hp.shape[0]):
-        score_game(e, game_rows(state_, e), rows, seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
+    score_range(0, state_.hp.shape[0], state_, scratch_rows(sc, 0), seat0, seat1, ep, switches[0] != 0,
+                switches[2] != 0)
 
 
 def feature_games(state_, sc, seat0, seat1, ep, switches):
-    """``game_features`` of every game (``switches`` as in ``step_games``)."""
-    rows = scratch_rows(sc, 0)
-    for e in range(state_.hp.shape[0]):
-        game_features(e, game_rows(state_, e), rows, seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
+    """``feature_range`` of every game (``switches`` as in ``check_actions``)."""
+    feature_range(0, state_.hp.shape[0], state_, scratch_rows(sc, 0), seat0, seat1, ep, switches[0] != 0,
+                  switches[2] != 0)
 
 
 def reset_games(mask, state_, static, spawn, goals):

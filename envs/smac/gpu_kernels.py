@@ -8,7 +8,7 @@ from __future__ import annotations
 from numba import cuda
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
-from .game_step import game_features, game_step, score_game, start_episode, start_units
+from .game_step import feature_range, score_range, start_episode, start_units, step_range
 from .rules import advance_game, command_game, game_rows, scratch_rows
 
 
@@ -17,15 +17,14 @@ def step_kernel(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switc
     before, ``cpu_drivers.check_actions``)."""
     e = cuda.grid(1)
     if e < state_.hp.shape[0]:
-        game_step(e, jitter[:, e], game_rows(state_, e), static, maps, flags, scratch_rows(sc, e), seat0, seat1, ep,
-                  switches[0] != 0, switches[2] != 0)
+        step_range(e, e + 1, jitter, state_, static, maps, flags, scratch_rows(sc, e), seat0, seat1, ep,
+                   switches[0] != 0, switches[2] != 0)
 
 
 def feature_kernel(state_, sc, seat0, seat1, ep, switches):
     e = cuda.grid(1)
     if e < state_.hp.shape[0]:
-        game_features(e, game_rows(state_, e), scratch_rows(sc, e), seat0, seat1, ep, switches[0] != 0,
-                      switches[2] != 0)
+        feature_range(e, e + 1, state_, scratch_rows(sc, e), seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
 
 
 def command_kernel(side, actions, state_, static, flags):
@@ -108,4 +107,4 @@ def start_kernel(mask, state_, static, spawn, goals, seat0, seat1, ep):
 def score_kernel(state_, sc, seat0, seat1, ep, switches):
     e = cuda.grid(1)
     if e < state_.hp.shape[0]:
-        score_game(e, game_rows(state_, e), scratch_rows(sc, e), seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
+        score_range(e, e + 1, state_, scratch_rows(sc, e), seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
