@@ -24,13 +24,15 @@ thread setting is made: the engine's own defaults apply.  Per map:
   - ``SMACEnv``: ``SMACEnv(map)`` against its scripted opponent; reset, then per step
     ``get_obs``, ``get_state``, ``get_avail_actions``, random valid actions (numpy), ``step``;
     reset when the episode ends (resets are timed);
+  - ``bare``: the same without ``get_obs`` and ``get_state`` (``get_avail_actions`` stays: the random
+    policy needs the masks) — the step alone;
   - ``EPyMARL``: the same loop through a ``smac`` package whose ``smac/env/__init__.py`` is the
     one-line shim (docs/guides/smac.md), ``StarCraft2Env(**env_args)`` with EPyMARL's ``sc2.yaml`` arguments,
     actions as a torch tensor from ``torch.multinomial`` over the masks, as EPyMARL's runner passes;
   - ``battle``: ``SMACBattle(map, 1, two_player=True)`` stepped one call per step;
   - SMAX ``step`` and ``scan`` as above, one unvmapped game.
-``ratio`` is SMACEnv / SMAX-step (the target: ≥ 1), ``scan ratio`` SMACEnv / SMAX-scan (the
-stretch goal).  The last line is ``steps_per_s=<SMACEnv> smax_steps_per_s=<SMAX step>
+``ratio`` is SMACEnv / SMAX-step (the target: ≥ 4), ``bare ratio`` bare / SMAX-step, ``scan ratio``
+SMACEnv / SMAX-scan.  The last line is ``steps_per_s=<SMACEnv> smax_steps_per_s=<SMAX step>
 ratio=<ours/smax>`` for one 3m game.
 
 JaxMARL is a benchmark-only dependency, in the ``bench`` extra; when it cannot be imported the
@@ -124,17 +126,19 @@ def ours_battle(map_name: str, num_envs: int, steps: int, device: str = "cpu", r
     return best_rates(run, num_envs * steps, repeats, sync)
 
 
-def _runner_loop(env, choose):
-    """SMAC's runner loop as ``run(steps)``: per step ``get_obs``, ``get_state``, ``get_avail_actions``,
-    ``choose(avail)``, ``step``; a reset before the first step and after each episode end (timed)."""
+def _runner_loop(env, choose, features: bool = True):
+    """SMAC's runner loop as ``run(steps)``: per step ``get_obs`` and ``get_state`` (when ``features``),
+    ``get_avail_actions``, ``choose(avail)``, ``step``; a reset before the first step and after each
+    episode end (timed)."""
     done = [True]
 
     def run(steps: int) -> int:
         for _ in range(steps):
             if done[0]:
                 env.reset()
-            env.get_obs()
-            env.get_state()
+            if features:
+                env.get_obs()
+                env.get_state()
             avail = env.get_avail_actions()
             _, done[0], _ = env.step(choose(avail))
         return steps
@@ -142,8 +146,9 @@ def _runner_loop(env, choose):
     return run
 
 
-def ours_smacenv(map_name: str, steps: int, repeats: int = 3):
-    """(steps/s, per CPU-second) of one ``SMACEnv`` in SMAC's runner loop, random valid actions."""
+def ours_smacenv(map_name: str, steps: int, repeats: int = 3, features: bool = True):
+    """(steps/s, per CPU-second) of one ``SMACEnv`` in SMAC's runner loop, random valid actions
+    (``features=False``: without ``get_obs`` and ``get_state``)."""
     import numpy as np
     from selfplay.envs.smac import SMACEnv
 
@@ -154,7 +159,7 @@ def ours_smacenv(map_name: str, steps: int, repeats: int = 3):
         avail = np.asarray(avail)
         return (rng.random(avail.shape) * avail).argmax(-1)
 
-    run = _runner_loop(env, choose)
+    run = _runner_loop(env, choose, features)
     run(2)  # warm-up
     out = best_rates(lambda: run(steps), steps, repeats)
     env.close()
@@ -308,19 +313,21 @@ def single(args, cpu: int | None) -> None:
 
     where = f"pinned to CPU {cpu}, XLA_FLAGS={os.environ.get('XLA_FLAGS')!r}" if cpu is not None else "not pinned"
     print(f"one game per process, {where}; torch threads {torch.get_num_threads()}; steps/s (best of 3)")
-    print(f"{'map':<12} {'SMACEnv':>9} {'EPyMARL':>9} {'battle':>9} {'smax step':>10} {'smax scan':>10}"
-          f" {'ratio':>7} {'scan ratio':>10}")
-    n_ours, n_step, n_scan = (20, 50, 100) if args.quick else (300, 1000, 2000)
+    print(f"{'map':<12} {'SMACEnv':>9} {'bare':>9} {'EPyMARL':>9} {'battle':>9} {'smax step':>10} {'smax scan':>10}"
+          f" {'ratio':>7} {'bare ratio':>10} {'scan ratio':>10}")
+    n_ours, n_step, n_scan = (20, 50, 100) if args.quick else (2000, 1000, 2000)
     rows = {}
     for map_name in args.maps:
         env_sps = ours_smacenv(map_name, n_ours)[0]
+        bare_sps = ours_smacenv(map_name, n_ours, features=False)[0]
         epy_sps = ours_epymarl(map_name, n_ours)[0]
         bat_sps = ours_battle(map_name, 1, n_ours)[0]
         step_sps = smax[0](map_name, 1, n_step)[0] if smax else NAN
         scan_sps = smax[1](map_name, 1, n_scan)[0] if smax else NAN
         rows[map_name] = (env_sps, step_sps)
-        print(f"{map_name:<12} {env_sps:>9.0f} {epy_sps:>9.0f} {bat_sps:>9.0f} {step_sps:>10.0f} {scan_sps:>10.0f}"
-              f" {env_sps / step_sps:>7.2f} {env_sps / scan_sps:>10.2f}", flush=True)
+        print(f"{map_name:<12} {env_sps:>9.0f} {bare_sps:>9.0f} {epy_sps:>9.0f} {bat_sps:>9.0f} {step_sps:>10.0f}"
+              f" {scan_sps:>10.0f} {env_sps / step_sps:>7.2f} {bare_sps / step_sps:>10.2f} {env_sps / scan_sps:>10.2f}",
+              flush=True)
     ours, theirs = rows.get("3m", (NAN, NAN))
     print(f"steps_per_s={ours:.0f} smax_steps_per_s={theirs:.0f} ratio={ours / theirs:.3f}")
 

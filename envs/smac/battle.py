@@ -49,7 +49,9 @@ from .engine import STEP_MUL, BattleEngine
 from .fast_features import FastRewards, FastSideView
 from .features import FeatureConfig, SideView
 from .maps import get_map
+from .records import Episode, Seat
 from .rewards import RewardConfig, RewardTracker
+from .unit_records import EngineSnapshot
 from .unit_table import UnitTable
 
 MOVE_EAST, MOVE_WEST = 4, 5
@@ -127,28 +129,86 @@ class SMACBattle:
         self.episode_return = [torch.zeros(E, device=self.device) for _ in range(2)]
         self._avail: list[torch.Tensor] | None = None
         self._np_avail: list[np.ndarray] | None = None
-        self._xy = self._np_timestep = None
+        self._xy = None
         self.fast = self.engine.device.type == "cpu"  # the numpy lane
         self._build_fast_lane()
 
-    _FAST_LANE = ("fast_views", "fast_rewards", "_np_last_action", "_np_episode_steps", "_np_episode_return")
+    _FAST_LANE = ("fast_views", "fast_rewards", "_np_last_action", "_np_episode_steps", "_np_episode_return",
+                  "_seats", "_episode", "_switches", "_jitter", "_start_mask", "_goals", "_calls", "_fresh",
+                  "_state_fresh", "_one_call")
 
     def _build_fast_lane(self) -> None:
         """The compiled features and rewards on the engine's arrays; on the CPU, numpy views of the
-        battle's own tensors."""
+        battle's own tensors and the records of the one-call step (``_step_records``)."""
         self.fast_views = [FastSideView(v) for v in self.views]
         self.fast_rewards = FastRewards(self.tracker)
+        self._fresh = self._state_fresh = False  # the step records' feature buffers hold the current state's
+        # the whole step in one call, unless the engine plays the games itself (the real game: sc2_engine)
+        self._one_call = self.fast and all(getattr(type(self.engine), name) is getattr(BattleEngine, name)
+                                           for name in ("command", "advance", "reset"))
         if not self.fast:
             return
         self._no_masks = np.zeros((1, 1, 1), np.bool_)
         self._np_last_action = [t.numpy() for t in self.last_action]
         self._np_episode_steps = self.episode_steps.numpy()
         self._np_episode_return = [t.numpy() for t in self.episode_return]
+        self._seats, self._episode = self._step_records()
+        # [two seats, check the masks, compute the state] (cpu_drivers.check_actions)
+        self._switches = np.array([self.n_seats == 2, 1, 0], np.int64)
+        self._jitter = np.zeros((STEP_MUL, self.num_envs, self.engine.num_units), np.int64)
+        self._start_mask = np.zeros(self.num_envs, np.bool_)  # the games an episode starts in
+        self._goals = np.zeros((self.num_envs, self.engine.num_units, 2), np.float32)  # their trigger goals
+        self._calls = None
+
+    def _step_records(self) -> tuple[list[Seat], Episode]:
+        """Each seat's ``records.Seat`` and the ``records.Episode`` of the one-call step: constants from
+        the fast views and rewards, buffers allocated once (the battle's own tensors where it has them)."""
+        E, U, f32, i64 = self.num_envs, self.engine.num_units, np.float32, np.int64
+        seats = []
+        for s, fv in enumerate(self.fast_views):
+            seats.append(Seat(
+                i64(fv.ally0), i64(fv.n), i64(fv.enemy0), i64(fv.m), i64(fv.map_x), i64(fv.mirror), *fv.bits, fv.cx,
+                fv.cy, fv.width, fv.playable_height, fv.hp_max, fv.shield_max, fv.is_medivac, fv.ally_type,
+                fv.enemy_type, np.ascontiguousarray(fv.max_cd), fv.pathing, fv.height, fv.config,
+                actions=np.zeros((E, fv.n), i64), last_action=self._np_last_action[s], px=np.zeros((E, U), f32),
+                py=np.zeros((E, U), f32), avail=np.zeros((E, fv.n, fv.n_actions), np.bool_),
+                obs=np.zeros((E, fv.n, fv.obs_size), f32), state=np.zeros((E, fv.state_size), f32)))
+        rw, c = self.fast_rewards, self.reward_config
+        episode = Episode(
+            i64(self.episode_limit), i64(self.engine.n_side[0]), *rw.reward_args, f32(c.reward_win),
+            f32(c.reward_defeat), rw.divisor[0], rw.divisor[1], bool(c.reward_scale), rw.counts_for_survival,
+            steps=self._np_episode_steps, timestep=np.zeros(E, f32), returns0=self._np_episode_return[0],
+            returns1=self._np_episode_return[1], prev=rw.prev, counted_dead=rw.counted_dead,
+            battle=np.zeros((2, E), f32), lost=np.zeros((E, 2), np.bool_), reward=np.zeros((2, E), f32),
+            won=np.zeros((2, E), np.bool_), draw=np.zeros(E, np.bool_), timeout=np.zeros(E, np.bool_),
+            done=np.zeros(E, np.bool_), winner=np.zeros(E, i64), dead=np.zeros((2, E), i64),
+            before_pos=np.zeros((E, U, 2), f32), before_hp=np.zeros((E, U), f32), before_shield=np.zeros((E, U), f32),
+            before_energy=np.zeros((E, U), f32), before_cooldown=np.zeros((E, U), f32))
+        return seats, episode
+
+    def _bound_calls(self):
+        """(check, step, features, start, score): the compiled calls on the step records, bound once
+        (``build.CpuBuild.bind``) and again when the engine's state buffers, build or flags (a seat
+        handed to the scripted AI) change."""
+        eng = self.engine
+        state = eng.unit_state()
+        calls = self._calls
+        if calls is None or calls[0] is not state or calls[1] is not eng.scratch or calls[2] is not eng.flags:
+            records = (self._seats[0], self._seats[1], self._episode, self._switches)
+            check = build.CpuBuild().bind("check_actions", self._seats[0], self._seats[1], self._switches)
+            step = eng.build.bind("step", self._jitter, state, eng.static, eng.maps, eng.flags, eng.scratch,
+                                  *records)
+            features = eng.build.bind("features", state, eng.scratch, *records)
+            start = eng.build.bind("start", self._start_mask, state, eng.static, eng.spawn_points(), self._goals,
+                                   *records[:3])
+            score = eng.build.bind("score", state, eng.scratch, *records)
+            self._calls = calls = (state, eng.scratch, eng.flags, check, step, features, start, score)
+        return calls[3:]
 
     def __getstate__(self) -> dict:
         # numpy views are rebuilt on unpickling: pickled apart, they would no longer share the tensors
         state = {k: v for k, v in self.__dict__.items() if k not in self._FAST_LANE}
-        state["_avail"] = state["_np_avail"] = state["_xy"] = state["_np_timestep"] = None
+        state["_avail"] = state["_np_avail"] = state["_xy"] = None
         return state
 
     def __setstate__(self, state: dict) -> None:
@@ -277,9 +337,7 @@ class SMACBattle:
 
     # -------------------------------------------------------------- helpers
     def _lane_timestep(self):
-        """episode_steps / limit (float32) as an array for the compiled rules."""
-        if self.fast:
-            return self._fast_timestep()
+        """episode_steps / limit (float32) as an array for the compiled rules (the tensor lane)."""
         return self.engine.array_of(self.episode_steps.float() / self.episode_limit)
 
     def _observations(self) -> list[torch.Tensor]:
@@ -289,7 +347,13 @@ class SMACBattle:
         return [eng.tensor_of(fv.observations(*xy, masks[s], eng.array_of(self.last_action[s]), t))
                 for s, (fv, xy) in enumerate(zip(self.fast_views[: self.n_seats], self._fast_xy()))]
 
-    def _reset_games(self, mask: torch.Tensor) -> None:
+    def _reset_games(self, mask: torch.Tensor | np.ndarray) -> None:
+        if self.fast and self._one_call:  # one compiled call: units and bookkeeping (game_step.start_units, start_episode)
+            self._start_mask[...] = mask.numpy() if isinstance(mask, torch.Tensor) else mask
+            self.engine.draw_trigger_goals(self._goals)
+            self._bound_calls()[3]()
+            self._invalidate()
+            return
         self.engine.reset(mask)
         self.tracker.reset(mask)
         for s in (0, 1):  # in place: the fast path keeps numpy views of these tensors
@@ -299,20 +363,29 @@ class SMACBattle:
         self._invalidate()
 
     # ------------------------------------------------------ the numpy lane
-    # ``fast_*``: the steps of ``step`` above on numpy arrays (CPU engines, ``self.fast``), without a torch
-    # operation per step; ``_fast_masks`` and ``_fast_xy`` serve both lanes.  ``SMACEnv`` calls them directly.
-    def _fast_timestep(self) -> np.ndarray:
-        if self._np_timestep is None:
-            self._np_timestep = self._np_episode_steps.astype(np.float32) / np.float32(self.episode_limit)
-        return self._np_timestep
+    # ``fast_*``: ``step`` and the features on numpy arrays (CPU engines, ``self.fast``): a step is one
+    # compiled call (``game_step.py``) that writes the seats' and episodes' buffers (``_step_records``),
+    # which the methods hand out as copies; ``SMACEnv`` reads the buffers directly.  ``_fast_masks`` and
+    # ``_fast_xy`` also serve the tensor lane.
+    def _fast_seats(self, with_state: bool = False) -> list[Seat]:
+        """The step records of the seats, their features (and, ``with_state``, their states) those of the
+        current state: computed here (one compiled call) unless the last step or call did."""
+        if with_state:
+            self._switches[2] = 1  # a caller reads the state: from now on every step computes it
+        if not self._fresh or (with_state and not self._state_fresh):
+            self._bound_calls()[2]()
+            self._fresh, self._state_fresh = True, bool(self._switches[2])
+        return self._seats
 
     def _fast_masks(self) -> list[np.ndarray]:
+        if self.fast:
+            return [seat.avail for seat in self._fast_seats()[: self.n_seats]]
         if self._np_avail is None:
             self._np_avail = [fv.avail_actions(*xy) for fv, xy in zip(self.fast_views[: self.n_seats], self._fast_xy())]
         return self._np_avail
 
     def _fast_xy(self):
-        """Each seat's (x, y) unit positions, computed once per state."""
+        """Each seat's (x, y) unit positions, computed once per state (the tensor lane)."""
         if self._xy is None:
             xy0 = self.fast_views[0].positions()
             xy1 = self.fast_views[1].positions() if self.mirror else xy0
@@ -321,56 +394,82 @@ class SMACBattle:
 
     def fast_observations(self) -> list[np.ndarray]:
         """``get_obs`` as numpy arrays (the compiled lane)."""
-        masks, t = self._fast_masks(), self._fast_timestep()
-        return [fv.observations(*xy, masks[s], self._np_last_action[s], t)
-                for s, (fv, xy) in enumerate(zip(self.fast_views[: self.n_seats], self._fast_xy()))]
+        return [seat.obs.copy() for seat in self._fast_seats()[: self.n_seats]]
 
     def fast_states(self) -> list[np.ndarray]:
         """``get_state`` as numpy arrays (the compiled lane)."""
-        t = self._fast_timestep()
-        return [fv.state(*xy, self._np_last_action[s], t)
-                for s, (fv, xy) in enumerate(zip(self.fast_views[: self.n_seats], self._fast_xy()))]
+        return [seat.state.copy() for seat in self._fast_seats(with_state=True)[: self.n_seats]]
 
     def fast_masks(self) -> list[np.ndarray]:
-        """``action_masks`` as numpy arrays (the compiled lane; do not edit them)."""
-        return self._fast_masks()[: self.n_seats]
+        """``action_masks`` as numpy arrays (the compiled lane)."""
+        return [m.copy() for m in self._fast_masks()]
 
     def fast_step(self, actions, check_masks: bool = True):
         """``step`` on numpy arrays: ``(obs, rewards, done, info)`` with every tensor a numpy array."""
-        acts = self._fast_check_actions(self._scripted_as_noop(actions), check_masks)
-        eng = self.engine
-        for side, a in enumerate(acts):
-            world = a
-            if side == 1 and self.mirror:
-                world = np.where(a == MOVE_EAST, MOVE_WEST, np.where(a == MOVE_WEST, MOVE_EAST, a))
-            eng.command(side, world)
-            build.cpu().one_hot(self._np_last_action[side], a)
-        eng.advance(STEP_MUL)
-        self._invalidate()
-        self._np_episode_steps += 1
-        battle, lost = self.fast_rewards.step()
-        won, draw, timeout, done, winner, dead = self.fast_rewards.outcome(lost, self._np_episode_steps,
-                                                                            self.episode_limit)
-        rewards = [self.fast_rewards.finish(s, battle[s], won[s], won[1 - s]) for s in (0, 1)]
-        for s in (0, 1):
-            self._np_episode_return[s] += rewards[s]
+        self._fast_advance(actions, check_masks)
+        ep, n = self._episode, self.n_seats
         info = {
-            "winner": winner,
-            "draw": draw,
-            "timeout": timeout,
-            "battle_won": [won[s] for s in range(self.n_seats)],
-            "episode_reward": [r.copy() for r in self._np_episode_return[: self.n_seats]],
+            "winner": ep.winner.copy(),
+            "draw": ep.draw.copy(),
+            "timeout": ep.timeout.copy(),
+            "battle_won": [ep.won[s].copy() for s in range(n)],
+            "episode_reward": [r.copy() for r in self._np_episode_return[:n]],
             "episode_steps": self._np_episode_steps.copy(),
-            "dead_allies": [dead[s] for s in range(self.n_seats)],
-            "dead_enemies": [dead[1 - s] for s in range(self.n_seats)],
+            "dead_allies": [ep.dead[s].copy() for s in range(n)],
+            "dead_enemies": [ep.dead[1 - s].copy() for s in range(n)],
         }
+        rewards, done = [ep.reward[s].copy() for s in range(n)], ep.done.copy()
         if self.auto_reset and done.any():
             self._reset_games(torch.from_numpy(done))
-        return self.fast_observations(), rewards[: self.n_seats], done, info
+        return self.fast_observations(), rewards, done, info
+
+    def _fast_advance(self, actions, check_masks: bool = True) -> None:
+        """The step of ``fast_step`` without its outputs or resets: the actions checked (an illegal one
+        raises with ``_check_actions``'s message, before anything changed), then one compiled call that
+        leaves the rewards, outcomes and new features in the step records.  ``actions=None``: the
+        caller wrote them into the seats' ``actions`` buffers."""
+        scripted = self.two_player and bool(self.engine.scripted_sides)
+        if actions is not None:
+            actions = self._scripted_as_noop(actions)
+            if not isinstance(actions, (list, tuple)) or len(actions) != self.n_seats:
+                self._check_actions(actions, check_masks)  # raises with its message
+            for seat, a in zip(self._seats, actions):
+                a = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a)
+                if a.shape != seat.actions.shape or a.dtype.kind not in "iu":
+                    self._check_actions(actions, check_masks)  # raises with its message
+                seat.actions[...] = a
+        self._fast_seats()  # the masks the actions are checked against
+        check, step, _, _, score = self._bound_calls()
+        if scripted and check_masks:  # a scripted seat's no-ops are not checked against its mask
+            self._fast_check_actions([seat.actions for seat in self._seats[: self.n_seats]], check_masks)
+        self._switches[1] = check_masks and not scripted
+        if check()[0] >= 0:
+            if actions is None:
+                actions = [seat.actions.copy() for seat in self._seats[: self.n_seats]]
+            self._check_actions(actions, check_masks)  # raises with its message
+            raise AssertionError("an action failed the compiled check but passed _check_actions")
+        if self._one_call:
+            self.engine.draw_jitter(STEP_MUL, out=self._jitter)
+            step()
+        else:  # the engine's own orders and game loops (the real game), then the compiled rest of the step
+            eng, ep = self.engine, self._episode
+            for name in EngineSnapshot.FIELDS:
+                getattr(ep, f"before_{name}")[...] = eng.arrays(name)
+            for side, seat in enumerate(self._seats[: self.n_seats]):
+                a = seat.actions
+                build.cpu().one_hot(seat.last_action, a)
+                if side == 1 and self.mirror:
+                    a = np.where(a == MOVE_EAST, MOVE_WEST, np.where(a == MOVE_WEST, MOVE_EAST, a))
+                eng.command(side, a)
+            eng.advance(STEP_MUL)
+            score()
+        self._avail = self._np_avail = self._xy = None  # the buffers now hold the new state's features
+        self._fresh, self._state_fresh = True, bool(self._switches[2])
 
     def _invalidate(self) -> None:
-        """Forget what was computed from the previous state (masks, positions)."""
-        self._avail = self._np_avail = self._xy = self._np_timestep = None
+        """Forget what was computed from the previous state (masks, positions, features)."""
+        self._avail = self._np_avail = self._xy = None
+        self._fresh = self._state_fresh = False
 
     def _fast_check_actions(self, actions, check_masks: bool = True) -> list[np.ndarray]:
         """``_check_actions`` on numpy arrays (the same checks; an illegal action gets its message)."""

@@ -7,6 +7,7 @@ took the cores from torch).  The GPU build runs the same rules one game per thre
 from __future__ import annotations
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
+from .game_step import feature_range, score_range, start_episode, start_units, step_range
 from .records import Scratch
 from .rules import advance_game, command_game, game_rows, scratch_rows
 
@@ -67,6 +68,54 @@ def finish_games(out, battle, won, lost, win, defeat, divisor, sparse, scale):
 def outcome_games(lost, steps, limit, hp, n0, won, draw, timeout, done, winner, dead):
     for e in range(hp.shape[0]):
         outcome(e, lost, steps[e], limit, hp[e], n0, won, draw, timeout, done, winner, dead)
+
+
+def check_actions(seat0, seat1, switches):
+    """``(seat, game, agent)`` of the first action of a controlled seat out of range (or, when
+    ``switches[1]``, not in its mask), ``(-1, -1, -1)`` when every action is legal.  ``switches``
+    int64: [two seats, check the masks, compute the state]."""
+    for s in range(2 if switches[0] != 0 else 1):
+        seat = seat0 if s == 0 else seat1
+        e, i = first_illegal(seat.avail, seat.actions, seat.avail.shape[2], switches[1] != 0)
+        if e >= 0:
+            return s, e, i
+    return -1, -1, -1
+
+
+def step_games(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
+    """One environment step of every game (``game_step.step_range``), its actions checked before
+    (``check_actions``); ``switches`` as there."""
+    step_range(0, state_.hp.shape[0], jitter, state_, static, maps, flags, scratch_rows(sc, 0), seat0, seat1, ep,
+               switches[0] != 0, switches[2] != 0)
+
+
+def score_games(state_, sc, seat0, seat1, ep, switches):
+    """``score_range`` of every game: the rest of a step whose orders and game loops an engine of its
+    own ran (the real game, ``sc2_engine``)."""
+    score_range(0, state_.hp.shape[0], state_, scratch_rows(sc, 0), seat0, seat1, ep, switches[0] != 0,
+                switches[2] != 0)
+
+
+def feature_games(state_, sc, seat0, seat1, ep, switches):
+    """``feature_range`` of every game (``switches`` as in ``check_actions``)."""
+    feature_range(0, state_.hp.shape[0], state_, scratch_rows(sc, 0), seat0, seat1, ep, switches[0] != 0,
+                  switches[2] != 0)
+
+
+def reset_games(mask, state_, static, spawn, goals):
+    """``start_units`` of the games where ``mask`` (E,) is true; ``goals`` (E, U, 2)."""
+    for e in range(mask.shape[0]):
+        if mask[e]:
+            start_units(game_rows(state_, e), static, spawn, goals[e])
+
+
+def start_games(mask, state_, static, spawn, goals, seat0, seat1, ep):
+    """``reset_games`` and ``start_episode`` of the games where ``mask`` is true, in one call."""
+    for e in range(mask.shape[0]):
+        if mask[e]:
+            rows = game_rows(state_, e)
+            start_units(rows, static, spawn, goals[e])
+            start_episode(e, rows, seat0, seat1, ep)
 
 
 def first_illegal(masks, actions, n_actions, check_masks):

@@ -37,7 +37,6 @@ from .units import (
     COOLDOWN_JITTER_HIGH,
     COOLDOWN_JITTER_LOW,
     LOOPS_PER_SECOND,
-    MEDIVAC_START_ENERGY,
     MOVE_AMOUNT,
     STEP_MUL,
     UNIT_STATS,
@@ -50,6 +49,7 @@ __all__ = ["BattleEngine", "STOP", "MOVE", "ATTACK", "HEAL", "AMOVE", "NO_ORDER"
 # Collision flags (``Collide`` in the map files' UnitData.xml).
 COLLIDE_GROUND, COLLIDE_COLOSSUS, COLLIDE_FLYING = 1, 2, 4
 
+JITTER_POOL = 4096  # cooldown jitters drawn at once for small batches (draw_jitter)
 # Move actions 2..5: north (+y), south, east (+x), west (spec §2).
 MOVE_DIRECTIONS = ((0.0, 1.0), (0.0, -1.0), (1.0, 0.0), (-1.0, 0.0))
 DEVICES = ("cpu", "cuda")
@@ -343,43 +343,39 @@ class BattleEngine:
         return record
 
     def reset(self, mask: torch.Tensor | None = None) -> None:
-        """Put the games where ``mask`` (E,) is true (all when None) back at their start."""
-        m = torch.ones(self.num_envs, dtype=torch.bool, device=self.device) if mask is None else mask.to(self.device)
-        mu, mp = m[:, None], m[:, None, None]
-        self.pos = torch.where(mp, self.spawn.expand_as(self.pos), self.pos)
-        self.hp = torch.where(mu, self.hp_max.expand_as(self.hp), self.hp)
-        self.shield = torch.where(mu, self.shield_max.expand_as(self.shield), self.shield)
-        start_energy = torch.where(self.heals, MEDIVAC_START_ENERGY, 0.0)
-        self.energy = torch.where(mu, start_energy.expand_as(self.energy), self.energy)
-        self.cooldown = torch.where(mu, 0.0, self.cooldown)
-        self.since_damage = torch.where(mu, 0.0, self.since_damage)
-        self.order = torch.where(mu, STOP, self.order)
-        self.target = torch.where(mu, 0, self.target)
-        self.goal = torch.where(mp, self.spawn.expand_as(self.goal), self.goal)
-        self.cur_speed = torch.where(mu, 0.0, self.cur_speed)
-        self.last_attacker = torch.where(mu, -1, self.last_attacker)
-        self.detonate = self.detonate & ~mu
-        self.vel = torch.where(mp, 0.0, self.vel)
-        self.shot_hits = torch.where(mu, 0, self.shot_hits)
-        self.shot_target = torch.where(mu, 0, self.shot_target)
-        self.shot_wind = torch.where(mu, 0.0, self.shot_wind)
-        self.shot_in = torch.where(mu, 0.0, self.shot_in)
-        self.trigger_goal = torch.where(mp, self._draw_trigger_goals().to(self.device), self.trigger_goal)
+        """Put the games where ``mask`` (E,) is true (all when None) back at their start
+        (``game_step.start_units``, compiled)."""
+        E = self.num_envs
+        m = np.ones(E, np.bool_) if mask is None else np.ascontiguousarray(torch.as_tensor(mask).cpu().numpy(), np.bool_)
+        goals = self.draw_trigger_goals(np.empty((E, self.num_units, 2), np.float32))
+        self.build.reset(self.to_device(m), self.unit_state(), self.static, self.spawn_points(), self.to_device(goals))
 
-    def _draw_trigger_goals(self) -> torch.Tensor:
-        """(E, U, 2) attack-move points of the triggers (CPU): side 1 the map's point (a uniform point
-        of the segment, per game, for ``attack_point_between``), side 0 the other side's spawn centre."""
+    def spawn_points(self):
+        """(U, 2) float32 spawn points as an array on the engine's device."""
+        points = self.__dict__.get("_spawn_points")
+        if points is None:
+            points = self._spawn_points = self.to_device(np.ascontiguousarray(self.spawn.cpu().numpy()))
+        return points
+
+    def draw_trigger_goals(self, out: np.ndarray) -> np.ndarray:
+        """The triggers' attack-move points of every game into ``out`` (E, U, 2) float32 (numpy): side 1
+        the map's point (a uniform point of the segment, per game, drawn from the engine's generator,
+        for ``attack_point_between``), side 0 the other side's spawn centre."""
         E, U = self.num_envs, self.num_units
-        goal = self.side0_goal.expand(E, U, 2).clone()
-        if self.order_points is not None:
-            p = self.order_points
-            if p.shape[0] == 2:
-                t = torch.rand(E, 1, generator=self.generator)
-                g = p[0] + t * (p[1] - p[0])
-            else:
-                g = p[0].expand(E, 2)
-            goal[:, self.side_slices[1]] = g[:, None, :]
-        return goal
+        fixed = self.__dict__.get("_fixed_goals")
+        if fixed is None:
+            goal = self.side0_goal.expand(E, U, 2).clone()
+            if self.order_points is not None:
+                goal[:, self.side_slices[1]] = self.order_points[0]
+            fixed = self._fixed_goals = goal.numpy()
+        out[...] = fixed
+        p = self.order_points
+        if p is not None and p.shape[0] == 2:
+            self._sync_generator()
+            t = torch.rand(E, 1, generator=self.generator)
+            g = p[0] + t * (p[1] - p[0])
+            out[:, self.side_slices[1]] = g[:, None, :].numpy()
+        return out
 
     def set_scripted_sides(self, sides: tuple[int, ...]) -> None:
         """Which sides the scripted AI drives from now on (``rules.scripted_orders``: the trigger's
@@ -403,13 +399,52 @@ class BattleEngine:
     def advance(self, loops: int = STEP_MUL) -> None:
         """Run ``loops`` game loops of every game (``rules``); the cooldown jitters are drawn from
         the engine's generator, (loops, E, U)."""
-        jitter = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (loops, self.num_envs, self.num_units),
-                               generator=self.generator).numpy()
+        jitter = self.draw_jitter(loops)
         if self.device.type == "cuda":
             from numba import cuda
 
             jitter = cuda.to_device(jitter)
         self.build.advance(jitter, self.unit_state(), self.static, self.maps, self.flags, self.scratch)
+
+    def draw_jitter(self, loops: int = STEP_MUL, out: np.ndarray | None = None) -> np.ndarray:
+        """The cooldown jitters of ``loops`` game loops of every game, (loops, E, U) int64, drawn from the
+        engine's generator (CPU) into ``out`` (numpy, that shape) or else into the engine's own buffer,
+        which the next draw overwrites.
+
+        Small batches draw ``JITTER_POOL`` values at once and hand them out a step at a time: the
+        values are those of one draw per step (the generator's stream is the same), and a draw of
+        anything else first puts the generator where per-step draws would have left it
+        (``_sync_generator``), so every seed plays the same games as with one draw per step."""
+        shape = (loops, self.num_envs, self.num_units)
+        if out is None:
+            out = self.__dict__.get("_jitter")
+            if out is None or out.shape != shape:
+                out = self.__dict__["_jitter"] = np.empty(shape, np.int64)
+        elif out.shape != shape or out.dtype != np.int64:
+            raise ValueError(f"out must be an int64 array of shape {shape} (loops, num_envs, num_units), "
+                             f"got {out.dtype} {out.shape}")
+        pool = self.__dict__.get("_pool")
+        if pool is None or pool.shape[1:] != shape or self._pool_used == pool.shape[0]:
+            self._sync_generator()
+            steps = max(1, JITTER_POOL // (loops * self.num_envs * self.num_units))
+            self._pool_state = self.generator.get_state() if steps > 1 else None
+            pool = self._pool = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (steps, *shape),
+                                              generator=self.generator).numpy()
+            self._pool_used = 0
+        np.copyto(out, pool[self._pool_used])
+        self._pool_used += 1
+        return out
+
+    def _sync_generator(self) -> None:
+        """Drop the jitter pool; if part of it was not handed out, put the generator where drawing only
+        the handed-out steps would have left it (``draw_jitter``)."""
+        pool = self.__dict__.get("_pool")
+        if pool is not None and self._pool_used < pool.shape[0]:
+            self.generator.set_state(self._pool_state)
+            if self._pool_used:
+                torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (self._pool_used, *pool.shape[1:]),
+                              generator=self.generator)
+        self._pool = None
 
 
 # one descriptor per field of ``records.UnitState``: the field list is written once, there

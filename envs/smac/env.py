@@ -325,6 +325,15 @@ class SMACEnv(MultiAgentEnv):
         """(n_agents, n_actions) one-hot of the actions given at the last step (zeros after reset)."""
         return self._battle.last_action[0][0].cpu().numpy().astype(np.float64)
 
+    def _snapshot(self, ep) -> EngineSnapshot:
+        """The units before the last step, from the step records (``Episode.before_*``; views that the
+        next step rewrites, made into ``UnitView`` copies when read)."""
+        kept = self.__dict__.get("_before")
+        if kept is None or kept[0] is not ep:
+            kept = self._before = (ep, EngineSnapshot(*(getattr(ep, f"before_{name}")[0]
+                                                        for name in EngineSnapshot.FIELDS)))
+        return kept[1]
+
     def get_unit_by_id(self, a_id: int):
         """The record of agent ``a_id``."""
         self._check_agent(a_id)
@@ -360,6 +369,14 @@ class SMACEnv(MultiAgentEnv):
         self.force_restarts += 1
 
     def _as_actions(self, actions) -> list[int]:
+        values = None  # the common case first: integer actions, each in range
+        if isinstance(actions, torch.Tensor):
+            if not (actions.dtype.is_floating_point or actions.dtype.is_complex or actions.dtype == torch.bool):
+                values = actions.detach().cpu().reshape(-1).tolist()
+        elif isinstance(actions, np.ndarray) and actions.dtype.kind in "iu":
+            values = actions.reshape(-1).tolist()
+        if values is not None and len(values) == self.n_agents and all(0 <= v < self.n_actions for v in values):
+            return values
         if torch.is_tensor(actions):
             values = actions.detach().cpu().reshape(-1).tolist()
         else:
@@ -398,45 +415,50 @@ class SMACEnv(MultiAgentEnv):
                 pass
         if self.debug:
             log.debug("Actions %s", taken)
-        self._previous = EngineSnapshot.of(self._battle.engine, 0)
-        if self._battle.fast:  # the compiled lane: numpy all the way (SMACBattle.fast_step)
-            obs, rewards, done, info = self._battle.fast_step([np.array([taken], dtype=np.int64)],
-                                                              check_masks=not self.heuristic_ai)
-        else:
-            self._battle.unchecked = self.heuristic_ai
-            try:
-                obs, rewards, done, info = self._battle.step([torch.tensor([taken], dtype=torch.long)])
-            finally:
-                self._battle.unchecked = False
-            obs = [o.cpu().numpy() for o in obs]
+        b = self._battle
         self._views_cache = self._obs_cache = None
+        if b.fast:  # the compiled lane: one call, its results read from the battle's step records
+            b._seats[0].actions[0] = taken  # checked by _as_actions, or the heuristic's
+            b._fast_advance(None, check_masks=not self.heuristic_ai)
+            ep = b._episode
+            self._previous = self._snapshot(ep)
+            reward, terminated, won = float(ep.reward[0, 0]), bool(ep.done[0]), bool(ep.won[0, 0])
+            dead_allies, dead_enemies = int(ep.dead[0, 0]), int(ep.dead[1, 0])
+            winner, timeout = int(ep.winner[0]), bool(ep.timeout[0])
+        else:
+            self._previous = EngineSnapshot.of(b.engine, 0)
+            b.unchecked = self.heuristic_ai
+            try:
+                obs, rewards, done, info = b.step([torch.tensor([taken], dtype=torch.long)])
+            finally:
+                b.unchecked = False
+            self._obs_cache = obs[0][0].cpu().numpy()
+            reward, terminated, won = float(rewards[0][0]), bool(done[0]), bool(info["battle_won"][0][0])
+            dead_allies, dead_enemies = int(info["dead_allies"][0][0]), int(info["dead_enemies"][0][0])
+            winner, timeout = int(info["winner"][0]), bool(info["timeout"][0])
         if self.heuristic_ai:  # SMAC's last_action is the given actions (observations follow it)
-            self._battle.last_action[0][0] = torch.nn.functional.one_hot(
-                torch.tensor(given), self.n_actions).float().to(self._battle.device)
-        else:  # the battle computed the new observations already
-            self._obs_cache = obs[0][0]
+            b.last_action[0][0] = torch.nn.functional.one_hot(torch.tensor(given), self.n_actions).float().to(b.device)
+            b._invalidate()
+            self._obs_cache = None
         if self._recorder is not None:
             self._recorder.capture()
         self._episode_steps += 1
         self._total_steps += 1
-        terminated = bool(done[0])
-        won = bool(info["battle_won"][0][0])
-        out = {"battle_won": won, "dead_allies": int(info["dead_allies"][0][0]),
-               "dead_enemies": int(info["dead_enemies"][0][0])}
+        out = {"battle_won": won, "dead_allies": dead_allies, "dead_enemies": dead_enemies}
         if terminated:
             self.battles_game += 1
             self._episode_count += 1
             if won:
                 self.battles_won += 1
                 self.win_counted = True
-            elif int(info["winner"][0]) == 1:
+            elif winner == 1:
                 self.defeat_counted = True
-            if bool(info["timeout"][0]):
+            if timeout:
                 self.timeouts += 1
                 if self.continuing_episode:
                     out["episode_limit"] = True
         self._terminated = terminated
-        self.reward = float(rewards[0][0])
+        self.reward = reward
         if self.debug:
             log.debug("Reward = %s", self.reward)
         return self.reward, terminated, out
@@ -473,26 +495,31 @@ class SMACEnv(MultiAgentEnv):
                                   "deaths twice); here too: step() returns it")
 
     # ------------------------------------------------------------ features
+    def _observations(self) -> np.ndarray:
+        """(n_agents, obs_size) float32: the current observations (the battle's buffer on the compiled
+        lane: callers copy)."""
+        b = self._battle
+        if b.fast:
+            return b._fast_seats()[0].obs[0]
+        if self._obs_cache is None:
+            self._obs_cache = b.get_obs()[0][0].cpu().numpy()
+        return self._obs_cache
+
     @_one_torch_thread
     def get_obs(self):
-        if self._obs_cache is None:
-            b = self._battle
-            self._obs_cache = b.fast_observations()[0][0] if b.fast else b.get_obs()[0][0].cpu().numpy()
-        return [self._obs_cache[i].copy() for i in range(self.n_agents)]
+        return list(self._observations().copy())  # SMAC's list of fresh per-agent arrays
 
     @_one_torch_thread
     def get_obs_agent(self, agent_id: int):
         self._check_agent(agent_id)
-        if self._obs_cache is None:
-            self.get_obs()
-        return self._obs_cache[int(agent_id)].copy()
+        return self._observations()[int(agent_id)].copy()
 
     @_one_torch_thread
     def get_state(self):
         if self.obs_instead_of_state:
             return np.concatenate(self.get_obs(), axis=0).astype(np.float32)
         b = self._battle
-        return b.fast_states()[0][0] if b.fast else b.get_state()[0][0].cpu().numpy()
+        return b._fast_seats(with_state=True)[0].state[0].copy() if b.fast else b.get_state()[0][0].cpu().numpy()
 
     def get_state_dict(self) -> dict:
         """SMAC's state as a dict: ``allies`` (n_agents, ally attributes), ``enemies`` (n_enemies, enemy
@@ -526,7 +553,7 @@ class SMACEnv(MultiAgentEnv):
     def _masks(self) -> np.ndarray:
         """int (n_agents, n_actions): the current action masks."""
         b = self._battle
-        return (b.fast_masks()[0][0] if b.fast else b.action_masks()[0][0].cpu().numpy()).astype(np.int64)
+        return (b._fast_masks()[0][0] if b.fast else b.action_masks()[0][0].cpu().numpy()).astype(np.int64)
 
     def get_obs_move_feats_size(self) -> int:
         return self._view.move_feats_size
@@ -657,6 +684,7 @@ class SMACEnv(MultiAgentEnv):
     def init_units(self):
         """Rebuild ``agents``/``enemies`` from the engine (SMAC: from the game's observation)."""
         self._views_cache = self._obs_cache = None
+        self._battle._invalidate()  # and the features
         self._views()
 
     def update_units(self):

@@ -8,7 +8,23 @@ from __future__ import annotations
 from numba import cuda
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
+from .game_step import feature_range, score_range, start_episode, start_units, step_range
 from .rules import advance_game, command_game, game_rows, scratch_rows
+
+
+def step_kernel(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
+    """One environment step of game ``e`` (``cpu_drivers.step_games``; the caller checks the actions
+    before, ``cpu_drivers.check_actions``)."""
+    e = cuda.grid(1)
+    if e < state_.hp.shape[0]:
+        step_range(e, e + 1, jitter, state_, static, maps, flags, scratch_rows(sc, e), seat0, seat1, ep,
+                   switches[0] != 0, switches[2] != 0)
+
+
+def feature_kernel(state_, sc, seat0, seat1, ep, switches):
+    e = cuda.grid(1)
+    if e < state_.hp.shape[0]:
+        feature_range(e, e + 1, state_, scratch_rows(sc, e), seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
 
 
 def command_kernel(side, actions, state_, static, flags):
@@ -72,3 +88,23 @@ def outcome_kernel(lost, steps, limit, hp, n0, won, draw, timeout, done, winner,
     e = cuda.grid(1)
     if e < hp.shape[0]:
         outcome(e, lost, steps[e], limit, hp[e], n0, won, draw, timeout, done, winner, dead)
+
+
+def reset_kernel(mask, state_, static, spawn, goals):
+    e = cuda.grid(1)
+    if e < mask.shape[0] and mask[e]:
+        start_units(game_rows(state_, e), static, spawn, goals[e])
+
+
+def start_kernel(mask, state_, static, spawn, goals, seat0, seat1, ep):
+    e = cuda.grid(1)
+    if e < mask.shape[0] and mask[e]:
+        rows = game_rows(state_, e)
+        start_units(rows, static, spawn, goals[e])
+        start_episode(e, rows, seat0, seat1, ep)
+
+
+def score_kernel(state_, sc, seat0, seat1, ep, switches):
+    e = cuda.grid(1)
+    if e < state_.hp.shape[0]:
+        score_range(e, e + 1, state_, scratch_rows(sc, e), seat0, seat1, ep, switches[0] != 0, switches[2] != 0)

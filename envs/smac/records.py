@@ -12,6 +12,10 @@ passes them to ``njit`` functions and CUDA kernels alike, and a rule reads its f
 - ``BattleFlags``: int64 switches fixed for a battle (which sides are scripted, which rules apply).
 - ``Scratch``: work rows over the units for one game.  Device code cannot allocate, so the caller
   allocates them: one set on the CPU (games run one after another), one per game on a GPU.
+- ``Seat`` and ``Episode``: what one environment step in one call (``game_step.py``) reads and
+  writes besides the units: a seat's constants, its actions and its feature buffers, and the
+  episode's counters, reward bookkeeping and outcome buffers.  The buffers are allocated once and
+  rewritten every step.
 """
 
 from __future__ import annotations
@@ -157,3 +161,77 @@ def new_scratch(games: int, units: int, empty=np.empty) -> Scratch:
     """Scratch rows for ``games`` games (each field ``(games, units)``); ``empty(shape, dtype)``
     allocates (``numpy.empty``, or ``numba.cuda.device_array``)."""
     return Scratch(*(empty((games, units), dtype) for dtype in SCRATCH_DTYPES))
+
+
+class Seat(NamedTuple):
+    """One seat of a battle for ``game_step``: the constants of its view (``fast_features.FastSideView``;
+    int64, float32 and per-unit arrays), then its buffers, first axis the games."""
+
+    ally0: int  # its first unit, count, and the other side's
+    n: int
+    enemy0: int
+    m: int
+    map_x: int
+    mirror: int  # seat frame mirrored in x (and east/west swapped in its actions)
+    bits: int
+    shield_ally: int
+    shield_enemy: int
+    cx: float  # float32: map centre and playable size (the state's frame)
+    cy: float
+    width: float
+    height: float
+    hp_max: np.ndarray  # (U,) float32
+    shield_max: np.ndarray
+    is_medivac: np.ndarray  # (n,) bool
+    ally_type: np.ndarray  # (n,) int64
+    enemy_type: np.ndarray  # (m,) int64
+    max_cd: np.ndarray  # (n,) float32
+    pathing: np.ndarray  # float32 grids in the seat's frame
+    terrain: np.ndarray
+    config: np.ndarray  # FeatureConfig flags, int64 (feature_rules.OBS_* / STATE_*)
+    actions: np.ndarray  # (E, n) int64: this step's actions (input)
+    last_action: np.ndarray  # (E, n, A) float32 one-hot
+    px: np.ndarray  # (E, U) float32: positions in the seat's frame
+    py: np.ndarray
+    avail: np.ndarray  # (E, n, A) bool
+    obs: np.ndarray  # (E, n, obs_size) float32
+    state: np.ndarray  # (E, state_size) float32
+
+
+class Episode(NamedTuple):
+    """The episodes of a battle for ``game_step``: reward settings (scalars), then buffers over the
+    games (``(2, E)``: per side)."""
+
+    limit: int  # episode limit (steps)
+    n0: int  # units of side 0
+    death_value: float  # float32 reward settings (feature_rules.rewards, finish)
+    negative_scale: float
+    death_penalty: float
+    only_positive: bool
+    sparse: bool
+    win: float
+    defeat: float
+    divisor0: float  # each side's reward scale divisor
+    divisor1: float
+    scale: bool
+    counts_for_survival: np.ndarray  # (U,) bool
+    steps: np.ndarray  # (E,) int64: steps of the episode
+    timestep: np.ndarray  # (E,) float32: steps / limit
+    returns0: np.ndarray  # (E,) float32: the episode's return of each side
+    returns1: np.ndarray
+    prev: np.ndarray  # (E, U) float32: hp + shield at the last step
+    counted_dead: np.ndarray  # (E, U) bool: deaths already rewarded
+    battle: np.ndarray  # (2, E) float32: battle reward per side
+    lost: np.ndarray  # (E, 2) bool
+    reward: np.ndarray  # (2, E) float32: step reward per side
+    won: np.ndarray  # (2, E) bool
+    draw: np.ndarray  # (E,) bool
+    timeout: np.ndarray
+    done: np.ndarray
+    winner: np.ndarray  # (E,) int64: 0, 1, -1
+    dead: np.ndarray  # (2, E) int64
+    before_pos: np.ndarray  # (E, U, 2): the units before the last step (SMAC's previous units)
+    before_hp: np.ndarray  # (E, U)
+    before_shield: np.ndarray
+    before_energy: np.ndarray
+    before_cooldown: np.ndarray

@@ -70,11 +70,13 @@ class EngineSnapshot:
     energy: list
     cooldown: list
 
+    FIELDS = ("pos", "hp", "shield", "energy", "cooldown")
+
     @classmethod
     def of(cls, engine, game: int) -> EngineSnapshot:
         arrays = getattr(engine, "arrays", None)  # a CPU engine: copies of its numpy buffers (cheaper)
         if arrays is not None and engine.device.type == "cpu":
-            return cls(*(arrays(name)[game].copy() for name in ("pos", "hp", "shield", "energy", "cooldown")))
+            return cls(*(arrays(name)[game].copy() for name in cls.FIELDS))
         return cls(engine.pos[game].tolist(), engine.hp[game].tolist(), engine.shield[game].tolist(),
                    engine.energy[game].tolist(), engine.cooldown[game].tolist())
 

@@ -1,5 +1,5 @@
 """One SMAC game is fast: on the CPU each step runs the compiled rules (no torch operation per step);
-its torch work (a reset) runs on one thread, and the caller's setting is restored (no process-wide
+its torch work (a reset's trigger points) runs on one thread, and the caller's setting is restored (no process-wide
 change behind the user's back)."""
 
 import torch
@@ -9,13 +9,13 @@ from selfplay.envs.smac import StarCraft2Env
 def test_one_game_computes_single_threaded_and_restores_the_callers_threads(monkeypatch):
     env = StarCraft2Env(map_name="3m", seed=0)
     seen = []
-    real_reset = env._battle.engine.reset
+    real_draw = env._battle.engine.draw_trigger_goals
 
-    def spying_reset(*args, **kwargs):
+    def spying_draw(*args, **kwargs):  # the torch work of a reset
         seen.append(torch.get_num_threads())
-        return real_reset(*args, **kwargs)
+        return real_draw(*args, **kwargs)
 
-    monkeypatch.setattr(env._battle.engine, "reset", spying_reset)
+    monkeypatch.setattr(env._battle.engine, "draw_trigger_goals", spying_draw)
     torch.set_num_threads(2)  # the root conftest restores the suite's setting afterwards
     env.reset()
     assert seen == [1]
