@@ -281,6 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     p.add_argument("--out", required=True, help=OUT_HELP)
     _add_ppo_options(p, _compare_defaults)
+    p.add_argument("--rollout-length", type=int, default=None,
+                   help="mappo: steps of every game per update (default: 3200 / num-envs in multiples of 10, "
+                        "MAPPO's game-steps per update)")
     _add_alphastar_options(p)
     _add_ray_options(p, "each run and each run's evaluation as a Ray task")
 
@@ -512,6 +515,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     config.ppo.update(overrides)
     if "mappo" in config.agents:
         config.mappo.update({k: v for k, v in overrides.items() if k in ("epochs", "learning_rate")})
+        if args.rollout_length is not None:
+            config.mappo["rollout_length"] = args.rollout_length
+    elif args.rollout_length is not None:
+        raise ValueError("--rollout-length applies to the mappo agent (--agents mappo)")
     if "alphastar" in config.agents:
         import torch
 

@@ -126,3 +126,18 @@ def test_the_command_line_trains_mappo_under_a_scheme(tmp_path, capsys):
     assert "apply to the ppo agents" in capsys.readouterr().err
     assert main(["train", "--env", "rirrps", "--agent", "mappo", "--out", str(tmp_path / "r")]) == 2
     assert "the mappo agent plays SMAC battles" in capsys.readouterr().err
+
+
+def test_compare_gives_mappo_its_own_settings():
+    """``selfplay compare --agents mappo``: every run's MAPPO settings, rollout length from the games at once."""
+    from selfplay.evaluation.compare import CompareConfig
+
+    config = CompareConfig.preset(quick=True, env="smac:3m")
+    config.agents, config.mappo = ["mappo"], {"epochs": 5}
+    config.validate()
+    (first, *_) = config.train_configs()
+    assert first.agent_settings == {"rollout_length": 50, "epochs": 5}  # 64 games x 50 steps per update
+    assert first.settings().epochs == 5
+    config.env = "rirrps"
+    with pytest.raises(ValueError, match="the mappo agent plays SMAC battles"):
+        config.validate()
