@@ -87,3 +87,14 @@ def test_mappo_trains_against_the_builtin_ai_on_smacv2(tmp_path):
     drop = ("seconds",)
     assert [{k: v for k, v in r.items() if k not in drop} for r in rows_a] == \
         [{k: v for k, v in r.items() if k not in drop} for r in rows_b]
+
+
+@pytest.mark.parametrize("env", ["smacv2:protoss_5_vs_5", "smacv2:terran_10_vs_11"])
+def test_mappo_self_play_on_smacv2(env, tmp_path):
+    """Two-player SMACv2 under a scheme: one learner on equal teams, a learner per side on 10_vs_11."""
+    from selfplay.training.loop import TrainConfig, train
+
+    result = train(TrainConfig(env=env, agent="mappo", scheme="delta-uniform:delta=0.5", episodes=2, num_envs=2,
+                               checkpoints=2, agent_settings={"rollout_length": 20, "chunk_length": 10, "epochs": 1},
+                               tensorboard=False), tmp_path)
+    assert result.episodes == 2 and result.updates >= 1
