@@ -359,29 +359,26 @@ class V2Seat:
         se = [sh_frac[e_sl, None]] if L.shield else []
         ally_rows = np.concatenate([hp_frac[a_sl, None], *sa, cx[a_sl, None], cy[a_sl, None], ally_bits,
                                     self.last_action], 1)  # the columns after the relative ones
-        shown = ~self.hidden
-        out = np.zeros((n, L.special_state_size), np.float32)
-        for i in range(n):
-            r = self.sight[i]
-            if alive[self.ally0 + i]:
-                others = [j for j in range(n) if j != i]
-                dx, dy = px[a_sl][others] - px[a_sl][i], py[a_sl][others] - py[a_sl][i]
-                d = np.hypot(dx, dy)
-                allies = np.concatenate([(d < r)[:, None], (d / r)[:, None], dx[:, None] / r, dy[:, None] / r,
-                                         cd[others, None], ally_rows[others]], 1) * alive[a_sl][others, None]
-                dx, dy = px[e_sl] - px[a_sl][i], py[e_sl] - py[a_sl][i]
-                d = np.hypot(dx, dy)
-                show = shown[i][:, None]
-                enemies = np.concatenate([avail[i, L.n_actions_no_attack:L.n_actions_no_attack + m, None],
-                                          (d / r)[:, None], dx[:, None] / r, dy[:, None] / r, (d < r)[:, None],
-                                          hp_frac[e_sl, None] * show, *(x * show for x in se), enemy_bits * show,
-                                          cx[e_sl, None], cy[e_sl, None]], 1) * alive[e_sl, None]
-                own = [np.array([1.0, 0.0, 0.0, 0.0]), ally_rows[i]]
-                if L.flags.conic_fov:
-                    own.append(self.fov[i])
-                out[i, :-n] = np.concatenate([allies.ravel(), enemies.ravel(), *own])
-            out[i, L.special_state_size - n + i] = 1.0
-        return out
+        alive_a, alive_e = alive[a_sl], alive[e_sl]
+        r = self.sight[:, None]
+        others = np.array([[j for j in range(n) if j != i] for i in range(n)], np.int64).reshape(n, n - 1)
+        ax, ay = px[a_sl], py[a_sl]
+        dx, dy = ax[others] - ax[:, None], ay[others] - ay[:, None]
+        d = np.hypot(dx, dy)
+        allies = np.concatenate([(d < r)[..., None], (d / r)[..., None], (dx / r)[..., None], (dy / r)[..., None],
+                                 cd[others][..., None], ally_rows[others]], -1) * alive_a[others][..., None]
+        dx, dy = px[e_sl][None, :] - ax[:, None], py[e_sl][None, :] - ay[:, None]
+        d = np.hypot(dx, dy)
+        show = (~self.hidden)[..., None]
+        per_enemy = lambda x: np.broadcast_to(x[None], (n, *x.shape))  # noqa: E731
+        enemies = np.concatenate([avail[:, L.n_actions_no_attack:L.n_actions_no_attack + m, None],
+                                  (d / r)[..., None], (dx / r)[..., None], (dy / r)[..., None], (d < r)[..., None],
+                                  per_enemy(hp_frac[e_sl, None]) * show, *(per_enemy(x) * show for x in se),
+                                  per_enemy(enemy_bits) * show, per_enemy(cx[e_sl, None]), per_enemy(cy[e_sl, None])],
+                                 -1) * alive_e[None, :, None]
+        own = [np.ones((n, 1)), np.zeros((n, 3)), ally_rows] + ([self.fov] if L.flags.conic_fov else [])
+        body = np.concatenate([allies.reshape(n, -1), enemies.reshape(n, -1), *own], 1) * alive_a[:, None]
+        return np.concatenate([body, np.eye(n)], 1).astype(np.float32)
 
     # -------------------------------------------------------------- actions
     def engine_actions(self, actions: np.ndarray, true_avail: np.ndarray) -> np.ndarray:
