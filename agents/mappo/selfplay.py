@@ -48,13 +48,17 @@ class MAPPOSpec:
     state_size: int
     n_agents: int
     n_actions: int
-    config: dict
+    config: tuple  # MAPPOConfig.to_dict()'s items, sorted (hashable: populations are checked by spec)
+
+    @classmethod
+    def make(cls, obs_size: int, state_size: int, n_agents: int, n_actions: int, config: dict) -> MAPPOSpec:
+        return cls(int(obs_size), int(state_size), int(n_agents), int(n_actions), tuple(sorted(config.items())))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "config": dict(self.config)}
 
     def settings(self) -> MAPPOConfig:
-        return mappo_config(**self.config)
+        return mappo_config(**dict(self.config))
 
 
 class MAPPOFrozenPolicy:
@@ -111,7 +115,7 @@ def battle_spec(battle, seat: int, config: MAPPOConfig) -> MAPPOSpec:
     if seat not in range(battle.n_seats):
         raise ValueError(f"seat must be one of {list(range(battle.n_seats))} for this battle, got {seat!r}")
     state = battle.special_state_size[seat] if config.critic_input == "AS" else battle.state_size[seat]
-    return MAPPOSpec(battle.obs_size[seat], state, battle.n_agents[seat], battle.n_actions[seat], config.to_dict())
+    return MAPPOSpec.make(battle.obs_size[seat], state, battle.n_agents[seat], battle.n_actions[seat], config.to_dict())
 
 
 class MAPPOSelfPlayLearner:
@@ -215,7 +219,108 @@ def load_policy(path, device="cpu") -> MAPPOFrozenPolicy:
     if torch.device(device).type != "cpu":
         raise ValueError(f"device must be 'cpu' for MAPPO policies, got {device!r}")
     payload = read_policy_file(path, FORMAT, "cpu", FORMAT_VERSION)
-    spec = MAPPOSpec(**payload["spec"])
+    spec = MAPPOSpec.make(**payload["spec"])
     network = MAPPOLearner(spec.obs_size, spec.state_size, spec.n_agents, spec.n_actions, spec.settings()).network
     network.load_state_dict(payload["weights"])
     return MAPPOFrozenPolicy(network, spec, payload["weight_version"], payload["seed"])
+
+
+class _Actor(nn.Module):
+    """One policy's acting path, written out for ``torch.func.vmap`` (the GRU cell as PyTorch's
+    ``GRUCell``, gate order r, z, n):
+
+        z = MLP(LayerNorm(x));  r = σ(W_ir z + b_ir + W_hr h + b_hr);  u = σ(W_iz z + b_iz + W_hz h + b_hz)
+        n = tanh(W_in z + b_in + r ⊙ (W_hn h + b_hn));  h' = (1 − u) ⊙ n + u ⊙ h;  logits = head(LayerNorm(h'))
+    """
+
+    def __init__(self, network: MAPPONetwork):
+        super().__init__()
+        self.actor, self.head = network.actor, network.policy_head
+
+    def forward(self, x, h):
+        a, gru = self.actor, self.actor.gru
+        z = a.mlp(a.feature_norm(x))
+        xr, xz, xn = nn.functional.linear(z, gru.weight_ih, gru.bias_ih).chunk(3, -1)
+        hr, hz, hn = nn.functional.linear(h, gru.weight_hh, gru.bias_hh).chunk(3, -1)
+        r, u = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+        h = (1 - u) * torch.tanh(xn + r * hn) + u * h
+        return self.head(a.out_norm(h)), h
+
+
+class MAPPOPolicyStack:
+    """Frozen MAPPO policies (one spec) acting in one computation: ``act(obs, state, policy_index, mask,
+    episode_start)`` plays game ``b`` (all its agents) with ``policies[policy_index[b]]``. The games are
+    grouped by policy into a padded ``(groups, games_per_group · agents, features)`` layout and the
+    actors' stacked weights run once under ``torch.func.vmap`` over the groups present (``_Actor``). The
+    state is the frozen policies' ``(h, last action)``, so games can move between a stack and single
+    policies."""
+
+    recurrent = True
+
+    def __init__(self, policies, seed: int = 0):
+        from selfplay.agents.ppo.stack import check_population
+        from torch.func import functional_call, stack_module_state
+
+        self.policies = policies = check_population(policies, MAPPOFrozenPolicy)
+        self.spec, self.config = policies[0].spec, policies[0].config
+        self.n_agents, self.n_actions = self.spec.n_agents, self.spec.n_actions
+        self.hidden = policies[0].network.sizes["hidden_size"]
+        self.device = torch.device("cpu")
+        self.generator = torch.Generator().manual_seed(int(seed))
+        actors = [_Actor(p.network) for p in policies]
+        self.params, self.buffers = stack_module_state(actors)
+        base = copy.deepcopy(actors[0]).to("meta")
+        self._forward = torch.func.vmap(lambda p, b, x, h: functional_call(base, (p, b), (x, h)))
+
+    def __len__(self) -> int:
+        return len(self.policies)
+
+    def initial_state(self, batch: int) -> tuple:
+        return torch.zeros(batch, self.n_agents, self.hidden), torch.zeros(batch, self.n_agents, self.n_actions)
+
+    @torch.no_grad()
+    def act(self, obs, state, policy_index, mask=None, episode_start=None, *, deterministic=False, generator=None):
+        """``(action (B, U), state, info)``; game ``b`` acts with ``policies[policy_index[b]]``."""
+        obs = torch.as_tensor(obs, dtype=torch.float32)
+        B, U, A = obs.shape[0], self.n_agents, self.n_actions
+        index = torch.as_tensor(policy_index)
+        if tuple(index.shape) != (B,) or index.is_floating_point() or index.dtype == torch.bool:
+            raise ValueError(f"policy_index must be an integer tensor of shape ({B},), got {index.dtype} "
+                             f"{tuple(index.shape)}")
+        if bool(((index < 0) | (index >= len(self))).any()):
+            raise ValueError(f"policy_index must lie in [0, {len(self) - 1}]")
+        start = torch.ones(B, dtype=torch.bool) if episode_start is None else torch.as_tensor(episode_start,
+                                                                                              dtype=torch.bool)
+        h, last = self.initial_state(B) if state is None else state
+        keep = (~start)[:, None, None].float()
+        h, last = h * keep, last * keep
+        x = actor_inputs(obs, last, self.config.agent_id, self.config.last_action)
+        groups, group_of_row = torch.unique(index, return_inverse=True)
+        order = torch.argsort(group_of_row, stable=True)
+        counts = torch.bincount(group_of_row, minlength=len(groups))
+        G, W = len(groups), int(counts.max())
+        rank = torch.empty_like(order)
+        rank[order] = torch.arange(B) - (torch.cumsum(counts, 0) - counts)[group_of_row[order]]
+        dest = group_of_row * W + rank
+
+        def pad(t):  # (B, U, F) -> (G, W·U, F)
+            return t.new_zeros(G * W, *t.shape[1:]).index_copy_(0, dest, t).view(G, W * U, t.shape[-1])
+
+        def unpad(t):  # (G, W·U, F) -> (B, U, F)
+            return t.reshape(G * W, U, t.shape[-1]).index_select(0, dest)
+
+        params = {k: v[groups] for k, v in self.params.items()}
+        buffers = {k: v[groups] for k, v in self.buffers.items()}
+        logits, h = self._forward(params, buffers, pad(x), pad(h))
+        logits = masked_logits(unpad(logits), None if mask is None else torch.as_tensor(mask, dtype=torch.bool))
+        if deterministic:
+            action = logits.argmax(-1)
+        else:
+            probs = torch.softmax(logits, -1).view(B * U, A)
+            action = torch.multinomial(probs, 1, generator=generator or self.generator).view(B, U)
+        return action, (unpad(h), nn.functional.one_hot(action, A).float()), {"logits": logits}
+
+
+def stack_policies(frozens, seed: int = 0) -> MAPPOPolicyStack:
+    """Stack frozen MAPPO policies (one spec) for batched population inference."""
+    return MAPPOPolicyStack(frozens, seed)

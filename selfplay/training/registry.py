@@ -194,15 +194,14 @@ def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
 
 def _mappo_kit() -> AgentKit:
     """MAPPO (``agents/mappo``) under a self-play scheme, on SMAC battles and SMACv2 scenarios
-    (``env_for_agent`` refuses other environments); frozen
-    policies act one forward pass per distinct policy (no stacked population)."""
+    (``env_for_agent`` refuses other environments); populations act stacked (``MAPPOPolicyStack``)."""
     from selfplay.agents.mappo import mappo_config
-    from selfplay.agents.mappo.selfplay import MAPPOSelfPlayLearner, load_policy, save_policy
+    from selfplay.agents.mappo.selfplay import MAPPOSelfPlayLearner, load_policy, save_policy, stack_policies
 
     def make_learner(battle: Any, seed: int, seat: int = 0, **overrides: Any) -> Any:
         return MAPPOSelfPlayLearner.for_battle(battle, seat, mappo_config(**overrides), seed)
 
-    return AgentKit(make_learner, mappo_config, save_policy, load_policy, None)
+    return AgentKit(make_learner, mappo_config, save_policy, load_policy, stack_policies)
 
 
 def _alphastar_kit() -> AgentKit:

@@ -141,3 +141,30 @@ def test_compare_gives_mappo_its_own_settings():
     config.env = "rirrps"
     with pytest.raises(ValueError, match="the mappo agent plays SMAC battles"):
         config.validate()
+
+
+def test_stacked_policies_act_as_each_policy_alone():
+    """A stack of 3 policies on 6 games (policy per game 2, 0, 2, 1, 0, 2) gives each game its own
+    policy's logits and greedy actions, step after step of a 3m battle (states carried)."""
+    from selfplay.agents.mappo.selfplay import stack_policies
+
+    battle = SMACBattle("3m", num_envs=6, seed=1, two_player=False)
+    policies = [MAPPOSelfPlayLearner.for_battle(battle, 0, mappo_config(), seed=i).snapshot() for i in range(3)]
+    stack = stack_policies(policies)
+    index = torch.tensor([2, 0, 2, 1, 0, 2])
+    obs = battle.reset()
+    start = torch.ones(6, dtype=torch.bool)
+    state = stack.initial_state(6)
+    alone = [policies[int(i)].initial_state(1) for i in index]
+    for _ in range(8):
+        mask = battle.action_masks()[0]
+        action, state, info = stack.act(obs[0], state, index, mask, start, deterministic=True)
+        for g, i in enumerate(index.tolist()):
+            a, alone[g], own = policies[i].act(obs[0][g:g + 1], alone[g], mask[g:g + 1], start[g:g + 1],
+                                               deterministic=True)
+            torch.testing.assert_close(info["logits"][g:g + 1], own["logits"], rtol=1e-4, atol=1e-4)
+            assert torch.equal(action[g:g + 1], a)
+            torch.testing.assert_close(state[0][g:g + 1], alone[g][0], rtol=1e-4, atol=1e-5)
+        obs, _, start, _ = battle.step([action])
+    with pytest.raises(ValueError, match="policy_index must lie in"):
+        stack.act(obs[0], None, torch.full((6,), 3), battle.action_masks()[0])
