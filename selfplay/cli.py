@@ -569,6 +569,8 @@ def cmd_league(args: argparse.Namespace) -> int:
     steps = getattr(args, "steps", LEAGUE_STEPS[(args.quick, alphastar)])
     options = {"min_steps": steps // 8, "max_steps": steps // 4, **(LEAGUE_QUICK if args.quick else {}),
                **explicit, "steps": steps}
+    if args.agent == "mappo":
+        settings = _mappo_self_play_settings(args, _ppo_overrides(args), options.get("num_envs", args.num_envs))
     config = LeagueTrainConfig(**options, league=spec, agent_settings=settings)
     if ray is not None:
         from selfplay.evaluation.league import train_league_on_ray
