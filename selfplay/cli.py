@@ -281,6 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     p.add_argument("--out", required=True, help=OUT_HELP)
     _add_ppo_options(p, _compare_defaults)
+    p.add_argument("--rollout-length", type=int, default=None,
+                   help="mappo: steps of every game per update (default: 3200 / num-envs in multiples of 10, "
+                        "MAPPO's game-steps per update)")
     _add_alphastar_options(p)
     _add_ray_options(p, "each run and each run's evaluation as a Ray task")
 
@@ -357,15 +360,17 @@ def cmd_train(args: argparse.Namespace) -> int:
         return _train_vs_builtin(args)
     if args.opponent is not None:
         raise ValueError(f"opponent must be 'builtin-ai' (or left out: self-play), got {args.opponent!r}")
-    if getattr(args, "agent", None) == "mappo":
-        raise ValueError("agent mappo trains against the built-in AI: add --opponent builtin-ai")
-    given_vs_ai = [f"--{k.replace('_', '-')}" for k in VS_AI_ONLY if getattr(args, k, None) not in (None, False)]
+    mappo = getattr(args, "agent", None) == "mappo"
+    given_vs_ai = [f"--{k.replace('_', '-')}" for k in VS_AI_ONLY if getattr(args, k, None) not in (None, False)
+                   and not (mappo and k in MAPPO_SELF_PLAY)]
     if given_vs_ai:
         raise ValueError(f"options {', '.join(given_vs_ai)} apply to --opponent builtin-ai only")
     options = {**(TRAIN_QUICK if args.quick else {}), **given(args, TRAIN_FIELDS)}
     _with_defaults(args, TrainConfig, TRAIN_FIELDS)
     settings = _ppo_overrides(args)
-    if args.agent == "alphastar":
+    if mappo:
+        settings = _mappo_self_play_settings(args, settings, options.get("num_envs", args.num_envs))
+    elif args.agent == "alphastar":
         import torch
 
         torch.set_num_threads(1)
@@ -393,6 +398,23 @@ VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "eval_inte
 VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "learning_rate",
                "open_loop": "open_loop", "critic_input": "critic_input", "rollout_length": "rollout_length",
                "eval_interval": "eval_interval", "eval_episodes": "eval_episodes"}  # option dest -> MAPPOConfig field
+
+
+MAPPO_SELF_PLAY = ("critic_input", "rollout_length")  # the MAPPO options that also apply under a scheme
+
+
+def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs: int) -> dict:
+    """MAPPOConfig overrides of ``train --agent mappo`` under a scheme: ``--epochs``, ``--learning-rate``,
+    ``--critic-input``, ``--rollout-length`` (default: ``self_play_rollout_length(num_envs)``, about MAPPO's
+    3200 game-steps per update)."""
+    from selfplay.agents.mappo.config import self_play_rollout_length
+
+    ppo_only = [f"--{k.replace('_', '-')}" for k in ("horizon", "minibatch_size") if k in settings]
+    if ppo_only:
+        raise ValueError(f"options {', '.join(ppo_only)} apply to the ppo agents; mappo's is --rollout-length")
+    out = {**settings, **{k: getattr(args, k) for k in MAPPO_SELF_PLAY if getattr(args, k, None) is not None}}
+    out.setdefault("rollout_length", self_play_rollout_length(num_envs))
+    return out
 
 
 def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
@@ -489,7 +511,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for name, value in given(args, COMPARE_FIELDS).items():
         setattr(config, name, value)
     args.env, args.agent = config.env, ",".join(config.agents)
-    config.ppo.update(_ppo_overrides(args))
+    overrides = _ppo_overrides(args)
+    config.ppo.update(overrides)
+    if "mappo" in config.agents:
+        config.mappo.update({k: v for k, v in overrides.items() if k in ("epochs", "learning_rate")})
+        if args.rollout_length is not None:
+            config.mappo["rollout_length"] = args.rollout_length
+    elif args.rollout_length is not None:
+        raise ValueError("--rollout-length applies to the mappo agent (--agents mappo)")
     if "alphastar" in config.agents:
         import torch
 
@@ -540,6 +569,8 @@ def cmd_league(args: argparse.Namespace) -> int:
     steps = getattr(args, "steps", LEAGUE_STEPS[(args.quick, alphastar)])
     options = {"min_steps": steps // 8, "max_steps": steps // 4, **(LEAGUE_QUICK if args.quick else {}),
                **explicit, "steps": steps}
+    if args.agent == "mappo":
+        settings = _mappo_self_play_settings(args, _ppo_overrides(args), options.get("num_envs", args.num_envs))
     config = LeagueTrainConfig(**options, league=spec, agent_settings=settings)
     if ray is not None:
         from selfplay.evaluation.league import train_league_on_ray

@@ -148,3 +148,11 @@ def _check_int(name: str, value) -> None:
 
 def _finite(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def self_play_rollout_length(num_envs: int, chunk_length: int = 10) -> int:
+    """Steps per game of a self-play rollout of ``num_envs`` games that keeps an update near MAPPO's
+    ``8 · 400 = 3200`` game-steps: ``3200 / num_envs`` rounded to a multiple of ``chunk_length``, at
+    least one chunk."""
+    _check_int("num_envs", num_envs)
+    return max(chunk_length, round(3200 / num_envs / chunk_length) * chunk_length)

@@ -288,10 +288,11 @@ class MAPPOLearner:
         return MAPPOPolicy(copy.deepcopy(self.network), self.config, self.n_agents, self.weight_version,
                            derive_seed(self.seed, Stream.SNAPSHOT, self.weight_version))
 
-    def state_dict(self) -> dict:
+    def state_dict(self, drop_rollout: bool = False) -> dict:
         """What resumes the learner between updates: weights, optimisers, value normaliser, RNG, version.
-        The games' recurrent states are not kept: a resumed run restarts its games."""
-        if self.step_index or self.pending:
+        The games' recurrent states are not kept: a resumed run restarts its games.  Taken mid-rollout only
+        with ``drop_rollout`` (the rollout so far is left out: a resumed learner starts a new one)."""
+        if (self.step_index or self.pending) and not drop_rollout:
             raise RuntimeError("state_dict() is taken between updates (the rollout must be empty)")
         return copy.deepcopy({"config": self.config.to_dict(), "seed": self.seed, "weight_version": self.weight_version,
                               "network": self.network.state_dict(), "actor_optimizer": self.actor_optimizer.state_dict(),

@@ -72,6 +72,7 @@ class SMACv2Battle:
         self.n_actions = [lay.n_actions for lay in seats]
         self.obs_size = [lay.obs_size for lay in seats]
         self.state_size = [lay.state_size() for lay in seats]
+        self.special_state_size = [lay.special_state_size for lay in seats]
         self.episode_limit = self.episode_length = self.gen.limit
         ss = np.random.SeedSequence(seed)
         draw_ss, obs_ss, eng_ss = ss.spawn(3)
@@ -141,6 +142,12 @@ class SMACv2Battle:
     def get_state(self) -> list[torch.Tensor]:
         return [torch.from_numpy(np.stack([g["seats"][s].state(self._timestep(e))
                                            for e, g in enumerate(self.games)])) for s in range(self.n_seats)]
+
+    def get_special_state(self) -> list[torch.Tensor]:
+        """MAPPO's agent-specific state per seat, float (num_envs, n_agents, special_state_size)
+        (``V2Seat.special_state``)."""
+        return [torch.from_numpy(np.stack([g["seats"][s].special_state() for g in self.games]))
+                for s in range(self.n_seats)]
 
     def action_masks(self) -> list[torch.Tensor]:
         return [torch.from_numpy(np.stack([g["seats"][s].avail()[0] for g in self.games]))

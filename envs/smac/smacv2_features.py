@@ -136,6 +136,16 @@ class V2Layout:
         return (self.n_agents * self.ally_state_size + self.n_enemies * self.enemy_state_size
                 + self.n_agents * self.n_actions * f.state_last_action + int(f.state_timestep_number))
 
+    @property
+    def special_state_size(self) -> int:
+        """Size of the agent-specific state (``V2Seat.special_state``)."""
+        sa, se, b, A = self.shield, self.shield, self.bits, self.n_actions
+        fov = 2 * self.flags.conic_fov
+        ally = 1 + 3 + 1 + 1 + sa + 2 + b + A
+        enemy = 1 + 3 + 1 + 1 + se + b + 2
+        own = 1 + 3 + 1 + sa + 2 + b + A + fov
+        return (self.n_agents - 1) * ally + self.n_enemies * enemy + own + self.n_agents
+
     def obs_feature_names(self) -> list[str]:
         """SMACv2's ``build_obs_feature_names`` (allies numbered from agent 0's view: 1 .. n-1)."""
         f = self.flags
@@ -316,6 +326,59 @@ class V2Seat:
                          np.float32(spec.playable_width), np.float32(spec.playable_height), self.fov,
                          int(f.conic_fov), self.config)
         return row
+
+    def special_state(self) -> np.ndarray:
+        """float (n, special_state_size): MAPPO's agent-specific state ("AS") of every agent.
+
+        SMAC's construction (``features.SideView.special_state``, MAPPO's ``get_state_agent``) on this
+        draw's units, with SMACv2's per-unit sight range ``r_i`` (``use_unit_ranges``) and SMACv2's
+        state normalisation (centre-relative positions over the playable width/height).  For agent i:
+        every other ally [d < r_i, d/r_i, dx/r_i, dy/r_i, cooldown (Medivac: energy) / max cooldown,
+        hp, shield, centre-x, centre-y, type bits, last action]; every enemy [attack available,
+        d/r_i, dx/r_i, dy/r_i, d < r_i, hp, shield, type bits, centre-x, centre-y] (health, shield
+        and type zero where EPO's ``enemy_mask`` hides the enemy, as marlbenchmark/on-policy's SMACv2
+        ``get_state_agent``); itself [1, 0, 0, 0, hp, shield, centre-x, centre-y, type bits, last
+        action, cone direction (``conic_fov`` only)]; its one-hot id.  Dead units' rows are zero, and
+        a dead agent's vector is zero except its id."""
+        L, e, spec = self.layout, self.engine, self.engine.spec
+        n, m, b = self.n, self.m, L.bits
+        px, py = self._xy()
+        hp = self._hp()
+        shield = e.arrays("shield")[0]
+        hp_frac = hp / self.hp_max
+        sh_frac = np.where(self.shield_max > 0, shield / np.maximum(self.shield_max, 1e-6), 0.0)
+        alive = hp > 0
+        cx = (px - spec.map_x / 2) / spec.playable_width
+        cy = (py - spec.map_y / 2) / spec.playable_height
+        a_sl, e_sl = slice(self.ally0, self.ally0 + n), slice(self.enemy0, self.enemy0 + m)
+        cd = np.where(self.is_medivac, e.arrays("energy")[0][a_sl], e.arrays("cooldown")[0][a_sl]) / self.max_cd
+        ally_bits = np.eye(b, dtype=np.float32)[self.ally_type] if b else np.zeros((n, 0), np.float32)
+        enemy_bits = np.eye(b, dtype=np.float32)[self.enemy_type] if b else np.zeros((m, 0), np.float32)
+        avail, _ = self.avail()
+        sa = [sh_frac[a_sl, None]] if L.shield else []
+        se = [sh_frac[e_sl, None]] if L.shield else []
+        ally_rows = np.concatenate([hp_frac[a_sl, None], *sa, cx[a_sl, None], cy[a_sl, None], ally_bits,
+                                    self.last_action], 1)  # the columns after the relative ones
+        alive_a, alive_e = alive[a_sl], alive[e_sl]
+        r = self.sight[:, None]
+        others = np.array([[j for j in range(n) if j != i] for i in range(n)], np.int64).reshape(n, n - 1)
+        ax, ay = px[a_sl], py[a_sl]
+        dx, dy = ax[others] - ax[:, None], ay[others] - ay[:, None]
+        d = np.hypot(dx, dy)
+        allies = np.concatenate([(d < r)[..., None], (d / r)[..., None], (dx / r)[..., None], (dy / r)[..., None],
+                                 cd[others][..., None], ally_rows[others]], -1) * alive_a[others][..., None]
+        dx, dy = px[e_sl][None, :] - ax[:, None], py[e_sl][None, :] - ay[:, None]
+        d = np.hypot(dx, dy)
+        show = (~self.hidden)[..., None]
+        per_enemy = lambda x: np.broadcast_to(x[None], (n, *x.shape))  # noqa: E731
+        enemies = np.concatenate([avail[:, L.n_actions_no_attack:L.n_actions_no_attack + m, None],
+                                  (d / r)[..., None], (dx / r)[..., None], (dy / r)[..., None], (d < r)[..., None],
+                                  per_enemy(hp_frac[e_sl, None]) * show, *(per_enemy(x) * show for x in se),
+                                  per_enemy(enemy_bits) * show, per_enemy(cx[e_sl, None]), per_enemy(cy[e_sl, None])],
+                                 -1) * alive_e[None, :, None]
+        own = [np.ones((n, 1)), np.zeros((n, 3)), ally_rows] + ([self.fov] if L.flags.conic_fov else [])
+        body = np.concatenate([allies.reshape(n, -1), enemies.reshape(n, -1), *own], 1) * alive_a[:, None]
+        return np.concatenate([body, np.eye(n)], 1).astype(np.float32)
 
     # -------------------------------------------------------------- actions
     def engine_actions(self, actions: np.ndarray, true_avail: np.ndarray) -> np.ndarray:

@@ -46,7 +46,7 @@ DEFAULT_SCHEMES = [
 @dataclass
 class CompareConfig:
     env: str = "rirrps"  # environment: rirrps | biased-rps | rpsls | smac:MAP[@sc2] | smacv2:SCENARIO | openspiel:GAME[(param=value,...)]
-    agents: list[str] = field(default_factory=lambda: ["ppo-mlp"])  # comma-separated agents: ppo-mlp | ppo-rnn | alphastar
+    agents: list[str] = field(default_factory=lambda: ["ppo-mlp"])  # comma-separated agents: ppo-mlp | ppo-rnn | alphastar | mappo (SMAC)
     schemes: list[str] = field(default_factory=lambda: list(DEFAULT_SCHEMES))  # comma-separated scheme specs
     seeds: list[int] = field(default_factory=lambda: [0])  # comma-separated seeds, e.g. 0,1,2
     episodes: int = 3000  # episodes per run (the budget)
@@ -55,6 +55,8 @@ class CompareConfig:
     num_envs: int = 64  # games played at once per run
     ppo: dict = field(default_factory=lambda: {"horizon": 512})
     alphastar: dict = field(default_factory=dict)  # the alphastar agent's settings (sl_checkpoint, learning_rate, ...)
+    mappo: dict = field(default_factory=dict)  # the mappo agent's settings (MAPPOConfig fields; rollout_length
+    # defaults to self_play_rollout_length(num_envs): about MAPPO's 3200 game-steps per update)
     embedding: bool = True  # t-SNE of every seed's runs (RirRPS only)
     embed_per_run: int = 3000  # trajectories per run in the t-SNE (evenly spaced in time)
     basis_episodes: int = 1000  # per reference agent
@@ -121,8 +123,16 @@ class CompareConfig:
         runs = self.run_specs(Path(".")) if runs is None else runs
         return [TrainConfig(env=self.env, agent=r.agent, scheme=r.scheme, episodes=self.episodes,
                             num_envs=self.num_envs, seed=r.seed, checkpoints=self.checkpoints,
-                            agent_settings=dict(self.alphastar if r.agent == "alphastar" else self.ppo),
-                            tensorboard=True) for r in runs]
+                            agent_settings=self._agent_settings(r.agent), tensorboard=True) for r in runs]
+
+    def _agent_settings(self, agent: str) -> dict:
+        if agent == "alphastar":
+            return dict(self.alphastar)
+        if agent == "mappo":
+            from selfplay.agents.mappo.config import self_play_rollout_length
+
+            return {"rollout_length": self_play_rollout_length(self.num_envs), **self.mappo}
+        return dict(self.ppo)
 
 
 @dataclass

@@ -219,7 +219,8 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
         f"Environment `{config.env}`; agents {', '.join(f'`{a}`' for a in config.agents)}; "
         f"{config.episodes} episodes per run; seeds {config.seeds}; {config.checkpoints} evaluation checkpoints "
         f"per run; {config.matches} matches per pair (both seats). "
-        + (f"PPO overrides: `{config.ppo}`. " if any(a != "alphastar" for a in config.agents) else "")
+        + (f"PPO overrides: `{config.ppo}`. " if any(a.startswith("ppo") for a in config.agents) else "")
+        + (f"MAPPO settings: `{config._agent_settings('mappo')}`. " if "mappo" in config.agents else "")
         + (f"AlphaStar settings: `{config.alphastar}`." if "alphastar" in config.agents else ""),
         f"Training: {summary['seconds'].sum():.0f} s summed over the runs (in parallel processes); this invocation "
         f"took {train_seconds:.0f} s to train (finished runs are resumed, not retrained) and {total_seconds:.0f} s in all"

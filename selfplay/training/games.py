@@ -73,6 +73,12 @@ class GameRunner:
             return per_seat[self.fixed_seat if learner_side else 1 - self.fixed_seat]
         return select_seat(self.seat if learner_side else 1 - self.seat, per_seat)
 
+    def _critic_state(self) -> torch.Tensor:
+        """The learner's seat's critic input: the agent-specific state (``critic_state == "special"``,
+        MAPPO's "AS") or the environment's global state."""
+        special = getattr(self.learner, "critic_state", "state") == "special"
+        return self._pick(self.env.get_special_state() if special else self.env.get_state(), True)
+
     def step(self) -> list[FinishedGame]:
         """One environment step of every game; the learner records its reward."""
         masks = self.env.action_masks()
@@ -81,7 +87,7 @@ class GameRunner:
         seat = self.seat
         extra = {}
         if getattr(self.learner, "uses_global_state", False):  # a centralised value (MAPPO) needs the state
-            extra["global_state"] = self._pick(self.env.get_state(), True)
+            extra["global_state"] = self._critic_state()
         action, self.learner_state, _ = self.learner.act(self._pick(self.obs, True), self.learner_state,
                                                          None if masks is None else self._pick(masks, True), self.episode_start, **extra)
         opp_obs, opp_mask = self._pick(self.obs, False), None if masks is None else self._pick(masks, False)
@@ -101,6 +107,8 @@ class GameRunner:
             actions = [torch.where(zero, action, opp_action), torch.where(zero, opp_action, action)]
         self.obs, rewards, done, info = self.env.step(actions)
         self.learner.record(self._pick(rewards, True), done)
+        if getattr(self.learner, "needs_bootstrap", lambda: False)():  # MAPPO: the value after the rollout
+            self.learner.bootstrap(self._critic_state(), self._pick(self.env.action_masks(), True), done)
         self.episode_start = done.clone()
         if not bool(done.any()):
             return []

@@ -33,7 +33,7 @@ class TrainConfig:
     """One training run: a learner trained by self-play under one scheme."""
 
     env: str = "rirrps"  # environment: rirrps | biased-rps | rpsls | smac:MAP[@sc2] | smacv2:SCENARIO | openspiel:GAME[(param=value,...)]
-    agent: str = "ppo-mlp"  # ppo-mlp | ppo-rnn (a recurrent cell: --rnn-cell) | alphastar (SMAC only) | mappo (SMAC, --opponent builtin-ai)
+    agent: str = "ppo-mlp"  # ppo-mlp | ppo-rnn (a recurrent cell: --rnn-cell) | alphastar (SMAC only) | mappo (SMAC and SMACv2)
     scheme: str = "delta-uniform:delta=0"  # scheme spec, e.g. delta-limit-uniform:delta=0.5
     episodes: int = 10_000  # episodes to train (the budget)
     num_envs: int = 64  # games played at once

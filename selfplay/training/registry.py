@@ -4,7 +4,8 @@ Environments: ``rirrps``, ``biased-rps``, ``rpsls`` (repeated matrix games, docs
 ``smac:MAP`` (the batched SMAC simulator, docs/design/smac.md; symmetric maps mirror the second side so one
 policy sees both sides alike). Agents: ``ppo-mlp``, ``ppo-rnn`` — the one-unit PPO learner on matrix
 games, the parameter-shared multi-unit PPO learner on SMAC sides (``ppo-rnn`` is a GRU there) — and
-``alphastar``, the AlphaStar commander (SMAC only). The AlphaStar agent plays a battle through its
+``alphastar``, the AlphaStar commander (SMAC only), and ``mappo``, recurrent MAPPO (``agents/mappo``; SMAC
+and SMACv2) as a self-play learner (``agents/mappo/selfplay.py``). The AlphaStar agent plays a battle through its
 order executor: ``env_for_agent("smac:MAP", "alphastar")`` is ``smac-commander:MAP``, the same battle
 seen as a ``CommanderEnv`` (commander actions, packed AlphaStar observations, win/loss reward) on a
 ``COMMANDER_GRID``² grid. A SMAC name ending in ``@sc2`` (``smac:3m@sc2``) plays the real StarCraft II
@@ -25,7 +26,7 @@ from typing import Any
 from selfplay.envs.base import TwoPlayerBatchedEnv
 
 MATRIX_GAMES = ("rirrps", "biased-rps", "rpsls")
-AGENTS = ("ppo-mlp", "ppo-rnn", "alphastar")
+AGENTS = ("ppo-mlp", "ppo-rnn", "alphastar", "mappo")
 SC2_SUFFIX = "@sc2"  # smac:MAP@sc2: the real game
 SMACV2_PREFIX = "smacv2:"  # smacv2:protoss_5_vs_5
 OPENSPIEL_PREFIX = "openspiel:"  # openspiel:kuhn_poker, openspiel:goofspiel(num_cards=4)
@@ -92,6 +93,8 @@ def env_for_agent(env: str, agent: str) -> str:
         if not is_smac(env) or is_smacv2(env):
             raise ValueError(f"the alphastar agent plays SMAC maps ('smac:MAP'), got env {env!r}")
         return f"smac-commander:{env.split(':', 1)[1]}"
+    if agent == "mappo" and (not is_smac(env) or env.startswith("smac-commander:")):
+        raise ValueError(f"the mappo agent plays SMAC battles ('smac:MAP' or 'smacv2:SCENARIO'), got env {env!r}")
     if env.startswith("smac-commander:"):
         raise ValueError(f"{env!r} is the AlphaStar commander's view; agent {agent!r} plays 'smac:{smac_map(env)}'")
     return env
@@ -163,6 +166,8 @@ def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
         raise ValueError(f"agent must be one of {AGENTS}, got {name!r}")
     if name == "alphastar":
         return _alphastar_kit()
+    if name == "mappo":
+        return _mappo_kit()
     if is_smac(env):
         from selfplay.agents.ppo.config import ppo_config
         from selfplay.agents.ppo.multiunit import MultiUnitPPOLearner, load_policy, save_policy
@@ -185,6 +190,18 @@ def agent_kit(name: str, env: str = "rirrps") -> AgentKit:
 
     return AgentKit(make_learner, lambda **o: ppo_config("rps", **{"body": body, **o}), save_policy, load_policy,
                     stack_policies)
+
+
+def _mappo_kit() -> AgentKit:
+    """MAPPO (``agents/mappo``) under a self-play scheme, on SMAC battles and SMACv2 scenarios
+    (``env_for_agent`` refuses other environments); populations act stacked (``MAPPOPolicyStack``)."""
+    from selfplay.agents.mappo import mappo_config
+    from selfplay.agents.mappo.selfplay import MAPPOSelfPlayLearner, load_policy, save_policy, stack_policies
+
+    def make_learner(battle: Any, seed: int, seat: int = 0, **overrides: Any) -> Any:
+        return MAPPOSelfPlayLearner.for_battle(battle, seat, mappo_config(**overrides), seed)
+
+    return AgentKit(make_learner, mappo_config, save_policy, load_policy, stack_policies)
 
 
 def _alphastar_kit() -> AgentKit:

@@ -124,8 +124,8 @@ def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
 
     config = yaml.safe_load((out / "config.yaml").read_text())
     assert config["resolved_agent_settings"]["open_loop"] is True and config["opponent"] == "builtin-ai"
-    assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--out", str(tmp_path / "x")]) == 2
-    assert "--opponent builtin-ai" in capsys.readouterr().err
+    assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--open-loop", "--out", str(tmp_path / "x")]) == 2
+    assert "--open-loop apply to --opponent builtin-ai only" in capsys.readouterr().err
     assert main(["train", "--opponent", "builtin-ai", "--env", "smac:3m", "--horizon", "64",
                  "--out", str(tmp_path / "y")]) == 2
     assert "--horizon do not apply" in capsys.readouterr().err

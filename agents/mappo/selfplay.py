@@ -1,0 +1,326 @@
+"""MAPPO as a self-play learner: the trainer's learner and frozen-policy interface (docs/design/mappo.md).
+
+The trainer (``selfplay.training.games.GameRunner``) drives a learner through
+``initial_state(B)``, ``act(obs, state, mask, episode_start, global_state=...) -> (action, state, info)``,
+``record(reward, done)``, ``ready()``, ``update() -> metrics``, ``snapshot()``, ``restore(frozen)``,
+``weight_version`` and ``state_dict``/``load_state_dict``; the opponents drawn from the menagerie are
+frozen policies ``initial_state(B)`` / ``act(obs, state, mask, episode_start) -> (action, state, info)``.
+``MAPPOSelfPlayLearner`` fits ``MAPPOLearner`` to it:
+
+- the learner keeps its games' recurrent states itself, so the trainer's learner state is ``()``;
+- the critic reads the agent-specific state (``critic_input="AS"``: ``critic_state == "special"``, the
+  runner passes ``env.get_special_state()``) or the environment's state (``"EP"``: ``get_state()``);
+- MAPPO's update bootstraps from the step after the rollout: once the rollout is full the runner hands
+  that step's critic state, masks and starts to ``bootstrap(...)``, and only then is ``ready()`` true.
+
+``MAPPOFrozenPolicy`` is a snapshot of the actor (the critic's weights travel along for ``restore``); its
+state ``(h (B, U, H), last action (B, U, A))`` has the game batch first, so the trainer indexes it by game.
+It samples its actions (self-play opponents are stochastic, as the multi-unit PPO's snapshots);
+``deterministic=True`` gives the greedy action.  Policy files (``save_policy``/``load_policy``) hold the
+sizes, the settings (numbers and strings only) and the weights; loading runs no code.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+from selfplay.agents.ppo.checkpoint import read_policy_file, write_policy_file
+from torch import nn
+
+from selfplay.utils.seeding import Stream, derive_seed
+
+from .config import MAPPOConfig, mappo_config
+from .learner import MAPPOLearner
+from .network import MAPPONetwork, actor_inputs, masked_logits
+
+FORMAT = "selfplay.mappo.policy"
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class MAPPOSpec:
+    """What sizes a MAPPO network: one seat's sizes and the learner's settings (``MAPPOConfig.to_dict()``)."""
+
+    obs_size: int
+    state_size: int
+    n_agents: int
+    n_actions: int
+    config: tuple  # MAPPOConfig.to_dict()'s items, sorted (hashable: populations are checked by spec)
+
+    @classmethod
+    def make(cls, obs_size: int, state_size: int, n_agents: int, n_actions: int, config: dict) -> MAPPOSpec:
+        return cls(int(obs_size), int(state_size), int(n_agents), int(n_actions), tuple(sorted(config.items())))
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "config": dict(self.config)}
+
+    def settings(self) -> MAPPOConfig:
+        return mappo_config(**dict(self.config))
+
+
+class MAPPOFrozenPolicy:
+    """A side's MAPPO actor with fixed weights, acting for ``(B, U)`` agents (module docstring)."""
+
+    recurrent = True
+
+    def __init__(self, network: MAPPONetwork, spec: MAPPOSpec, weight_version: int = 0, seed: int = 0):
+        self.network = network.eval().requires_grad_(False)
+        self.spec, self.config = spec, spec.settings()
+        self.weight_version, self.seed = int(weight_version), int(seed)
+        self.n_agents, self.n_actions = spec.n_agents, spec.n_actions
+        self.device = torch.device("cpu")
+        self.generator = torch.Generator().manual_seed(self.seed)
+
+    def initial_state(self, batch: int) -> tuple:
+        """``(h (B, U, H), last action (B, U, A))``, zeros."""
+        H = self.network.sizes["hidden_size"]
+        return torch.zeros(batch, self.n_agents, H), torch.zeros(batch, self.n_agents, self.n_actions)
+
+    @torch.no_grad()
+    def act(self, obs, state=None, mask=None, episode_start=None, *, deterministic=False, generator=None,
+            global_state=None):
+        """``(action (B, U), state, info)``; where ``episode_start`` is true the state is zeroed first.
+        ``global_state`` is accepted and ignored (acting needs no critic)."""
+        obs = torch.as_tensor(obs, dtype=torch.float32)
+        B, U = obs.shape[:2]
+        if obs.shape[1:] != (self.n_agents, self.spec.obs_size):
+            raise ValueError(f"obs must have shape (batch, {self.n_agents}, {self.spec.obs_size}), "
+                             f"got {tuple(obs.shape)}")
+        start = torch.ones(B, dtype=torch.bool) if episode_start is None else torch.as_tensor(episode_start,
+                                                                                              dtype=torch.bool)
+        h, last = self.initial_state(B) if state is None else state
+        keep = (~start)[:, None, None].float()
+        h, last = h * keep, last * keep
+        x = actor_inputs(obs, last, self.config.agent_id, self.config.last_action)
+        f, h = self.network.actor.step(x.reshape(B * U, -1), h.reshape(B * U, -1), start.repeat_interleave(U))
+        logits = masked_logits(self.network.policy_head(f).view(B, U, -1), None if mask is None else
+                               torch.as_tensor(mask, dtype=torch.bool))
+        if deterministic:
+            action = logits.argmax(-1)
+        else:
+            probs = torch.softmax(logits, -1).view(B * U, -1)
+            action = torch.multinomial(probs, 1, generator=generator or self.generator).view(B, U)
+        return action, (h.view(B, U, -1), nn.functional.one_hot(action, self.n_actions).float()), {"logits": logits}
+
+    def __repr__(self) -> str:
+        return f"MAPPOFrozenPolicy(n_agents={self.n_agents}, weight_version={self.weight_version}, seed={self.seed})"
+
+
+def battle_spec(battle, seat: int, config: MAPPOConfig) -> MAPPOSpec:
+    """The spec of ``seat`` of a SMAC/SMACv2 battle: its critic reads the agent-specific state (AS) or
+    the global state (EP)."""
+    if seat not in range(battle.n_seats):
+        raise ValueError(f"seat must be one of {list(range(battle.n_seats))} for this battle, got {seat!r}")
+    state = battle.special_state_size[seat] if config.critic_input == "AS" else battle.state_size[seat]
+    return MAPPOSpec.make(battle.obs_size[seat], state, battle.n_agents[seat], battle.n_actions[seat], config.to_dict())
+
+
+class MAPPOSelfPlayLearner:
+    """``MAPPOLearner`` behind the trainer's learner interface (module docstring)."""
+
+    uses_global_state = True
+
+    def __init__(self, spec: MAPPOSpec, seed: int = 0):
+        config = spec.settings()
+        if config.open_loop:
+            raise ValueError("open_loop applies to training against the built-in AI (--opponent builtin-ai), "
+                             "not to self-play")
+        self.spec, self.config, self.seed = spec, config, int(seed)
+        self.inner = MAPPOLearner(spec.obs_size, spec.state_size, spec.n_agents, spec.n_actions, config, seed)
+        self.critic_state = "special" if config.critic_input == "AS" else "state"
+        self._bootstrap = None
+        self._snapshot = None
+
+    @classmethod
+    def for_battle(cls, battle, seat: int = 0, config: MAPPOConfig | None = None, seed: int = 0):
+        return cls(battle_spec(battle, seat, MAPPOConfig() if config is None else config), seed)
+
+    @property
+    def weight_version(self) -> int:
+        return self.inner.weight_version
+
+    def initial_state(self, batch: int) -> tuple:
+        """The learner keeps its games' recurrent states: the trainer's copy is empty."""
+        return ()
+
+    def act(self, obs, state=None, mask=None, episode_start=None, *, global_state=None):
+        if global_state is None:
+            raise ValueError("global_state must be given: MAPPO's critic reads the "
+                             f"{'agent-specific' if self.critic_state == 'special' else 'global'} state")
+        start = torch.as_tensor(episode_start, dtype=torch.bool)
+        return self.inner.act(obs, global_state, mask, start), (), {}
+
+    def record(self, reward, done) -> None:
+        self.inner.record(reward, done)
+
+    def needs_bootstrap(self) -> bool:
+        """The rollout is full and waits for the next step's critic inputs."""
+        return self.inner.ready() and self._bootstrap is None
+
+    def bootstrap(self, state, mask, start) -> None:
+        """The critic state, masks and starts of the step after the rollout (the last value's inputs)."""
+        self._bootstrap = (state, mask, torch.as_tensor(start, dtype=torch.bool).clone())
+
+    def ready(self) -> bool:
+        return self.inner.ready() and self._bootstrap is not None
+
+    def update(self) -> dict:
+        if not self.ready():
+            raise RuntimeError("update() needs a full rollout and its bootstrap step")
+        metrics = self.inner.update(*self._bootstrap)
+        self._bootstrap = None
+        return metrics
+
+    def snapshot(self) -> MAPPOFrozenPolicy:
+        """A frozen copy of the current weights; the same object while ``weight_version`` is unchanged."""
+        if self._snapshot is None or self._snapshot.weight_version != self.weight_version:
+            self._snapshot = MAPPOFrozenPolicy(copy.deepcopy(self.inner.network), self.spec, self.weight_version,
+                                               derive_seed(self.seed, Stream.SNAPSHOT, self.weight_version))
+        return self._snapshot
+
+    def restore(self, frozen) -> None:
+        """Take ``frozen``'s weights (exploiter resets): fresh optimisers, empty rollout, new weight version
+        (the value normaliser's statistics stay)."""
+        if getattr(frozen, "spec", None) != self.spec:
+            raise ValueError(f"frozen must be a MAPPO policy with the learner's spec {self.spec}, "
+                             f"got {getattr(frozen, 'spec', frozen)}")
+        inner = self.inner
+        inner.network.load_state_dict(frozen.network.state_dict())
+        c = self.config
+        inner.actor_optimizer = torch.optim.Adam(inner.network.actor_parameters(), lr=c.learning_rate, eps=c.adam_eps)
+        inner.critic_optimizer = torch.optim.Adam(inner.network.critic_parameters(), lr=c.critic_learning_rate,
+                                                  eps=c.adam_eps)
+        inner.buffer, inner.step_index, inner.pending = None, 0, False
+        inner.weight_version += 1
+        self._bootstrap = self._snapshot = None
+
+    def state_dict(self) -> dict:
+        """The learner's state (``MAPPOLearner.state_dict``); the trainer's last commit may fall
+        mid-rollout, whose steps a resumed run does not keep (it restarts its games anyway)."""
+        return self.inner.state_dict(drop_rollout=True)
+
+    def load_state_dict(self, state: dict) -> None:
+        self.inner.load_state_dict(state)
+        self._bootstrap = self._snapshot = None
+
+
+def save_policy(frozen: MAPPOFrozenPolicy, path) -> Path:
+    """Write ``frozen`` (spec, weights, version, seed) to ``path`` atomically; returns the path."""
+    if not isinstance(frozen, MAPPOFrozenPolicy):
+        raise ValueError(f"frozen must be a MAPPOFrozenPolicy, got {type(frozen).__name__}")
+    return write_policy_file(path, FORMAT, frozen, FORMAT_VERSION)
+
+
+def load_policy(path, device="cpu") -> MAPPOFrozenPolicy:
+    """Read a policy written by ``save_policy`` (CPU only)."""
+    if torch.device(device).type != "cpu":
+        raise ValueError(f"device must be 'cpu' for MAPPO policies, got {device!r}")
+    payload = read_policy_file(path, FORMAT, "cpu", FORMAT_VERSION)
+    spec = MAPPOSpec.make(**payload["spec"])
+    network = MAPPOLearner(spec.obs_size, spec.state_size, spec.n_agents, spec.n_actions, spec.settings()).network
+    network.load_state_dict(payload["weights"])
+    return MAPPOFrozenPolicy(network, spec, payload["weight_version"], payload["seed"])
+
+
+class _Actor(nn.Module):
+    """One policy's acting path, written out for ``torch.func.vmap`` (the GRU cell as PyTorch's
+    ``GRUCell``, gate order r, z, n):
+
+        z = MLP(LayerNorm(x));  r = σ(W_ir z + b_ir + W_hr h + b_hr);  u = σ(W_iz z + b_iz + W_hz h + b_hz)
+        n = tanh(W_in z + b_in + r ⊙ (W_hn h + b_hn));  h' = (1 − u) ⊙ n + u ⊙ h;  logits = head(LayerNorm(h'))
+    """
+
+    def __init__(self, network: MAPPONetwork):
+        super().__init__()
+        self.actor, self.head = network.actor, network.policy_head
+
+    def forward(self, x, h):
+        a, gru = self.actor, self.actor.gru
+        z = a.mlp(a.feature_norm(x))
+        xr, xz, xn = nn.functional.linear(z, gru.weight_ih, gru.bias_ih).chunk(3, -1)
+        hr, hz, hn = nn.functional.linear(h, gru.weight_hh, gru.bias_hh).chunk(3, -1)
+        r, u = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+        h = (1 - u) * torch.tanh(xn + r * hn) + u * h
+        return self.head(a.out_norm(h)), h
+
+
+class MAPPOPolicyStack:
+    """Frozen MAPPO policies (one spec) acting in one computation: ``act(obs, state, policy_index, mask,
+    episode_start)`` plays game ``b`` (all its agents) with ``policies[policy_index[b]]``. The games are
+    grouped by policy into a padded ``(groups, games_per_group · agents, features)`` layout and the
+    actors' stacked weights run once under ``torch.func.vmap`` over the groups present (``_Actor``). The
+    state is the frozen policies' ``(h, last action)``, so games can move between a stack and single
+    policies."""
+
+    recurrent = True
+
+    def __init__(self, policies, seed: int = 0):
+        from selfplay.agents.ppo.stack import check_population
+        from torch.func import functional_call, stack_module_state
+
+        self.policies = policies = check_population(policies, MAPPOFrozenPolicy)
+        self.spec, self.config = policies[0].spec, policies[0].config
+        self.n_agents, self.n_actions = self.spec.n_agents, self.spec.n_actions
+        self.hidden = policies[0].network.sizes["hidden_size"]
+        self.device = torch.device("cpu")
+        self.generator = torch.Generator().manual_seed(int(seed))
+        actors = [_Actor(p.network) for p in policies]
+        self.params, self.buffers = stack_module_state(actors)
+        base = copy.deepcopy(actors[0]).to("meta")
+        self._forward = torch.func.vmap(lambda p, b, x, h: functional_call(base, (p, b), (x, h)))
+
+    def __len__(self) -> int:
+        return len(self.policies)
+
+    def initial_state(self, batch: int) -> tuple:
+        return torch.zeros(batch, self.n_agents, self.hidden), torch.zeros(batch, self.n_agents, self.n_actions)
+
+    @torch.no_grad()
+    def act(self, obs, state, policy_index, mask=None, episode_start=None, *, deterministic=False, generator=None):
+        """``(action (B, U), state, info)``; game ``b`` acts with ``policies[policy_index[b]]``."""
+        obs = torch.as_tensor(obs, dtype=torch.float32)
+        B, U, A = obs.shape[0], self.n_agents, self.n_actions
+        index = torch.as_tensor(policy_index)
+        if tuple(index.shape) != (B,) or index.is_floating_point() or index.dtype == torch.bool:
+            raise ValueError(f"policy_index must be an integer tensor of shape ({B},), got {index.dtype} "
+                             f"{tuple(index.shape)}")
+        if bool(((index < 0) | (index >= len(self))).any()):
+            raise ValueError(f"policy_index must lie in [0, {len(self) - 1}]")
+        start = torch.ones(B, dtype=torch.bool) if episode_start is None else torch.as_tensor(episode_start,
+                                                                                              dtype=torch.bool)
+        h, last = self.initial_state(B) if state is None else state
+        keep = (~start)[:, None, None].float()
+        h, last = h * keep, last * keep
+        x = actor_inputs(obs, last, self.config.agent_id, self.config.last_action)
+        groups, group_of_row = torch.unique(index, return_inverse=True)
+        order = torch.argsort(group_of_row, stable=True)
+        counts = torch.bincount(group_of_row, minlength=len(groups))
+        G, W = len(groups), int(counts.max())
+        rank = torch.empty_like(order)
+        rank[order] = torch.arange(B) - (torch.cumsum(counts, 0) - counts)[group_of_row[order]]
+        dest = group_of_row * W + rank
+
+        def pad(t):  # (B, U, F) -> (G, W·U, F)
+            return t.new_zeros(G * W, *t.shape[1:]).index_copy_(0, dest, t).view(G, W * U, t.shape[-1])
+
+        def unpad(t):  # (G, W·U, F) -> (B, U, F)
+            return t.reshape(G * W, U, t.shape[-1]).index_select(0, dest)
+
+        params = {k: v[groups] for k, v in self.params.items()}
+        buffers = {k: v[groups] for k, v in self.buffers.items()}
+        logits, h = self._forward(params, buffers, pad(x), pad(h))
+        logits = masked_logits(unpad(logits), None if mask is None else torch.as_tensor(mask, dtype=torch.bool))
+        if deterministic:
+            action = logits.argmax(-1)
+        else:
+            probs = torch.softmax(logits, -1).view(B * U, A)
+            action = torch.multinomial(probs, 1, generator=generator or self.generator).view(B, U)
+        return action, (unpad(h), nn.functional.one_hot(action, A).float()), {"logits": logits}
+
+
+def stack_policies(frozens, seed: int = 0) -> MAPPOPolicyStack:
+    """Stack frozen MAPPO policies (one spec) for batched population inference."""
+    return MAPPOPolicyStack(frozens, seed)

@@ -1,0 +1,170 @@
+"""MAPPO as a self-play learner (``agents/mappo/selfplay.py``): policy files round-trip, frozen snapshots act
+as opponents, a tiny self-play run on 3m trains, saves and reloads its policies, reopens, and repeats with
+its seed."""
+
+import csv
+
+import pytest
+import torch
+from selfplay.agents.mappo import mappo_config
+from selfplay.agents.mappo.config import self_play_rollout_length
+from selfplay.agents.mappo.selfplay import MAPPOFrozenPolicy, MAPPOSelfPlayLearner, load_policy, save_policy
+from selfplay.envs.smac import SMACBattle
+
+from selfplay.training.loop import TrainConfig, train
+from selfplay.training.registry import agent_kit
+from selfplay.training.rundir import RunDir
+
+SMALL = {"rollout_length": 20, "chunk_length": 10, "epochs": 1}
+
+
+def small_learner(seed=0, **settings):
+    battle = SMACBattle("3m", num_envs=2, seed=1)
+    return battle, MAPPOSelfPlayLearner.for_battle(battle, 0, mappo_config(**{**SMALL, **settings}), seed)
+
+
+def test_policy_file_round_trip_acts_identically(tmp_path):
+    battle, learner = small_learner()
+    frozen = learner.snapshot()
+    assert learner.snapshot() is frozen  # the same object while the weights are unchanged
+    loaded = load_policy(save_policy(frozen, tmp_path / "p.pt"))
+    assert isinstance(loaded, MAPPOFrozenPolicy) and loaded.spec == frozen.spec
+    assert (loaded.weight_version, loaded.seed) == (frozen.weight_version, frozen.seed)
+    obs, mask = battle.reset()[1], battle.action_masks()[1]
+    start = torch.ones(2, dtype=torch.bool)
+    a, sa, _ = frozen.act(obs, frozen.initial_state(2), mask, start, generator=torch.Generator().manual_seed(5))
+    b, sb, _ = loaded.act(obs, loaded.initial_state(2), mask, start, generator=torch.Generator().manual_seed(5))
+    assert torch.equal(a, b) and all(torch.equal(x, y) for x, y in zip(sa, sb))
+    assert bool(mask.gather(-1, a[..., None]).all())
+    with pytest.raises(ValueError, match="frozen must be a MAPPOFrozenPolicy"):
+        save_policy(object(), tmp_path / "q.pt")
+    (tmp_path / "bad.pt").write_bytes(b"not a policy")
+    with pytest.raises(ValueError):
+        load_policy(tmp_path / "bad.pt")
+
+
+def test_frozen_policy_zeroes_its_state_at_a_game_start():
+    battle, learner = small_learner()
+    frozen = learner.snapshot()
+    obs, mask = battle.reset()[0], battle.action_masks()[0]
+    h = frozen.initial_state(2)
+    _, state, _ = frozen.act(obs, h, mask, torch.ones(2, dtype=torch.bool), deterministic=True)
+    assert state[0].abs().sum() > 0
+    fresh = frozen.act(obs, h, mask, torch.ones(2, dtype=torch.bool), deterministic=True)
+    again = frozen.act(obs, state, mask, torch.tensor([True, False]), deterministic=True)
+    assert torch.equal(again[1][0][0], fresh[1][0][0])  # game 0 restarted: as from zeros
+    assert not torch.equal(again[1][0][1], fresh[1][0][1])  # game 1 continued
+
+
+def test_restore_takes_the_weights_and_bumps_the_version():
+    _, learner = small_learner(seed=0)
+    _, other = small_learner(seed=1)
+    learner.restore(other.snapshot())
+    assert learner.weight_version == 1
+    for x, y in zip(learner.inner.network.state_dict().values(), other.inner.network.state_dict().values()):
+        assert torch.equal(x, y)
+    with pytest.raises(ValueError, match="open_loop"):
+        small_learner(open_loop=True)
+
+
+def test_self_play_rollout_length_keeps_mappos_update_size():
+    assert self_play_rollout_length(8) == 400  # the paper's 8 games x 400 steps
+    assert self_play_rollout_length(64) == 50
+    assert self_play_rollout_length(128) == 20  # 25 rounded to a multiple of the 10-step chunks
+    assert self_play_rollout_length(1000) == 10
+
+
+def run(out, seed=0, episodes=12):
+    config = TrainConfig(env="smac:3m", agent="mappo", scheme="delta-uniform:delta=0.5", episodes=episodes,
+                         num_envs=4, checkpoints=2, seed=seed, agent_settings=SMALL, tensorboard=False)
+    return train(config, out)
+
+
+def rows(path, drop=("seconds",)):
+    with open(path) as f:
+        return [{k: v for k, v in r.items() if k not in drop} for r in csv.DictReader(f)]
+
+
+def test_a_self_play_run_trains_saves_reloads_and_repeats(tmp_path):
+    a = run(tmp_path / "a")
+    assert a.episodes == 12 and a.updates >= 2
+    kit = agent_kit("mappo", "smac:3m")
+    run_dir = RunDir(tmp_path / "a")
+    state = run_dir.load_commit()
+    checkpoints = run_dir.committed_menagerie(state, "checkpoints", kit.load_policy)
+    menagerie = run_dir.committed_menagerie(state, "menagerie", kit.load_policy)
+    assert len(checkpoints) == 2 and len(menagerie) >= 2
+    versions = [e.policy.weight_version for e in checkpoints.entries]
+    assert versions == sorted(versions) and versions[-1] == a.updates
+    final = checkpoints.entries[-1].policy
+    saved = state["players"]["learner"]["learner"]["network"]
+    for name, x in final.network.state_dict().items():
+        assert torch.equal(x, saved[name]), name
+    b = run(tmp_path / "b")
+    assert (b.episodes, b.updates) == (a.episodes, a.updates)
+    for name in ("matches.csv", "metrics.csv"):
+        assert rows(tmp_path / "a" / name) == rows(tmp_path / "b" / name), name
+    run(tmp_path / "c", seed=1)
+    assert rows(tmp_path / "a" / "matches.csv") != rows(tmp_path / "c" / "matches.csv")
+    resumed = run(tmp_path / "a")  # a finished run reopens (the learner's state loads) and adds nothing
+    assert (resumed.episodes, resumed.updates) == (a.episodes, a.updates)
+    assert rows(tmp_path / "a" / "matches.csv") == rows(tmp_path / "b" / "matches.csv")
+
+
+def test_the_command_line_trains_mappo_under_a_scheme(tmp_path, capsys):
+    import yaml
+
+    from selfplay.cli import main
+
+    out = tmp_path / "cli"
+    assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--scheme", "delta-uniform:delta=0.5",
+                 "--episodes", "4", "--num-envs", "4", "--checkpoints", "2", "--epochs", "1", "--critic-input", "EP",
+                 "--out", str(out)]) == 0
+    settings = yaml.safe_load((out / "config.yaml").read_text())["resolved_agent_settings"]
+    assert (settings["rollout_length"], settings["epochs"], settings["critic_input"]) == (800, 1, "EP")
+    assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--horizon", "64", "--out", str(tmp_path / "h")]) == 2
+    assert "apply to the ppo agents" in capsys.readouterr().err
+    assert main(["train", "--env", "rirrps", "--agent", "mappo", "--out", str(tmp_path / "r")]) == 2
+    assert "the mappo agent plays SMAC battles" in capsys.readouterr().err
+
+
+def test_compare_gives_mappo_its_own_settings():
+    """``selfplay compare --agents mappo``: every run's MAPPO settings, rollout length from the games at once."""
+    from selfplay.evaluation.compare import CompareConfig
+
+    config = CompareConfig.preset(quick=True, env="smac:3m")
+    config.agents, config.mappo = ["mappo"], {"epochs": 5}
+    config.validate()
+    (first, *_) = config.train_configs()
+    assert first.agent_settings == {"rollout_length": 50, "epochs": 5}  # 64 games x 50 steps per update
+    assert first.settings().epochs == 5
+    config.env = "rirrps"
+    with pytest.raises(ValueError, match="the mappo agent plays SMAC battles"):
+        config.validate()
+
+
+def test_stacked_policies_act_as_each_policy_alone():
+    """A stack of 3 policies on 6 games (policy per game 2, 0, 2, 1, 0, 2) gives each game its own
+    policy's logits and greedy actions, step after step of a 3m battle (states carried)."""
+    from selfplay.agents.mappo.selfplay import stack_policies
+
+    battle = SMACBattle("3m", num_envs=6, seed=1, two_player=False)
+    policies = [MAPPOSelfPlayLearner.for_battle(battle, 0, mappo_config(), seed=i).snapshot() for i in range(3)]
+    stack = stack_policies(policies)
+    index = torch.tensor([2, 0, 2, 1, 0, 2])
+    obs = battle.reset()
+    start = torch.ones(6, dtype=torch.bool)
+    state = stack.initial_state(6)
+    alone = [policies[int(i)].initial_state(1) for i in index]
+    for _ in range(8):
+        mask = battle.action_masks()[0]
+        action, state, info = stack.act(obs[0], state, index, mask, start, deterministic=True)
+        for g, i in enumerate(index.tolist()):
+            a, alone[g], own = policies[i].act(obs[0][g:g + 1], alone[g], mask[g:g + 1], start[g:g + 1],
+                                               deterministic=True)
+            torch.testing.assert_close(info["logits"][g:g + 1], own["logits"], rtol=1e-4, atol=1e-4)
+            assert torch.equal(action[g:g + 1], a)
+            torch.testing.assert_close(state[0][g:g + 1], alone[g][0], rtol=1e-4, atol=1e-5)
+        obs, _, start, _ = battle.step([action])
+    with pytest.raises(ValueError, match="policy_index must lie in"):
+        stack.act(obs[0], None, torch.full((6,), 3), battle.action_masks()[0])
