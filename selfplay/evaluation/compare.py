@@ -24,6 +24,7 @@ import numpy as np
 
 from selfplay.core.menagerie import Menagerie
 from selfplay.core.schemes import make_scheme
+from selfplay.evaluation.panel import COMPARE_PANEL_GAMES
 from selfplay.evaluation.runs import SCRIPTED_GAMES, load_checkpoint_policies, open_committed, pool_map, run_mode, slug  # noqa: F401 (re-exported)
 from selfplay.training.loop import TrainConfig, train
 from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
@@ -32,7 +33,6 @@ from selfplay.utils.checks import check_int, check_seed
 from selfplay.utils.io import atomic_write_json
 from selfplay.utils.threads import torch_threads
 
-COMPARE_PANEL_GAMES = 20  # games per panel member of each SMAC run's final agent and Nash mixture (10 per seat)
 DEFAULT_SCHEMES = [
     "naive",
     "delta-uniform:delta=0",

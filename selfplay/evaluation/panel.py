@@ -26,6 +26,7 @@ from selfplay.utils.seeding import derive_seed
 PANEL_NAMES = ("builtin", "heuristic", "kiting", "focus_weakest", "regroup")
 PANEL_STREAM = "panel-games"  # seeds of the games against the panel [member, seat]
 MIXTURE_STREAM = "panel-mixture"  # the Nash mixture's draw of a checkpoint per game [member, seat]
+COMPARE_PANEL_GAMES = 20  # games per panel member of each SMAC run's final agent and Nash mixture in a comparison (10 per seat)
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
