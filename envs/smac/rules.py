@@ -760,12 +760,14 @@ def avoid_collisions(unit, static, sc):
 
 def apply_moves(unit, static, maps, sc):
     """Living units take their step if it ends on ground they may stand on; a blocked step slides
-    along x, else along y, else the unit stays.  ``vel`` keeps the displacement taken."""
+    along x, else along y, else the unit stays.  A coordinate that moves lands on the ``snap`` grid
+    (approx.: 2^-16 map units, far below any distance that matters; it keeps mirror images exact).
+    ``vel`` keeps the displacement taken."""
     for u in range(unit.hp.shape[0]):
         x = unit.pos[u, 0]
         y = unit.pos[u, 1]
-        nx = snap(np.float64(x) + np.float64(sc.dx[u]))
-        ny = snap(np.float64(y) + np.float64(sc.dy[u]))
+        nx = snap(np.float64(x) + np.float64(sc.dx[u])) if sc.dx[u] != ZERO else x
+        ny = snap(np.float64(y) + np.float64(sc.dy[u])) if sc.dy[u] != ZERO else y
         air, cliff = static.is_air[u], static.cliff_walker[u]
         full = walkable_at(nx, ny, air, cliff, maps) or not sc.alive[u]
         slide_x = not full and walkable_at(nx, y, air, cliff, maps)

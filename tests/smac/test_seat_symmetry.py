@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 from selfplay.envs.smac import SMACBattle
+from selfplay.envs.smac.maps import get_map, mirror_axis
 from selfplay.envs.smac.panel import Heuristic
 from selfplay.envs.smac.rules import snap
 from selfplay.envs.smac.units import COOLDOWN_JITTER_HIGH, COOLDOWN_JITTER_LOW
@@ -107,3 +108,15 @@ def test_same_policy_wins_half_the_decisive_games_from_either_seat():
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     assert centre - half <= 0.5 <= centre + half, (w0, w1)
+
+
+@pytest.mark.parametrize("map_name", ["3m", "8m", "2s3z", "3s5z", "MMM", "1c3s5z", "bane_vs_bane"])
+def test_a_mirrored_seat_spawns_as_the_mirror_image_of_seat_0(map_name):
+    """Unit k of the mirrored side stands at the mirror image of unit k of side 0, reflected in x, or in
+    y on bane_vs_bane (its armies face north and south)."""
+    spec = get_map(map_name)
+    axis = mirror_axis(spec)
+    assert axis == (1 if map_name == "bane_vs_bane" else 0)
+    p0, p1 = spec.spawn_positions(0), spec.spawn_positions(1, mirrored=True)
+    p1[:, axis] = (spec.map_x, spec.map_y)[axis] - p1[:, axis]
+    assert np.array_equal(p0, p1) and spec.units(0) == spec.units(1, mirrored=True)
