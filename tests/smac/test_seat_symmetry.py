@@ -120,3 +120,49 @@ def test_a_mirrored_seat_spawns_as_the_mirror_image_of_seat_0(map_name):
     p0, p1 = spec.spawn_positions(0), spec.spawn_positions(1, mirrored=True)
     p1[:, axis] = (spec.map_x, spec.map_y)[axis] - p1[:, axis]
     assert np.array_equal(p0, p1) and spec.units(0) == spec.units(1, mirrored=True)
+
+
+def jitter_from(eng, draws: list, n0: int, swap: bool):
+    """Replace ``eng.advance``: the jitter of the next entry of ``draws`` (appended by the unswapped
+    battle), with the two sides' draws exchanged when ``swap``."""
+    def advance(loops: int = 8) -> None:
+        if swap:
+            j = draws.pop(0)
+            j = np.ascontiguousarray(np.concatenate([j[..., n0:], j[..., :n0]], -1))
+        else:
+            j = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (loops, eng.num_envs, eng.num_units),
+                              generator=eng.generator).numpy()
+            draws.append(j)
+        eng.build.advance(j, eng.unit_state(), eng.static, eng.maps, eng.flags, eng.scratch)
+    eng.advance = advance
+
+
+@pytest.mark.parametrize("map_name", ["2s3z", "MMM"])
+def test_exchanging_the_sides_jitter_mirrors_the_game_and_swaps_the_winner(map_name):
+    """Independent jitter: a battle whose sides' jitter draws are exchanged plays the mirror image of
+    the first (unit k of one side where unit k of the other was), so each seat wins a game exactly as
+    often as the other seat wins its twin."""
+    games = 6
+    a, b = (SMACBattle(map_name, games, two_player=True, mirror=True, seed=2, auto_reset=False) for _ in range(2))
+    n0, draws = a.n_agents[0], []
+    jitter_from(a.engine, draws, n0, False)
+    jitter_from(b.engine, draws, n0, True)
+    axis, size = mirror_axis(a.spec), (a.spec.map_x, a.spec.map_y)[mirror_axis(a.spec)]
+    obs_a, obs_b = a.reset(), b.reset()
+    pa, pb = [Heuristic(a, 0), Heuristic(a, 1)], [Heuristic(b, 0), Heuristic(b, 1)]
+    won_a, won_b = torch.full((games,), -2), torch.full((games,), -2)
+    for _ in range(a.episode_limit):
+        obs_a, _, done_a, info_a = a.step([p.act(obs_a[s])[0] for s, p in enumerate(pa)], check_masks=False)
+        obs_b, _, done_b, info_b = b.step([p.act(obs_b[s])[0] for s, p in enumerate(pb)], check_masks=False)
+        assert torch.equal(done_a, done_b)
+        hp_b = torch.cat([b.engine.hp[:, n0:], b.engine.hp[:, :n0]], 1)
+        pos_b = torch.cat([b.engine.pos[:, n0:], b.engine.pos[:, :n0]], 1)
+        pos_b[..., axis] = size - pos_b[..., axis]
+        assert torch.equal(a.engine.hp, hp_b) and torch.equal(a.engine.pos, pos_b)
+        first = done_a & (won_a == -2)
+        won_a[first], won_b[first] = info_a["winner"][first], info_b["winner"][first]
+        if bool(done_a.all()):
+            break
+    decisive = won_a >= 0
+    assert bool(decisive.any()) and bool((won_a == 0).any() or (won_a == 1).any())
+    assert torch.equal(won_b[decisive], 1 - won_a[decisive]) and torch.equal(won_b[~decisive], won_a[~decisive])
