@@ -27,7 +27,9 @@ Arithmetic, so that both builds give the same float32 on any machine: every valu
 constants below are float32 scalars: a Python float would promote a float32 expression to float64);
 a distance is ``sqrt(dx^2 + dy^2)`` in float64 rounded once (``distance``); a sum over units is
 accumulated in float64 (exact for these terms, so independent of the order) and rounded once; the
-GPU build turns off the compiler's fused multiply-add contraction (``build.py``).
+GPU build turns off the compiler's fused multiply-add contraction (``build.py``).  A position that
+moves lands on a grid symmetric about the map's centre (``snap``), and ORCA breaks its ties
+mirror-symmetrically, so that a battle and its mirror image play the same game (seat symmetry).
 """
 
 from __future__ import annotations
