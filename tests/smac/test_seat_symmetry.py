@@ -12,7 +12,6 @@ from selfplay.envs.smac import SMACBattle
 from selfplay.envs.smac.maps import get_map, mirror_axis
 from selfplay.envs.smac.panel import Heuristic
 from selfplay.envs.smac.rules import snap
-from selfplay.envs.smac.units import COOLDOWN_JITTER_HIGH, COOLDOWN_JITTER_LOW
 
 
 def test_snap_rounds_a_position_and_its_mirror_image_alike():
@@ -53,13 +52,15 @@ def mirrored_battle(map_name: str, games: int) -> SMACBattle:
 
 
 def mirrored_jitter(eng, n0: int):
-    """Replace ``eng.advance``: each seat-1 unit draws the jitter of its seat-0 mirror image."""
-    def advance(loops: int = 8) -> None:
-        j = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (loops, eng.num_envs, eng.num_units),
-                          generator=eng.generator).numpy()
-        j[..., n0:] = j[..., :n0]
-        eng.build.advance(j, eng.unit_state(), eng.static, eng.maps, eng.flags, eng.scratch)
-    eng.advance = advance
+    """Replace ``eng.draw_jitter`` (a battle step's and ``eng.advance``'s draws): each seat-1 unit draws
+    the jitter of its seat-0 mirror image."""
+    draw = eng.draw_jitter
+
+    def draw_jitter(loops: int = 8, out=None):
+        j = draw(loops, out)
+        j[..., n0:] = j[..., :n0].copy()
+        return j
+    eng.draw_jitter = draw_jitter
 
 
 @pytest.mark.parametrize("map_name", ["2s3z", "MMM"])
@@ -123,18 +124,20 @@ def test_a_mirrored_seat_spawns_as_the_mirror_image_of_seat_0(map_name):
 
 
 def jitter_from(eng, draws: list, n0: int, swap: bool):
-    """Replace ``eng.advance``: the jitter of the next entry of ``draws`` (appended by the unswapped
-    battle), with the two sides' draws exchanged when ``swap``."""
-    def advance(loops: int = 8) -> None:
+    """Replace ``eng.draw_jitter`` (a battle step's and ``eng.advance``'s draws): the jitter of the
+    next entry of ``draws`` (appended by the unswapped battle), with the two sides' draws exchanged
+    when ``swap``."""
+    draw = eng.draw_jitter
+
+    def draw_jitter(loops: int = 8, out=None):
+        j = draw(loops, out)
         if swap:
-            j = draws.pop(0)
-            j = np.ascontiguousarray(np.concatenate([j[..., n0:], j[..., :n0]], -1))
+            d = draws.pop(0)
+            j[...] = np.concatenate([d[..., n0:], d[..., :n0]], -1)
         else:
-            j = torch.randint(COOLDOWN_JITTER_LOW, COOLDOWN_JITTER_HIGH + 1, (loops, eng.num_envs, eng.num_units),
-                              generator=eng.generator).numpy()
-            draws.append(j)
-        eng.build.advance(j, eng.unit_state(), eng.static, eng.maps, eng.flags, eng.scratch)
-    eng.advance = advance
+            draws.append(j.copy())
+        return j
+    eng.draw_jitter = draw_jitter
 
 
 @pytest.mark.parametrize("map_name", ["2s3z", "MMM"])
