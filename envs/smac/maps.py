@@ -24,7 +24,8 @@ first candidate point ``p + r * (i, j)`` (``r`` its radius, integers i, j) in or
 unit already placed in its collision class (ground / colossus / air) by more than 1/16
 (``|d| >= r_a + r_b - 1/16``).  It reproduces the seed's layout within 0.07 per unit
 (``tests/smac/test_maps.py``).  In two-player mode with a mirrored seat the second side's units are
-placed by the same rule in the mirrored frame (so symmetric maps are exactly symmetric).
+placed by the same rule in the mirrored frame (``mirror_axis``: reflected in x, or in y where the sides
+face north and south, as on bane_vs_bane), so symmetric maps are exactly symmetric.
 
 **Agent order.**  SMAC sorts its agents by (unit type, x, y); we order both sides that way (types in
 ``TYPE_ORDERS``).  The real game lists enemies in its raw order, which is neither sorted nor the
@@ -289,11 +290,26 @@ def _placement_cached(spec: MapSpec, side: int, mirrored: bool) -> tuple[tuple[f
         n0 = len(spec._created(0))
         pos = pos[:n0] if side == 0 else pos[n0:]
     else:
-        seq = [(name, (spec.map_x - spec.groups[side][gi][2][0], spec.groups[side][gi][2][1]))
-               for name, gi in spec._created(side)]
-        pos = place_units(seq, walk[::-1])
-        pos[:, 0] = spec.map_x - pos[:, 0]
+        a = mirror_axis(spec)
+        size = (spec.map_x, spec.map_y)[a]
+        seq = []
+        for name, gi in spec._created(side):
+            pt = list(spec.groups[side][gi][2])
+            pt[a] = size - pt[a]
+            seq.append((name, tuple(pt)))
+        pos = place_units(seq, walk[::-1] if a == 0 else walk[:, ::-1])
+        pos[:, a] = size - pos[:, a]
     return tuple(map(tuple, pos))
+
+
+def mirror_axis(spec: MapSpec) -> int:
+    """The axis (0: x, 1: y) a mirrored seat's spawn layout is reflected in: on a map whose sides field
+    the same units, the one along which their spawn centres lie apart (x on most maps; y on
+    bane_vs_bane, whose armies face north and south), so that the mirrored side's layout is the
+    mirror image of side 0's; x on the other maps."""
+    same = sorted(g[:2] for g in spec.groups[0]) == sorted(g[:2] for g in spec.groups[1])
+    d = np.abs(spec.spawn_centres(1) - spec.spawn_centres(0))
+    return 1 if same and d[1] > d[0] else 0
 
 
 def _placement(spec: MapSpec, side: int, mirrored: bool = False) -> np.ndarray:
@@ -307,10 +323,12 @@ def _agent_order_cached(spec: MapSpec, side: int, mirrored: bool) -> tuple[int, 
     created = spec._created(side)
     order = TYPE_ORDERS[spec.map_type][0]
     pos = _placement(spec, side, mirrored)
-    x = spec.map_x - pos[:, 0] if mirrored else pos[:, 0]
+    x, y = pos[:, 0], pos[:, 1]
+    if mirrored:  # in the mirrored frame, so that unit k of both sides are mirror images
+        x, y = (spec.map_x - x, y) if mirror_axis(spec) == 0 else (x, spec.map_y - y)
     first_seen = list(dict.fromkeys(name for name, _ in created))  # types outside the map's order: creation order
     keys = [(order.index(name) if name in order else len(order) + first_seen.index(name),
-             round(float(x[k]), 6), round(float(pos[k, 1]), 6), k) for k, (name, _) in enumerate(created)]
+             round(float(x[k]), 6), round(float(y[k]), 6), k) for k, (name, _) in enumerate(created)]
     return tuple(k[-1] for k in sorted(keys))
 
 

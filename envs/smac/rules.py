@@ -27,7 +27,9 @@ Arithmetic, so that both builds give the same float32 on any machine: every valu
 constants below are float32 scalars: a Python float would promote a float32 expression to float64);
 a distance is ``sqrt(dx^2 + dy^2)`` in float64 rounded once (``distance``); a sum over units is
 accumulated in float64 (exact for these terms, so independent of the order) and rounded once; the
-GPU build turns off the compiler's fused multiply-add contraction (``build.py``).
+GPU build turns off the compiler's fused multiply-add contraction (``build.py``).  A position that
+moves lands on a grid symmetric about the map's centre (``snap``), and ORCA breaks its ties
+mirror-symmetrically, so that a battle and its mirror image play the same game (seat symmetry).
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ SHIELD_DELAY_LOOPS = F(SHIELD_REGEN_DELAY_S * LOOPS_PER_SECOND)
 SHIELD_PER_LOOP = F(SHIELD_REGEN_PER_S / LOOPS_PER_SECOND)
 INV_HORIZON = F(1.0 / (ORCA_TIME_HORIZON_S * LOOPS_PER_SECOND))  # collision avoidance, per loop
 RVO_EPSILON = F(1e-5)  # RVO2's test for parallel lines
+POS_QUANTUM_INV = np.float64(2.0 ** 16)  # positions: multiples of 2^-16 map units (``snap``)
 THREAT_BONUS = F(1e3)  # acquisition: a unit that can shoot back scores as if 1000 closer
 GRID = MAP_SIZE
 GRID_F = F(MAP_SIZE)
@@ -116,6 +119,19 @@ def edge_distance(unit, static, i, j):
     """Distance between the edges of units ``i`` and ``j``: centres minus both radii."""
     d = distance(unit.pos[j, 0] - unit.pos[i, 0], unit.pos[j, 1] - unit.pos[i, 1])
     return d - (static.radius[i] + static.radius[j])
+
+
+def snap(v):
+    """``v`` (a float64 sum of float32 values) rounded to the nearest multiple of ``POS_QUANTUM``,
+    ties to even, as float32.  The grid is symmetric about the map's centre line (``GRID_F`` is a
+    multiple of it) and every point of it within the map is an exact float32, so a position and
+    its mirror image ``GRID_F - x`` round alike: float32 rounding alone (a finer step near 9 than
+    near 23) would make mirrored armies drift apart."""
+    s = np.float64(v) * POS_QUANTUM_INV
+    r = np.float64(math.floor(s + 0.5))
+    if r - s == 0.5 and r - 2.0 * math.floor(r * 0.5) != 0.0:
+        r = r - 1.0
+    return np.float32(r / POS_QUANTUM_INV)
 
 
 def walkable_at(x, y, air, cliff, maps):
@@ -543,7 +559,10 @@ def orca_lines(i, unit, static, sc, reach):
     the left of the direction.  Velocities are distances per loop; the velocity obstacle's horizon
     is ``1 / INV_HORIZON`` loops, and overlapping units get the velocity that separates them within
     one loop.  The unit takes half of the change from a neighbour with a planned step (``dx``,
-    ``dy``) and all of it from one standing still (SMAClite).  Returns the line count."""
+    ``dy``) and all of it from one standing still (SMAClite).  A neighbour met exactly head-on
+    (relative velocity along the relative position) is passed on the side's own right: RVO2's right
+    leg for side 0, the left for side 1, whose seat sees the map mirrored, so that mirror-image
+    armies steer as mirror images (seat symmetry).  Returns the line count."""
     n = 0
     pix = unit.pos[i, 0]
     piy = unit.pos[i, 1]
@@ -581,7 +600,8 @@ def orca_lines(i, unit, static, sc, reach):
                 uy = s * uwy
             else:
                 leg = sqrt32(dist_sq - comb_sq)
-                if det2(rpx, rpy, wx, wy) > ZERO:
+                side_det = det2(rpx, rpy, wx, wy)
+                if side_det > ZERO or (side_det == ZERO and static.side[i] == 1):
                     dx = (rpx * leg - rpy * comb) / dist_sq
                     dy = (rpx * comb + rpy * leg) / dist_sq
                 else:
@@ -612,7 +632,9 @@ def orca_lines(i, unit, static, sc, reach):
 
 def orca_lp1(lpx, lpy, ldx, ldy, k, vmax, ox, oy, opt_dir):
     """RVO2's ``linearProgram1``: the velocity on line ``k`` permitted by lines ``0..k-1`` and within
-    ``vmax``, closest to (ox, oy) (or furthest along it when ``opt_dir``): ``(ok, x, y)``."""
+    ``vmax``, closest to (ox, oy) (or furthest along it when ``opt_dir``): ``(ok, x, y)``.  When the
+    direction is perpendicular to the line every permitted point is optimal; RVO2 takes one end, here
+    the middle, so that a mirror-image problem gets the mirror-image answer (seat symmetry)."""
     dot = lpx[k] * ldx[k] + lpy[k] * ldy[k]
     disc = dot * dot + vmax * vmax - (lpx[k] * lpx[k] + lpy[k] * lpy[k])
     if disc < ZERO:
@@ -635,7 +657,8 @@ def orca_lp1(lpx, lpy, ldx, ldy, k, vmax, ox, oy, opt_dir):
         if t_left > t_right:
             return False, ZERO, ZERO
     if opt_dir:
-        t = t_right if ox * ldx[k] + oy * ldy[k] > ZERO else t_left
+        along = ox * ldx[k] + oy * ldy[k]
+        t = t_right if along > ZERO else (t_left if along < ZERO else HALF * (t_left + t_right))
     else:
         t = min(max(ldx[k] * (ox - lpx[k]) + ldy[k] * (oy - lpy[k]), t_left), t_right)
     return True, lpx[k] + t * ldx[k], lpy[k] + t * ldy[k]
@@ -739,12 +762,14 @@ def avoid_collisions(unit, static, sc):
 
 def apply_moves(unit, static, maps, sc):
     """Living units take their step if it ends on ground they may stand on; a blocked step slides
-    along x, else along y, else the unit stays.  ``vel`` keeps the displacement taken."""
+    along x, else along y, else the unit stays.  A coordinate that moves lands on the ``snap`` grid
+    (approx.: 2^-16 map units, far below any distance that matters; it keeps mirror images exact).
+    ``vel`` keeps the displacement taken."""
     for u in range(unit.hp.shape[0]):
         x = unit.pos[u, 0]
         y = unit.pos[u, 1]
-        nx = x + sc.dx[u]
-        ny = y + sc.dy[u]
+        nx = snap(np.float64(x) + np.float64(sc.dx[u])) if sc.dx[u] != ZERO else x
+        ny = snap(np.float64(y) + np.float64(sc.dy[u])) if sc.dy[u] != ZERO else y
         air, cliff = static.is_air[u], static.cliff_walker[u]
         full = walkable_at(nx, ny, air, cliff, maps) or not sc.alive[u]
         slide_x = not full and walkable_at(nx, y, air, cliff, maps)
