@@ -247,8 +247,7 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
         lines += [f"Means over the {len(config.seeds)} seeds; intervals in the next sections.", ""]
     lines.append(markdown_table(means.reset_index()))
     if seed_stats is not None:
-        from selfplay.evaluation.panel import COMPARE_PANEL_GAMES
-        from selfplay.evaluation.panel import report_section
+        from selfplay.evaluation.panel import COMPARE_PANEL_GAMES, report_section
 
         lines += report_section(summary, seed_stats.aggregate, rpp_tables, COMPARE_PANEL_GAMES)
     if seed_stats is not None:
