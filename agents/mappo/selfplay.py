@@ -61,6 +61,19 @@ class MAPPOSpec:
         return mappo_config(**dict(self.config))
 
 
+def _actor_step_inputs(policy, obs, state, episode_start) -> tuple:
+    """``(start (B,), h, x)`` of one acting step of a frozen policy or a stack: games starting an episode
+    (all when ``episode_start`` is None) get a zero hidden state and no last action; ``x`` the
+    actor's inputs (``network.actor_inputs``)."""
+    B = obs.shape[0]
+    start = torch.ones(B, dtype=torch.bool) if episode_start is None else torch.as_tensor(episode_start,
+                                                                                          dtype=torch.bool)
+    h, last = policy.initial_state(B) if state is None else state
+    keep = (~start)[:, None, None].float()
+    h, last = h * keep, last * keep
+    return start, h, actor_inputs(obs, last, policy.config.agent_id, policy.config.last_action)
+
+
 class MAPPOFrozenPolicy:
     """A side's MAPPO actor with fixed weights, acting for ``(B, U)`` agents (module docstring)."""
 
@@ -89,12 +102,7 @@ class MAPPOFrozenPolicy:
         if obs.shape[1:] != (self.n_agents, self.spec.obs_size):
             raise ValueError(f"obs must have shape (batch, {self.n_agents}, {self.spec.obs_size}), "
                              f"got {tuple(obs.shape)}")
-        start = torch.ones(B, dtype=torch.bool) if episode_start is None else torch.as_tensor(episode_start,
-                                                                                              dtype=torch.bool)
-        h, last = self.initial_state(B) if state is None else state
-        keep = (~start)[:, None, None].float()
-        h, last = h * keep, last * keep
-        x = actor_inputs(obs, last, self.config.agent_id, self.config.last_action)
+        start, h, x = _actor_step_inputs(self, obs, state, episode_start)
         f, h = self.network.actor.step(x.reshape(B * U, -1), h.reshape(B * U, -1), start.repeat_interleave(U))
         logits = masked_logits(self.network.policy_head(f).view(B, U, -1), None if mask is None else
                                torch.as_tensor(mask, dtype=torch.bool))
@@ -289,12 +297,7 @@ class MAPPOPolicyStack:
                              f"{tuple(index.shape)}")
         if bool(((index < 0) | (index >= len(self))).any()):
             raise ValueError(f"policy_index must lie in [0, {len(self) - 1}]")
-        start = torch.ones(B, dtype=torch.bool) if episode_start is None else torch.as_tensor(episode_start,
-                                                                                              dtype=torch.bool)
-        h, last = self.initial_state(B) if state is None else state
-        keep = (~start)[:, None, None].float()
-        h, last = h * keep, last * keep
-        x = actor_inputs(obs, last, self.config.agent_id, self.config.last_action)
+        start, h, x = _actor_step_inputs(self, obs, state, episode_start)
         groups, group_of_row = torch.unique(index, return_inverse=True)
         order = torch.argsort(group_of_row, stable=True)
         counts = torch.bincount(group_of_row, minlength=len(groups))

@@ -202,24 +202,11 @@ def state_unit(row, c, alive_f, h, with_cooldown, cd, x, y, with_shield, s, bits
         row[c + k + type_id] = ONE * alive_f
 
 
-def state(row, last_action, timestep, px, py, hp, shield, hp_max, shield_max, cooldown, energy, max_cd, is_medivac,
-          ally0, n, enemy0, m, ally_type, enemy_type, bits, shield_ally, shield_enemy, cx, cy, width, height, config):
-    """SMAC's ``get_state`` of one game into ``row`` (state_size,): per ally [hp, cooldown (Medivac:
-    energy) / max cooldown, x and y relative to the centre / playable size, (shield), type bits],
-    per enemy [hp, x, y, (shield), type bits], dead units 0; (last actions), (timestep)."""
+def state_enemies_and_tail(row, o, nf_en, last_action, timestep, px, py, hp, shield, hp_max, shield_max, n, enemy0,
+                           m, enemy_type, bits, shield_enemy, cx, cy, width, height, config):
+    """The part of ``state`` and ``state_v2`` after the allies' rows, from column ``o``: per enemy [hp,
+    x, y, (shield), type bits] (``nf_en`` columns), dead enemies 0; (last actions), (timestep)."""
     A = last_action.shape[1]
-    nf_al = 4 + shield_ally + bits
-    nf_en = 3 + shield_enemy + bits
-    for q in range(row.shape[0]):
-        row[q] = ZERO
-    for i in range(n):
-        a = ally0 + i
-        alive_f = ONE if hp[a] > ZERO else ZERO
-        h, s = health_fractions(hp[a], hp_max[a], shield[a], shield_max[a])
-        cd = energy[a] / max_cd[i] if is_medivac[i] else cooldown[a] / max_cd[i]
-        state_unit(row, i * nf_al, alive_f, h, True, cd, (px[a] - cx) / width, (py[a] - cy) / height,
-                   shield_ally, s, bits, ally_type[i])
-    o = n * nf_al
     for j in range(m):
         b = enemy0 + j
         alive_f = ONE if hp[b] > ZERO else ZERO
@@ -234,6 +221,26 @@ def state(row, last_action, timestep, px, py, hp, shield, hp_max, shield_max, co
         o += n * A
     if config[STATE_TIMESTEP]:
         row[o] = timestep
+
+
+def state(row, last_action, timestep, px, py, hp, shield, hp_max, shield_max, cooldown, energy, max_cd, is_medivac,
+          ally0, n, enemy0, m, ally_type, enemy_type, bits, shield_ally, shield_enemy, cx, cy, width, height, config):
+    """SMAC's ``get_state`` of one game into ``row`` (state_size,): per ally [hp, cooldown (Medivac:
+    energy) / max cooldown, x and y relative to the centre / playable size, (shield), type bits],
+    per enemy [hp, x, y, (shield), type bits], dead units 0; (last actions), (timestep)."""
+    nf_al = 4 + shield_ally + bits
+    nf_en = 3 + shield_enemy + bits
+    for q in range(row.shape[0]):
+        row[q] = ZERO
+    for i in range(n):
+        a = ally0 + i
+        alive_f = ONE if hp[a] > ZERO else ZERO
+        h, s = health_fractions(hp[a], hp_max[a], shield[a], shield_max[a])
+        cd = energy[a] / max_cd[i] if is_medivac[i] else cooldown[a] / max_cd[i]
+        state_unit(row, i * nf_al, alive_f, h, True, cd, (px[a] - cx) / width, (py[a] - cy) / height,
+                   shield_ally, s, bits, ally_type[i])
+    state_enemies_and_tail(row, n * nf_al, nf_en, last_action, timestep, px, py, hp, shield, hp_max, shield_max,
+                           n, enemy0, m, enemy_type, bits, shield_enemy, cx, cy, width, height, config)
 
 
 def side_reward(loss_enemy, died_enemy, loss_own, died_own, death_value, negative_scale, death_penalty, only_positive,
@@ -567,7 +574,6 @@ def state_v2(row, last_action, timestep, px, py, hp, shield, hp_max, shield_max,
     """SMACv2's ``get_state`` of one game into ``row``: per ally [hp, cooldown (Medivac: energy) / max
     cooldown, x and y relative to the centre / playable size, (shield), (cone direction), type bits],
     per enemy [hp, x, y, (shield), type bits], dead units 0; (last actions), (timestep)."""
-    A = last_action.shape[1]
     nf_al = 4 + shield_ally + 2 * conic + bits
     nf_en = 3 + shield_enemy + bits
     for q in range(row.shape[0]):
@@ -592,18 +598,5 @@ def state_v2(row, last_action, timestep, px, py, hp, shield, hp_max, shield_max,
             k += 2
         if bits:
             row[c + k + ally_type[i]] = ONE
-    o = n * nf_al
-    for j in range(m):
-        b = enemy0 + j
-        alive_f = ONE if hp[b] > ZERO else ZERO
-        h, s = health_fractions(hp[b], hp_max[b], shield[b], shield_max[b])
-        state_unit(row, o + j * nf_en, alive_f, h, False, ZERO, (px[b] - cx) / width, (py[b] - cy) / height,
-                   shield_enemy, s, bits, enemy_type[j])
-    o += m * nf_en
-    if config[STATE_LAST_ACTION]:
-        for i in range(n):
-            for q in range(A):
-                row[o + i * A + q] = last_action[i, q]
-        o += n * A
-    if config[STATE_TIMESTEP]:
-        row[o] = timestep
+    state_enemies_and_tail(row, n * nf_al, nf_en, last_action, timestep, px, py, hp, shield, hp_max, shield_max,
+                           n, enemy0, m, enemy_type, bits, shield_enemy, cx, cy, width, height, config)
