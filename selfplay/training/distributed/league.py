@@ -635,6 +635,7 @@ class RayLeagueResult:
     events: list[dict] = field(default_factory=list)  # actors lost and replaced (``EVENT_COLUMNS``), in order
 
 
+NODE_DEATH_WAIT_S = 15.0  # how long the end of a run waits for the cluster to report a lost worker's node
 EVENT_COLUMNS = ("seconds", "event", "worker", "node", "node_lost", "replaced_by", "detail")
 EVENTS_FILE = "ray_events.csv"  # in the run directory: one row per event, appended by every run of the league
 
@@ -837,13 +838,20 @@ class LeagueDriver:
                             "node": node, "node_lost": None if node is None else not alive.get(node, False),
                             "replaced_by": replaced_by, "detail": _first_line(error)})
 
-    def _nodes_lost(self) -> None:
-        """Whether each event's node is gone, as the cluster says now (it notices a node's death some
-        seconds after its actors')."""
-        alive = {n["NodeID"]: n["Alive"] for n in self.ray.nodes()}
-        for e in self.events:
-            if e["node"] is not None:
-                e["node_lost"] = not alive.get(e["node"], False)
+    def _nodes_lost(self, wait_s: float = NODE_DEATH_WAIT_S) -> None:
+        """Whether each event's node is gone, as the cluster says.  The cluster notices a node's death
+        some seconds after its actors': while a lost worker's node is still listed alive, ask again
+        (every half second, for up to ``wait_s`` seconds)."""
+        deadline = time.perf_counter() + wait_s
+        while True:
+            alive = {n["NodeID"]: n["Alive"] for n in self.ray.nodes()}
+            for e in self.events:
+                if e["node"] is not None:
+                    e["node_lost"] = not alive.get(e["node"], False)
+            if time.perf_counter() >= deadline or not any(
+                    e["event"] == "worker lost" and e["node"] is not None and not e["node_lost"] for e in self.events):
+                return
+            time.sleep(0.5)
 
     def _write_events(self) -> None:
         """Append this run's events to ``ray_events.csv`` (a log beside the commits, not part of them)."""
