@@ -568,18 +568,22 @@ def orca_lines(i, unit, static, sc, reach):
     piy = unit.pos[i, 1]
     vix = unit.vel[i, 0]
     viy = unit.vel[i, 1]
+    mask_i = static.collide_mask[i]  # i's constants held in locals: the line stores may alias the arrays
+    radius_i = static.radius[i]
+    speed_i = static.speed[i]
+    reach_sq = reach * reach
     for j in range(unit.hp.shape[0]):
-        if j == i or not sc.alive[j] or (static.collide_mask[i] & static.collide_mask[j]) == 0:
+        if j == i or not sc.alive[j] or (mask_i & static.collide_mask[j]) == 0:
             continue
         rpx = unit.pos[j, 0] - pix
         rpy = unit.pos[j, 1] - piy
         dist_sq = rpx * rpx + rpy * rpy
-        if dist_sq > reach * reach:
+        if dist_sq > reach_sq:
             continue
-        comb = static.radius[i] + static.radius[j]
+        comb = radius_i + static.radius[j]
         vjx = unit.vel[j, 0]
         vjy = unit.vel[j, 1]
-        if sqrt32(dist_sq) - comb > (static.speed[i] + sqrt32(vjx * vjx + vjy * vjy)) / INV_HORIZON:
+        if sqrt32(dist_sq) - comb > (speed_i + sqrt32(vjx * vjx + vjy * vjy)) / INV_HORIZON:
             continue
         rvx = vix - vjx
         rvy = viy - vjy
