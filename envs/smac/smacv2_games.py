@@ -145,7 +145,7 @@ class SMACv2Games:
             max_cd=np.ones((E, n), f32), shoot=np.zeros((E, n), f32), sight=np.ones((E, n), f32),
             hidden=np.zeros((E, n, m), np.bool_), divisor=np.ones(E, f32), fov=np.zeros((E, n, 2), f32),
             obs_enemies=np.zeros((E, m, n), i64), enemy_tags=np.full((E, m), -1, i64),
-            order=np.ascontiguousarray(np.broadcast_to(np.arange(n, dtype=i64), (E, n))),
+            order=np.tile(np.arange(n, dtype=i64), (E, 1)),
             draws=np.zeros((E, m, n), np.float64), actions=np.zeros((E, n), i64), commands=np.zeros((E, n), i64),
             last_action=np.zeros((E, n, L.n_actions), f32), px=np.zeros((E, U), f32), py=np.zeros((E, U), f32),
             avail=np.zeros((E, n, L.n_actions), np.bool_), true_avail=np.zeros((E, n, L.n_actions), np.bool_),
