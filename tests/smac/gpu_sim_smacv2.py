@@ -9,7 +9,7 @@ sees 1 % longer sight ranges (prints ``DIFFERS``).
 the observation draws too), one on the CPU build and one on the GPU build's SMACv2 kernels
 (``gpu_kernels.v2_*``), stepped with the same random actions through resets; prints
 ``IDENTICAL <steps>`` when observations, states, masks, rewards, dones and unit fields agree at every
-step; with ``--perturb`` the GPU side's first unit of every game is 0.1 % faster.
+step; with ``--perturb`` the GPU side's first unit of every game is 0.1 % faster (after the draw).
 """
 
 from __future__ import annotations
@@ -75,9 +75,9 @@ def games(perturb: bool, steps: int = 24) -> None:
 
     cpu, gpu = (SMACv2Battle("terran_5_vs_5_epo", 2, seed=6, conic_fov=True) for _ in range(2))
     gpu.games.use_build(build.GpuBuild())
-    if perturb:
-        gpu.engine.static.speed[:, 0] *= np.float32(1.001)
     outs = [b.reset() for b in (cpu, gpu)]
+    if perturb:  # after the draws, which write the units' constants
+        gpu.engine.static.speed[:, 0] *= np.float32(1.001)
     gen = torch.Generator().manual_seed(0)
     for step in range(steps):
         masks = [b.action_masks() for b in (cpu, gpu)]
