@@ -67,7 +67,7 @@ def batched(scenario: str, num_envs: int, steps: int, seed: int = 0) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenarios", nargs="+", default=["protoss_5_vs_5", "zerg_10_vs_10"])
-    parser.add_argument("--batches", nargs="+", type=int, default=[256, 2048])
+    parser.add_argument("--batches", nargs="*", type=int, default=[256, 2048])
     args = parser.parse_args()
     print("| scenario | one game (steps/s) | " + " | ".join(f"{b} games (steps/CPU-s)" for b in args.batches) + " |")
     print("|---|---:|" + "---:|" * len(args.batches))
