@@ -114,6 +114,15 @@ class SMACv2Games:
         self._start = eng.build.bind("v2_start", self._start_mask, state, eng.static, self._spawn, self._goals,
                                      eng.flags, eng.scratch, *records, self._switches)
 
+    def __getstate__(self) -> dict:
+        # the bound compiled calls are rebuilt on unpickling (the records travel with the games)
+        return {k: v for k, v in self.__dict__.items() if k not in ("_check", "_step", "_features", "_start")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._check = build.CpuBuild().bind("check_actions", self.seats[0], self.seats[1], self._switches)
+        self._bind()
+
     def use_build(self, rules) -> None:
         """Play with ``rules`` (``build.CpuBuild``, or ``build.GpuBuild`` on these host arrays under
         numba-cuda's simulator, as ``tests/smac/gpu_sim_smacv2.py`` runs it)."""

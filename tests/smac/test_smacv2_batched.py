@@ -111,3 +111,17 @@ def test_the_wrapper_plays_seeded_episodes_on_the_compiled_step():
 
     a, b = play(5), play(5)
     assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_a_pickled_battle_plays_on_as_the_original():
+    import pickle
+
+    a = SMACv2Battle("zerg_5_vs_5_epo", num_envs=2, seed=8)
+    a.reset()
+    b = pickle.loads(pickle.dumps(a))
+    rng_a, rng_b = np.random.default_rng(3), np.random.default_rng(3)
+    for _ in range(5):
+        out_a = a.step(_random_actions(a.action_masks(), rng_a))
+        out_b = b.step(_random_actions(b.action_masks(), rng_b))
+        for x, y in zip(out_a[0] + out_a[1] + a.get_state(), out_b[0] + out_b[1] + b.get_state()):
+            assert np.array_equal(x.numpy(), y.numpy())
