@@ -68,7 +68,7 @@ def gpu_rows(env, perturb: bool = False):
     return avail, obs, state
 
 
-def games(perturb: bool, steps: int = 24) -> None:
+def games(perturb: bool, steps: int = 12) -> None:
     """The ``--games`` mode (module docstring)."""
     import torch
     from selfplay.envs.smac.smacv2_battle import SMACv2Battle
