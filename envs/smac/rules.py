@@ -20,7 +20,7 @@ code is built: ``docs/design/smac-engine.md``):
    killed by damage is marked to explode in the next loop.
 
 Every rule sees one game: ``unit`` is ``records.UnitState`` of that game's rows (``game_rows``),
-``static`` the ``UnitStatic`` per-unit constants, ``maps`` the ``MapTables``, ``flags`` the
+``static`` that game's ``UnitStatic`` per-unit constants (``static_rows``), ``maps`` the ``MapTables``, ``flags`` the
 ``BattleFlags``, ``sc`` the game's ``Scratch`` rows.  Nothing here allocates (device code cannot).
 
 Arithmetic, so that both builds give the same float32 on any machine: every value is float32 (the
@@ -40,7 +40,7 @@ import numpy as np
 
 from .maps import MAP_SIZE
 from .pathing import NEIGHBOURS
-from .records import Scratch, UnitState
+from .records import Scratch, UnitState, UnitStatic
 from .units import (
     COLOSSUS_LANCE_HALF_LENGTH,
     COLOSSUS_LANCE_RADIUS,
@@ -95,6 +95,18 @@ def game_rows(state, e):
                      state.since_damage[e], state.order[e], state.target[e], state.goal[e], state.trigger_goal[e],
                      state.cur_speed[e], state.last_attacker[e], state.detonate[e], state.vel[e], state.shot_target[e],
                      state.shot_wind[e], state.shot_in[e], state.shot_hits[e])
+
+
+def static_rows(static, e):
+    """``UnitStatic`` of game ``e``'s constants (views, no copy): each game holds its own units."""
+    return UnitStatic(static.hp_max[e], static.shield_max[e], static.armor[e], static.speed[e], static.radius[e],
+                      static.weapon_range[e], static.cooldown_loops[e], static.scan_range[e], static.accel[e],
+                      static.splash_radius[e], static.zerg_regen[e], static.damage_point[e], static.hit_delay[e],
+                      static.hit_gap[e], static.missile_v0[e], static.missile_accel[e], static.missile_vmax[e],
+                      static.is_air[e], static.hits_air[e], static.heals[e], static.is_line[e], static.explodes[e],
+                      static.is_bio[e], static.cliff_walker[e], static.armed[e], static.collides[e],
+                      static.group_target[e], static.splashes[e], static.side[e], static.hits[e],
+                      static.trigger_kind[e], static.collide_mask[e], static.raw_damage[e], static.can_target[e])
 
 
 def scratch_rows(sc, w):
