@@ -160,7 +160,9 @@ class PPOLearnerBase:
             advantages = standardize_advantages(advantages, weight)
         actions, old_log_probs = buf.actions[:T], buf.log_probs[:T]
         stats = []
-        for _ in range(cfg.epochs):
+        if self._written_out_gradient():
+            stats = self._update_written_out(actions, old_log_probs, advantages, returns)
+        for _ in range(0 if stats else cfg.epochs):
             for idx, logits, values in self._minibatches():
                 log_probs = torch.log_softmax(logits, dim=-1)
                 new_log_prob = log_probs.gather(-1, actions[idx][..., None]).squeeze(-1)
@@ -189,6 +191,32 @@ class PPOLearnerBase:
 
     def _prepare_update(self) -> None:
         """What a subclass reads once per update (before the minibatches); nothing here."""
+
+    def _written_out_gradient(self) -> bool:
+        """Whether this update takes ``mlp_step``'s written-out gradient (a subclass's choice); no here."""
+        return False
+
+    def _update_written_out(self, actions, old_log_probs, advantages, returns) -> list[dict]:
+        """The epochs of ``update`` with ``mlp_step.mlp_ppo_step`` in place of the autograd loss and
+        backward: the same shuffles (``_minibatches``'s draws), the same clipping and Adam step. The
+        feed-forward samples are flattened once, so that a minibatch is one index per tensor."""
+        from .mlp_step import mlp_ppo_step
+
+        cfg, s = self.config, self.sizes
+        flat = [t.reshape(-1, *t.shape[2:]) for t in (self.buffer.obs[:s.rollout_length], actions, old_log_probs,
+                                                      advantages, returns)]
+        stats = []
+        for _ in range(cfg.epochs):
+            order = torch.randperm(s.num_sequences, generator=self.generator, device=self.device)
+            shuffled = [t[order] for t in flat]
+            for start in range(0, s.num_sequences, s.sequences_per_minibatch):
+                obs, act, old, adv, ret = (t[start:start + s.sequences_per_minibatch] for t in shuffled)
+                stats.append(mlp_ppo_step(self.network, obs, act, old, adv, ret, cfg.clip_coef, cfg.value_coef,
+                                          cfg.entropy_coef))
+                for group in self._clip_groups():
+                    torch.nn.utils.clip_grad_norm_(group, cfg.max_grad_norm)
+                self.optimizer.step()
+        return stats
 
     def _minibatches(self):
         """Yield ``(idx, logits, values)`` per shuffled minibatch; ``idx`` indexes ``(T, num_envs, ...)``
