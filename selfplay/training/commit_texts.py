@@ -8,6 +8,8 @@ last commit; the bytes written are the same as a full rewrite's (the state file 
 ``statefile.Encoded``, the indexes as ``utils.io.json_text`` lays them out, the tables as
 ``csv.writer`` writes them — tested against the full rewrite):
 
+- the exports are views of the committed state, rebuilt on resume: they are replaced atomically or
+  appended to, not flushed to disk (``utils.io.atomic_write(durable=False)``);
 - match rows and metric rows only grow: their texts are appended, and the CSV files are appended to
   (a file that is not the size the last write left, or whose columns changed, is rewritten whole);
 - a menagerie entry's row and a payoff pair's row are the same object from one commit to the next
@@ -17,14 +19,15 @@ last commit; the bytes written are the same as a full rewrite's (the state file 
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import os
 from pathlib import Path
 
 from selfplay.core.menagerie import Menagerie
 from selfplay.training.statefile import Encoded, plain_text, rows_text
+from selfplay.utils.io import DiskFullError, _is_disk_full, atomic_write_text
 from selfplay.utils.io import _encode as index_text
-from selfplay.utils.io import atomic_write_text
 
 _PLAIN = frozenset((str, int, float, bool, type(None)))
 
@@ -94,7 +97,8 @@ class CommitTexts:
             menagerie.save(directory)
             return
         entries = "[\n  " + ",\n  ".join(texts) + "\n ]" if texts else "[]"
-        atomic_write_text(directory / "index.json", f'{{\n "next_id": {index["next_id"]},\n "entries": {entries}\n}}\n')
+        atomic_write_text(directory / "index.json", f'{{\n "next_id": {index["next_id"]},\n "entries": {entries}\n}}\n',
+                          durable=False)
 
     def write_table(self, path: Path, columns: list, rows: list) -> None:
         """``path`` as ``RunDir.write_rows(path, columns, rows)`` writes it, appending the rows added since
@@ -108,10 +112,15 @@ class CommitTexts:
         writer = csv.writer(buffer)
         if done is not None and done[0] == columns and done[2] == size and done[1] <= len(rows):
             writer.writerows(rows[done[1]:])
-            with open(path, "a", encoding="utf-8", newline="") as f:
-                f.write(buffer.getvalue())
+            try:
+                with open(path, "a", encoding="utf-8", newline="") as f:
+                    f.write(buffer.getvalue())
+            except OSError as error:
+                if _is_disk_full(error):
+                    raise DiskFullError(errno.ENOSPC, f"no space left on the device while writing {path}") from error
+                raise
         else:
             writer.writerow(columns)
             writer.writerows(rows)
-            atomic_write_text(path, buffer.getvalue())
+            atomic_write_text(path, buffer.getvalue(), durable=False)
         self._tables[path] = (list(columns), len(rows), os.stat(path).st_size)

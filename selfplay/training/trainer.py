@@ -184,7 +184,8 @@ class Trainer:
             self._texts.write_table(self.run.metrics, columns, [[row.get(c, "") for c in columns] for row in self.metrics])
         if self.trajectories:
             data = self._trajectory_array().astype(np.uint8)
-            atomic_write(self.run.trajectories, lambda tmp: np.savez_compressed(open(tmp, "wb"), vectors=data))
+            atomic_write(self.run.trajectories, lambda tmp: np.savez_compressed(open(tmp, "wb"), vectors=data),
+                         durable=False)
 
     def _trajectory_array(self) -> np.ndarray:
         """Every recorded trajectory vector, one row each (the list is kept as one array plus the new rows)."""
