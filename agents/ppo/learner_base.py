@@ -9,6 +9,10 @@ The update (``PPOLearnerBase.update``), once the rollout is full:
         loss = ``loss.ppo_loss`` (clipped surrogate + c_v · value loss − c_e · entropy)
         clip the gradient norm of each separately optimised network to ``max_grad_norm``; one Adam step
 
+A learner may take the loss's gradient written out instead of autograd's (``_written_out_gradient``:
+the MLP learner on a rollout with every action legal, ``mlp_step.mlp_ppo_step``): the same loss and
+minibatches, equal to float rounding, without the autograd graph that is most of a tiny network's update.
+
 One Adam variant for both: PyTorch's fused kernel (``torch.optim.Adam(fused=True)``, CPU and CUDA), the
 same update rule as the plain for-each loop in one kernel per step. It is the variant the one-unit
 learner's Table I results and learning tests were made with; ``benchmarks/ppo_adam.py`` times both
