@@ -243,9 +243,12 @@ class MAPPOLearner:
         for _ in range(c.epochs):
             order = torch.randperm(C * N, generator=self.generator)
             for idx in order.tensor_split(c.num_minibatches):
-                mb = {k: v[:, idx] for k, v in data.items()}
+                # one minibatch holds every sequence: the shuffle changes nothing but the summation order
+                whole = c.num_minibatches == 1
+                mb = data if whole else {k: v[:, idx] for k, v in data.items()}
+                h0_a, h0_c = (h0_actor, h0_critic) if whole else (h0_actor[idx], h0_critic[idx])
                 weight = mb["active"] if c.policy_active_masks else None
-                feats = net.actor.unroll(mb["actor_in"], h0_actor[idx], mb["starts"])
+                feats = net.actor.unroll(mb["actor_in"], h0_a, mb["starts"])
                 log_probs = torch.log_softmax(masked_logits(net.policy_head(feats), mb["masks"]), -1)
                 log_prob = log_probs.gather(-1, mb["actions"][..., None]).squeeze(-1)
                 entropy = rules.masked_mean(-(log_probs.exp() * log_probs).sum(-1), weight)
@@ -255,7 +258,7 @@ class MAPPOLearner:
                 actor_norm = nn.utils.clip_grad_norm_(net.actor_parameters(), c.max_grad_norm)
                 self.actor_optimizer.step()
 
-                values_now = net.value_head(net.critic.unroll(mb["critic_in"], h0_critic[idx], mb["starts"])).squeeze(-1)
+                values_now = net.value_head(net.critic.unroll(mb["critic_in"], h0_c, mb["starts"])).squeeze(-1)
                 self.value_norm.update(mb["returns"])
                 v_loss = rules.value_loss(values_now, mb["old_values"], self.value_norm.normalize(mb["returns"]),
                                           c.clip_coef, c.huber_delta, c.clipped_value_loss,
