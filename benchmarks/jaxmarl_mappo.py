@@ -1,6 +1,6 @@
 """JaxMARL's own MAPPO and IPPO baselines on SMAX: game-steps per second *including learning*, on this CPU.
 
-    PY=/path/to/a/venv/with/jaxmarl/bin/python          # jaxmarl, jax, flax, optax, distrax, hydra-core
+    PY=.venv/bin/python            # with pip install -e ".[bench]": jaxmarl, jax, distrax, hydra-core, omegaconf
     $PY benchmarks/jaxmarl_mappo.py --jaxmarl /path/to/JaxMARL --json runs/jaxmarl.json
     .venv/bin/python benchmarks/mappo_speed.py --maps 3m 5m_vs_6m --compare runs/jaxmarl.json   # ratios
 
@@ -10,8 +10,8 @@ loads the baseline files of a JaxMARL checkout (``--jaxmarl``: ``baselines/MAPPO
 ``ippo_rnn_smax.yaml``), changing only ``MAP_NAME`` and ``TOTAL_TIMESTEPS`` (``--updates`` + 1 updates of
 their ``NUM_ENVS · NUM_STEPS`` = 128 · 128 game-steps), and ``--num-envs``/``--num-steps`` where asked.
 Their ``wandb`` is replaced by a stand-in module whose ``log`` (their per-update ``io_callback``)
-records the wall and CPU time: the steady rate is measured between the first and the last update's callback, so
-neither XLA's compile (``lower().compile()``, reported apart) nor the first update counts.
+records the wall and CPU time: the steady rate is measured between the first and the last update's
+callback, so neither XLA's compile (``lower().compile()``, reported apart) nor the first update counts.
 
 One game-step is one step of one game, JaxMARL's ``TOTAL_TIMESTEPS`` unit and SMAC's
 ``total_num_steps``: the same unit as ``mappo_speed.py``. XLA on the CPU uses every core it sees
