@@ -22,7 +22,9 @@ reads ``benchmarks/jaxmarl_mappo.py``'s JSON lines and prints ours / theirs on t
 (SMAX ``3m``, ``5m_vs_6m``; ``smacv2_5_units`` for the SMACv2 5_vs_5 scenarios), wall and per CPU-second,
 and every setting's minutes to 2M game-steps at the measured rate.
 
-``--threads 2`` gives torch two threads (the issue's "2 cores"); the environment is one process either way.
+``--threads 2`` gives torch two threads (the issue's "2 cores"); ``--update-threads 2`` only while it
+updates (acting stays on ``--threads``: 24–320 rows per forward gain little from a second thread); the
+environment is one process either way.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def smax_name(map_name: str) -> str:
     return "smacv2_5_units" if name.endswith("5_vs_5") else name
 
 
-def measure(map_name: str, settings: dict, updates: int, seed: int = 0) -> dict:
+def measure(map_name: str, settings: dict, updates: int, seed: int = 0, update_threads: int | None = None) -> dict:
     """Seconds (wall and CPU) of ``updates`` updates after one warm-up update, split by phase."""
     config = mappo_config(**settings)
     battle = make_env(env_name(map_name), config.num_envs, seed=seed, scripted_enemy=True)
@@ -81,7 +83,10 @@ def measure(map_name: str, settings: dict, updates: int, seed: int = 0) -> dict:
             split["env"] += time.perf_counter() - b
         a = time.perf_counter()
         _, s, mask = side_inputs(battle, config, obs)
+        acting_threads = torch.get_num_threads()
+        torch.set_num_threads(update_threads or acting_threads)
         learner.update(s, mask, start)
+        torch.set_num_threads(acting_threads)
         split["update"] += time.perf_counter() - a
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     steps = updates * config.batch_steps
@@ -95,6 +100,7 @@ def main() -> None:
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
     parser.add_argument("--epochs", type=int, default=None, help="override every setting's epochs")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--update-threads", type=int, default=None, help="torch threads of the update only")
     parser.add_argument("--compare", default=None, help="JSON lines of benchmarks/jaxmarl_mappo.py")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -102,12 +108,13 @@ def main() -> None:
     if args.compare:
         with open(args.compare) as f:
             theirs = [json.loads(line) for line in f if line.strip()]
-    print(f"{args.updates} updates per setting, {args.threads} torch thread(s); "
+    print(f"{args.updates} updates per setting, {args.threads} torch thread(s), "
+          f"{args.update_threads or args.threads} in the update; "
           f"load average before {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     for map_name in args.maps:
         for name in args.settings:
             settings = {**SETTINGS[name], **({"epochs": args.epochs} if args.epochs else {})}
-            r = measure(map_name, settings, args.updates)
+            r = measure(map_name, settings, args.updates, update_threads=args.update_threads)
             rate, per_cpu = r["steps"] / r["wall"], r["steps"] / r["cpu"]
             print(f"{map_name:12s} {name:9s} {r['steps']:7d} game-steps  {rate:7.0f} /s wall  {per_cpu:7.0f} /CPU-s  "
                   f"2M in {2e6 / rate / 60:5.1f} min  (act {r['act']:.1f} s, env {r['env']:.1f} s, "
