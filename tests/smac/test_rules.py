@@ -258,6 +258,12 @@ def test_new_order_during_the_wind_up_cancels_the_attack(engine):
     order(eng, 0, ATTACK, 2)
     hits = _hit_loops(eng, [1, 2], 20)
     assert hits[1] == [] and len(hits[2]) == 1 and hits[2][0] + 2 == ref_hit[0] + 1 + 2
+    # the target dying during the wind-up ends the order and cancels the attack: the weapon is ready
+    eng = stalker_fight()
+    assert eng.cooldown[0, 0].item() > 20
+    eng.hp[:, 1] = 0.0
+    eng.advance(1)
+    assert eng.order[0, 0].item() == STOP and eng.cooldown[0, 0].item() == 0.0 and eng.shot_hits[0, 0].item() == 0
 
 
 def test_attack_beyond_range_walks_into_range_first(engine):
