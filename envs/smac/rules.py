@@ -412,7 +412,7 @@ def lance_span(unit, static, s, j):
     radius ``LANCE_RADIUS`` centred on the attack's target at offsets ``LANCE_FIRST + k * LANCE_STEP``
     across the attack direction (``units.COLOSSUS_LANCE_*``); ``j`` overlaps circle k when its centre
     is within ``LANCE_RADIUS`` plus its radius of the circle's.  Returns ``(first, last)`` overlapped
-    index, ``(-1, -1)`` when none."""
+    index, ``(-1, -1)`` when none (at once when j is beyond every circle's reach along or across)."""
     r = static.radius[j]
     t = unit.shot_target[s]
     vx = unit.pos[t, 0] - unit.pos[s, 0]
@@ -426,6 +426,9 @@ def lance_span(unit, static, s, j):
     across = dtx * -uy + dty * ux
     first = -1
     last = -1
+    reach = LANCE_RADIUS + r
+    if abs(along) > reach or abs(across) > reach - LANCE_FIRST + EPS3:
+        return first, last
     for k in range(LANCE_POINTS):
         offset = LANCE_FIRST + F(k) * LANCE_STEP
         if distance(along, across - offset) <= LANCE_RADIUS + r:
@@ -483,7 +486,8 @@ def collect_hits(unit, static, sc):
             sc.bare_sum[t] += max(raw - static.armor[t], HALF) * h
     for s in range(U):
         landed = sc.land[s] > ZERO
-        sweeping = static.is_line[s] and unit.shot_hits[s] > 0 and unit.shot_wind[s] < ZERO
+        sweeping = (static.is_line[s] and unit.shot_hits[s] > 0
+                    and -unit.shot_wind[s] >= LANCE_PERIOD + LANCE_DAMAGE_DELAY)
         if not ((landed or unit.detonate[s] or sweeping) and static.splashes[s]):
             continue
         t = unit.shot_target[s]
