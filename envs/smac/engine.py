@@ -162,7 +162,6 @@ class BattleEngine:
         self.missile_v0 = f([s.missile_start_speed / LOOPS_PER_SECOND for s in stats])
         self.missile_accel = f([s.missile_accel / LOOPS_PER_SECOND**2 for s in stats])
         self.missile_vmax = f([s.missile_max_speed / LOOPS_PER_SECOND for s in stats])
-        self.range_slop = f([s.range_slop for s in stats])
         self.is_zerg = b([s.race == "Z" for s in stats])
         self.zerg_regen = torch.where(self.is_zerg, ZERG_REGEN_PER_S / LOOPS_PER_SECOND, 0.0)
         self.is_bio = (self.attributes & BIO) != 0
@@ -225,7 +224,7 @@ class BattleEngine:
 
         f32 = ("hp_max", "shield_max", "armor", "speed", "radius", "weapon_range", "cooldown_loops", "scan_range",
                "accel", "splash_radius", "zerg_regen", "damage_point", "hit_delay", "hit_gap", "missile_v0",
-               "missile_accel", "missile_vmax", "range_slop")
+               "missile_accel", "missile_vmax")
         flags_ = ("is_air", "hits_air", "heals", "is_line", "explodes", "is_bio", "cliff_walker", "armed", "collides",
                   "group_target", "splashes")
         static = UnitStatic(
@@ -257,7 +256,7 @@ class BattleEngine:
         E, U, dev = self.num_envs, self.num_units, self.device
         for name in ("hp", "shield", "energy", "cooldown", "since_damage", "cur_speed", "shot_wind", "shot_in"):
             setattr(self, name, torch.zeros(E, U, device=dev))
-        self.shot_target = torch.full((E, U), -1, dtype=torch.long, device=dev)
+        self.shot_target = torch.zeros(E, U, dtype=torch.long, device=dev)
         self.shot_hits = torch.zeros(E, U, dtype=torch.long, device=dev)
         for name in ("pos", "goal", "trigger_goal", "vel"):
             setattr(self, name, torch.zeros(E, U, 2, device=dev))

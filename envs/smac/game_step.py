@@ -168,7 +168,7 @@ def start_units(unit, static, spawn, goals):
         unit.detonate[u] = False
         unit.vel[u, 0] = ZERO
         unit.vel[u, 1] = ZERO
-        unit.shot_target[u] = -1
+        unit.shot_target[u] = 0
         unit.shot_wind[u] = ZERO
         unit.shot_in[u] = ZERO
         unit.shot_hits[u] = 0

@@ -47,7 +47,7 @@ class UnitState(NamedTuple):
     last_attacker: np.ndarray  # who last fired at the unit, -1 none
     detonate: np.ndarray  # a baneling killed last loop: its blast goes off this loop
     vel: np.ndarray  # (E, U, 2) the last loop's displacement (distance per loop): collision avoidance
-    shot_target: np.ndarray  # the target of its latest attack (-1 none; ``rules.fire_weapons``); the attack under way:
+    shot_target: np.ndarray  # the unit's attack under way (``rules.fire_weapons``): its target,
     shot_wind: np.ndarray  # loops until it launches (the damage point),
     shot_in: np.ndarray  # loops until its next hit lands,
     shot_hits: np.ndarray  # and its hits still to land (0: no attack under way)
@@ -73,7 +73,6 @@ class UnitStatic(NamedTuple):
     missile_v0: np.ndarray  # the missile's start speed (distance per loop), acceleration (per loop^2)
     missile_accel: np.ndarray
     missile_vmax: np.ndarray  # and top speed; 0: no missile
-    range_slop: np.ndarray  # extra range for the target of the previous attack (units.WEAPON_RANGE_SLOP)
     is_air: np.ndarray
     hits_air: np.ndarray
     heals: np.ndarray

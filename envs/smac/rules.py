@@ -291,7 +291,7 @@ def scripted_orders(side, unit, static, flags, sc):
             found = True
         tgt = unit.target[i]
         attacking = unit.order[i] == ATTACK and alive[tgt]
-        in_range = attacking and sc.tedge[i] <= attack_range(unit, static, i)
+        in_range = attacking and sc.tedge[i] <= static.weapon_range[i]
         chasing = attacking and sc.tedge[i] <= SIGHT
         kind = static.trigger_kind[i]
         new_target = tgt if (in_range or not found) else best + t0
@@ -326,14 +326,6 @@ def aim(unit, static, sc):
         sc.tvy[u] = unit.pos[t, 1] - unit.pos[u, 1]
         sc.tdist[u] = distance(sc.tvx[u], sc.tvy[u])
         sc.tedge[u] = sc.tdist[u] - (static.radius[u] + static.radius[t])
-
-
-def attack_range(unit, static, u):
-    """The edge distance within which unit ``u`` attacks its target: its weapon range, plus the
-    weapon's range slop when the target is that of its previous attack (an attack going on: it keeps
-    firing without moving until the target is beyond range plus slop; ``units.WEAPON_RANGE_SLOP``)."""
-    going_on = unit.shot_target[u] == unit.target[u]
-    return static.weapon_range[u] + (static.range_slop[u] if going_on else ZERO)
 
 
 def missile_loops(static, u, d):
@@ -373,7 +365,7 @@ def fire_weapons(jitter, unit, static, sc):
             unit.order[u] = STOP
         sc.attacking[u] = unit.order[u] == ATTACK and sc.alive[u]
         sc.healing[u] = unit.order[u] == HEAL and sc.alive[u]
-        sc.in_range[u] = sc.tedge[u] <= attack_range(unit, static, u)
+        sc.in_range[u] = sc.tedge[u] <= static.weapon_range[u]
         winding = unit.shot_hits[u] > 0 and unit.shot_wind[u] > ZERO
         if winding and (unit.order[u] != ATTACK or unit.target[u] != unit.shot_target[u]):
             unit.shot_hits[u] = 0

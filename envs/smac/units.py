@@ -109,9 +109,6 @@ class UnitStats:
     missile_start_speed: float = 0.0
     missile_accel: float = 0.0
     missile_max_speed: float = 0.0
-    # Range slop (``WEAPON_RANGE_SLOP``): extra edge distance within which a unit keeps attacking the
-    # target of its previous attack without moving.
-    range_slop: float = 1.0
 
     @property
     def scan_range(self) -> float:
@@ -186,13 +183,6 @@ UNIT_STATS = {
                                  "missile_accel", "missile_max_speed"), WEAPON_TIMING[name])))
     for name, s in UNIT_STATS.items()
 }
-# Range slop of the weapons (SC2 4.6.2 Core.SC2Mod WeaponData.xml: the ``CWeapon`` default ``RangeSlop``
-# 1; Liberty.SC2Mod overrides it to 0 for ThermalLances and ImpalerTentacle and for no other weapon
-# here).  Its meaning, by the editor's hint for the abilities' equivalent field (Core
-# EditorCatalogStrings.txt, ``CAbilEffect_RangeSlop``: "How much further a target unit may move away
-# ... before casting is cancelled"): the extra range within which an attack on a target goes on.
-WEAPON_RANGE_SLOP = {name: 1.0 for name in UNIT_STATS} | {"colossus": 0.0, "spine_crawler": 0.0}
-UNIT_STATS = {name: replace(s, range_slop=WEAPON_RANGE_SLOP[name]) for name, s in UNIT_STATS.items()}
 
 
 def unit_stats(name: str) -> UnitStats:

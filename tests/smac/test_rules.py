@@ -266,35 +266,6 @@ def test_new_order_during_the_wind_up_cancels_the_attack(engine):
     assert eng.order[0, 0].item() == STOP and eng.cooldown[0, 0].item() == 0.0 and eng.shot_hits[0, 0].item() == 0
 
 
-def test_range_slop_keeps_an_attack_going_without_moving(engine):
-    """Range slop (Core WeaponData.xml default 1, colossus 0): a zergling (range 0.1) that attacked a
-    marine keeps attacking it, standing, while the marine is within 0.1 + 1 (edge distance); beyond
-    that it chases.  A zergling that has not attacked it yet walks to range 0.1 first."""
-    eng = duel(engine, ["zergling"], ["marine"])
-    place(eng, [[10.0, 16.0], [10.8, 16.0]])  # edge distance 0.8 - 0.75 = 0.05
-    order(eng, 0, ATTACK, 1)
-    eng.advance(1)  # the first attack starts
-    eng.pos[:, 1, 0] = 11.55  # edge distance 0.8: beyond range 0.1, within 0.1 + slop 1
-    eng.advance(30)  # the first hit and two more attacks (cooldown 0.696 s = 11.1 loops)
-    assert eng.pos[0, 0, 0].item() == 10.0 and eng.hp[0, 1].item() == 45.0 - 3 * 5
-    eng.pos[:, 1, 0] = 12.4  # edge distance 1.65 > 1.1: the zergling chases
-    eng.advance(4)
-    assert eng.pos[0, 0, 0].item() > 10.3  # back within 0.1 + 1 of it (edge 1.65 - 1.1 = 0.55 to go)
-    fresh = duel(engine, ["zergling"], ["marine"])
-    place(fresh, [[10.0, 16.0], [11.55, 16.0]])
-    order(fresh, 0, ATTACK, 1)
-    fresh.advance(1)
-    assert fresh.pos[0, 0, 0].item() > 10.0 and fresh.hp[0, 1].item() == 45.0
-    # the colossus has no slop: once its target is beyond range 7 it walks
-    col = duel(engine, ["colossus"], ["marine"])
-    place(col, [[10.0, 16.0], [17.0, 16.0]])  # edge distance 5.625
-    order(col, 0, ATTACK, 1)
-    col.advance(1)
-    col.pos[:, 1, 0] = 18.6  # edge distance 7.225
-    col.advance(2)
-    assert col.pos[0, 0, 0].item() > 10.0
-
-
 def test_attack_beyond_range_walks_into_range_first(engine):
     eng = duel(engine, ["marine"], ["marine"])
     place(eng, [[6.0, 16.0], [16.0, 16.0]])
