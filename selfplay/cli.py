@@ -498,7 +498,7 @@ def _print_panel(run_dir: Path) -> None:
     data = json.loads(path.read_text())
     rates = data["rates"]
     members = list(next(iter(rates.values())))
-    ev = PanelEvaluation(members, [], 0, rates)
+    ev = PanelEvaluation(members, [], 0, rates=rates)
     print("\n".join(markdown_table(ev)))
     print(data["how"])
 
