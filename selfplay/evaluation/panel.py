@@ -208,7 +208,7 @@ def report_section(summary, aggregate, rpp_tables: dict, games: int) -> list[str
              f"Each run's last checkpoint (`final`) and the maxent-Nash mixture of its checkpoints (`nash`, one "
              f"checkpoint drawn per game) played {games} games against each panel member ({games // 2} in each seat; "
              "members: the map's built-in AI, SMAC's heuristic, kiting, focus-weakest, retreat-and-regroup — "
-             "`docs/guide/smac-panel.md`). The agents play greedily (each unit's most probable action, as SMAC's "
+             "`docs/guides/smac-panel.md`). The agents play greedily (each unit's most probable action, as SMAC's "
              "test games). A win counts 1; a loss, a timeout or a mutual destruction counts 0. "
              "Cells: mean over seeds [the bootstrap interval of `evaluation/aggregate.csv`]; per run: "
              "`runs/<agent>/<scheme>-s<seed>/evaluation/panel.csv`.", ""]
