@@ -264,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the evaluation games")
     p.add_argument("--quick", action="store_true", help="a smoke-test evaluation: fewer matches per pair")
     p.add_argument("--panel", action="store_true", help="SMAC: also the last checkpoint and the maxent-Nash mixture "
-                   "against every panel opponent (evaluation/panel.csv; docs: guide/smac-panel.md)")
+                   "against every panel opponent (evaluation/panel.csv; docs: guides/smac-panel.md)")
     p.add_argument("--panel-games", type=int, default=40, help="--panel: games per opponent and seed (half per seat)")
     p.add_argument("--panel-seeds", type=int, default=3, help="--panel: evaluation seeds (the interval is over them)")
     _add_ray_options(p, "the evaluation as a Ray task")
