@@ -16,11 +16,11 @@ from selfplay.envs.smac.battle import SMACBattle
 
 # map -> (two-player battle, battle against the scripted AI, SMACEnv)
 RECORDED = {
-    '3m': ('2388c25b986e054d', 'ed7d5e3b606d0421', '3dd021c7f4dd7668'),
-    '3s5z': ('d1db8c90fa411229', 'd8635a17969921ae', '75c26eb20f358c3e'),
-    'MMM': ('77a9577645b46b05', '52108697bb704116', '4a4ff128deb331bc'),
-    'bane_vs_bane': ('ea39909f18b07c9a', 'd6c6c5878a218c2f', '474067884cb306d8'),
-    '2c_vs_64zg': ('ae95b69a985e8e1d', '0ee1e316b57108df', 'd97c8bf74b23956d'),
+    '3m': ('b6faa4b8a8156b33', 'dc567492e6677558', '7bb595d9de91595b'),
+    '3s5z': ('d3056bb1dbcafffc', 'f1e6beeedb3c0aeb', 'e01df9819f40011e'),
+    'MMM': ('3d37877d82226bb8', 'f452e95ea1d75899', 'abcdc52cc5b0a964'),
+    'bane_vs_bane': ('17c211f1ff1e0659', 'bb5c91eed8b58529', '82afa851d89c8968'),
+    '2c_vs_64zg': ('93ef3a7b3a1b260f', 'b18da58c554ca4be', '16a8e700be4ba77b'),
 }
 
 
