@@ -9,6 +9,12 @@ Each (map, seed) is one ``selfplay train --env smac:MAP --opponent builtin-ai`` 
 test games; a run already there is resumed (to a larger ``--steps`` too). ``--summarize`` copies every
 run's ``metrics.csv`` to ``OUT/MAP-sSEED.csv`` and draws ``OUT/curves.png`` (one panel per map: each
 seed's curve, thin; their mean, thick; open-loop runs dashed) and prints a table of the last evaluations.
+
+A map is a SMAC map (``3m``) or a SMACv2 scenario (``smacv2:protoss_5_vs_5``, run as ``RUNS/smacv2-protoss_5_vs_5-sSEED``).
+For a SMACv2 scenario the panel also draws the real game's published curves (SMACv2's repository:
+``docs/results/smac_learning/published/``): MAPPO's runs as a band (lowest to highest run at each step,
+each run holding its last evaluation) with their median, open-loop MAPPO's median dashed and QMIX's
+median dotted, and the table gives the published MAPPO median at the steps our runs reached.
 """
 
 from __future__ import annotations
@@ -16,11 +22,44 @@ from __future__ import annotations
 import argparse
 import csv
 import shutil
+import warnings
 from pathlib import Path
+
+import numpy as np
+
+PUBLISHED = Path(__file__).resolve().parents[1] / "docs/results/smac_learning/published/smacv2_training_results.csv.gz"
 
 
 def run_name(map_name: str, seed: int, open_loop: bool) -> str:
-    return f"{map_name}-{'open-' if open_loop else ''}s{seed}"
+    return f"{map_name.replace(':', '-')}-{'open-' if open_loop else ''}s{seed}"
+
+
+def env_name(map_name: str) -> str:
+    """``3m`` -> ``smac:3m``; ``smacv2:protoss_5_vs_5`` stays as it is."""
+    return map_name if ":" in map_name else f"smac:{map_name}"
+
+
+def published_band(table, scenario: str, algorithm: str, steps) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The published runs' test win rate at each of ``steps``: (lowest, median, highest, number of runs).
+
+    Each run holds its last evaluation at or before a step (NaN before its first); the band and median are
+    over the runs that have one.
+    """
+    rows = table[(table.scenario == scenario) & (table.algorithm == algorithm)]
+    steps = np.asarray(steps, dtype=np.float64)
+    per_run = []
+    for _, run in rows.groupby("run"):
+        run = run.sort_values("step")
+        idx = np.searchsorted(run.step.to_numpy(), steps, side="right") - 1
+        values = run.test_win_rate.to_numpy()[np.maximum(idx, 0)]
+        per_run.append(np.where(idx >= 0, values, np.nan))
+    if not per_run:
+        nan = np.full(len(steps), np.nan)
+        return nan, nan, nan, 0
+    runs = np.vstack(per_run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns (before any run's first evaluation)
+        return np.nanmin(runs, 0), np.nanmedian(runs, 0), np.nanmax(runs, 0), len(per_run)
 
 
 def train(args) -> None:
@@ -30,7 +69,7 @@ def train(args) -> None:
         for seed in args.seeds:
             settings = {"eval_interval": args.eval_interval, **({"open_loop": True} if args.open_loop else {})}
             out = Path(args.runs) / run_name(map_name, seed, args.open_loop)
-            train_vs_builtin(VsAIConfig(env=f"smac:{map_name}", steps=args.steps, seed=seed, agent_settings=settings),
+            train_vs_builtin(VsAIConfig(env=env_name(map_name), steps=args.steps, seed=seed, agent_settings=settings),
                              out, log=lambda s, tag=out.name: print(f"{tag}: {s}", flush=True))
 
 
@@ -47,8 +86,14 @@ def summarize(args) -> None:
     out.mkdir(parents=True, exist_ok=True)
     fig = Figure(figsize=(4 * len(args.maps), 3.4), dpi=110)
     FigureCanvasAgg(fig)
-    print("| map | control | seeds | last test win rate per seed (at game-steps) | mean at the steps all seeds reached |")
-    print("|---|---|---|---|---|")
+    published = None
+    if any(m.startswith("smacv2:") for m in args.maps):
+        import pandas as pd
+
+        published = pd.read_csv(PUBLISHED)
+    print("| map | control | seeds | last test win rate per seed (at game-steps) | mean at the steps all seeds reached "
+          "| real game's MAPPO there (median [range] of runs) |")
+    print("|---|---|---|---|---|---|")
     for i, map_name in enumerate(args.maps):
         ax = fig.add_subplot(1, len(args.maps), i + 1)
         for open_loop, style in ((False, "-"), (True, "--")):
@@ -73,15 +118,35 @@ def summarize(args) -> None:
             last = [c[-1] for c in curves]
             common = [c[n - 1]["test_win_rate"] for c in curves]
             per_seed = ", ".join(f"{r['test_win_rate']:.2f} ({int(r['step']) // 1000}k)" for r in last)
+            real = ""
+            if published is not None and map_name.startswith("smacv2:"):
+                algorithm = "open-loop MAPPO" if open_loop else "MAPPO"
+                lo, med, hi, n = published_band(published, map_name.split(":", 1)[1], algorithm, [steps[-1]])
+                real = f"{med[0]:.2f} [{lo[0]:.2f}, {hi[0]:.2f}] of {n}" if n else "none published"
             print(f"| {map_name} | {'open loop' if open_loop else 'closed loop'} | {len(curves)} | {per_seed} | "
-                  f"{sum(common) / len(common):.2f} at {int(steps[-1]) // 1000}k |")
+                  f"{sum(common) / len(common):.2f} at {int(steps[-1]) // 1000}k | {real} |")
+        if published is not None and map_name.startswith("smacv2:"):
+            draw_published(ax, published, map_name.split(":", 1)[1], ax.get_xlim()[1])
         ax.set_ylim(0, 1.02)
-        ax.set_title(f"{map_name} vs the built-in AI", fontsize=9)
+        ax.set_title(f"{map_name.split(':')[-1]} vs the built-in AI", fontsize=9)
         ax.set_xlabel("game-steps")
         ax.set_ylabel("test win rate (32 greedy games)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
     fig.savefig(out / "curves.png", bbox_inches="tight")
+
+
+def draw_published(ax, table, scenario: str, max_step: float) -> None:
+    """The real game's published curves on ``ax`` up to ``max_step`` (module docstring)."""
+    grid = np.linspace(0, max_step, 200)
+    lo, med, hi, n = published_band(table, scenario, "MAPPO", grid)
+    if n:
+        ax.fill_between(grid, lo, hi, color="tab:green", alpha=0.15, lw=0)
+        ax.plot(grid, med, color="tab:green", lw=1.2, label=f"real game MAPPO, median of {n} (band: range)")
+    for algorithm, style in (("open-loop MAPPO", "--"), ("QMIX", ":")):
+        _, med, _, n = published_band(table, scenario, algorithm, grid)
+        if n:
+            ax.plot(grid, med, style, color="tab:green", lw=1, label=f"real game {algorithm}, median of {n}")
 
 
 def main() -> None:

@@ -1,7 +1,9 @@
 """MAPPO's training throughput on the SMAC simulator: game-steps per second *including learning*.
 
     .venv/bin/python benchmarks/mappo_speed.py                       # 3m, the settings below, 3 updates each
-    .venv/bin/python benchmarks/mappo_speed.py --map 8m --updates 5
+    .venv/bin/python benchmarks/mappo_speed.py --maps 8m --updates 5
+    .venv/bin/python benchmarks/mappo_speed.py --maps 3m 5m_vs_6m smacv2:protoss_5_vs_5 --settings wide-AS \
+        --threads 2 --compare runs/jaxmarl.json                      # beside JaxMARL (benchmarks/jaxmarl_mappo.py)
 
 One game-step is one step of one game (SMAC's ``total_num_steps``). Each setting trains the MAPPO learner
 of ``selfplay train --opponent builtin-ai`` against the built-in AI for ``--updates`` updates after one
@@ -10,36 +12,57 @@ network), the environment and the update, with the machine's load average (the f
 
     paper:     MAPPOConfig() — 8 games × 400 steps, 15 epochs, agent-specific state (Yu et al. 2022)
     paper-EP:  the same with the environment's global state for the critic
-    wide:      64 games × 50 steps (the same 3200 game-steps per update), EP
+    wide-AS:   64 games × 50 steps (the same 3200 game-steps per update), agent-specific state
+    wide:      the same with the environment's global state (EP)
     wide-5ep:  wide with 5 epochs (MAPPO's setting on the harder maps)
 
-``--threads 2`` gives torch two threads (the issue's "2 cores"); the environment is one process either way.
+``--epochs`` overrides every setting's epochs (the paper's per-map scripts: 10 on 5m_vs_6m). A map is a
+SMAC map name or any SMAC battle name of the registry (``smacv2:protoss_5_vs_5``). ``--compare FILE``
+reads ``benchmarks/jaxmarl_mappo.py``'s JSON lines and prints ours / theirs on the same scenario size
+(SMAX ``3m``, ``5m_vs_6m``; ``smacv2_5_units`` for the SMACv2 5_vs_5 scenarios), wall and per CPU-second,
+and every setting's minutes to 2M game-steps at the measured rate.
+
+``--threads 2`` gives torch two threads (the issue's "2 cores"); ``--update-threads 2`` only while it
+updates (acting stays on ``--threads``: 24–320 rows per forward gain little from a second thread); the
+environment is one process either way.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 
 import torch
 from selfplay.agents.mappo import MAPPOLearner, mappo_config
-from selfplay.envs.smac import SMACBattle
 
+from selfplay.training.registry import make_env
 from selfplay.training.vs_builtin import side_inputs
 
 SETTINGS = {
     "paper": {},
     "paper-EP": {"critic_input": "EP"},
+    "wide-AS": {"num_envs": 64, "rollout_length": 50},
     "wide": {"num_envs": 64, "rollout_length": 50, "critic_input": "EP"},
     "wide-5ep": {"num_envs": 64, "rollout_length": 50, "critic_input": "EP", "epochs": 5},
 }
 
 
-def measure(map_name: str, settings: dict, updates: int, seed: int = 0) -> dict:
+def env_name(map_name: str) -> str:
+    return map_name if ":" in map_name else f"smac:{map_name}"
+
+
+def smax_name(map_name: str) -> str:
+    """The SMAX scenario of the same size: the SMAC map's own name; ``smacv2_5_units`` for SMACv2's 5_vs_5."""
+    name = env_name(map_name).split(":", 1)[1]
+    return "smacv2_5_units" if name.endswith("5_vs_5") else name
+
+
+def measure(map_name: str, settings: dict, updates: int, seed: int = 0, update_threads: int | None = None) -> dict:
     """Seconds (wall and CPU) of ``updates`` updates after one warm-up update, split by phase."""
     config = mappo_config(**settings)
-    battle = SMACBattle(map_name, num_envs=config.num_envs, two_player=False, seed=seed)
+    battle = make_env(env_name(map_name), config.num_envs, seed=seed, scripted_enemy=True)
     learner = MAPPOLearner.for_battle(battle, config, seed=seed)
     obs = battle.reset()
     start = torch.ones(config.num_envs, dtype=torch.bool)
@@ -60,7 +83,10 @@ def measure(map_name: str, settings: dict, updates: int, seed: int = 0) -> dict:
             split["env"] += time.perf_counter() - b
         a = time.perf_counter()
         _, s, mask = side_inputs(battle, config, obs)
+        acting_threads = torch.get_num_threads()
+        torch.set_num_threads(update_threads or acting_threads)
         learner.update(s, mask, start)
+        torch.set_num_threads(acting_threads)
         split["update"] += time.perf_counter() - a
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     steps = updates * config.batch_steps
@@ -69,19 +95,35 @@ def measure(map_name: str, settings: dict, updates: int, seed: int = 0) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--map", default="3m")
+    parser.add_argument("--maps", "--map", nargs="+", default=["3m"], help="SMAC maps or SMAC battle names")
     parser.add_argument("--updates", type=int, default=3, help="timed updates per setting (after one warm-up)")
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    parser.add_argument("--epochs", type=int, default=None, help="override every setting's epochs")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--update-threads", type=int, default=None, help="torch threads of the update only")
+    parser.add_argument("--compare", default=None, help="JSON lines of benchmarks/jaxmarl_mappo.py")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print(f"map {args.map}, {args.updates} updates per setting, {args.threads} torch thread(s); "
+    theirs = []
+    if args.compare:
+        with open(args.compare) as f:
+            theirs = [json.loads(line) for line in f if line.strip()]
+    print(f"{args.updates} updates per setting, {args.threads} torch thread(s), "
+          f"{args.update_threads or args.threads} in the update; "
           f"load average before {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-    for name in args.settings:
-        r = measure(args.map, SETTINGS[name], args.updates)
-        print(f"{name:9s} {r['steps']:7d} game-steps  {r['steps'] / r['wall']:7.0f} /s wall  "
-              f"{r['steps'] / r['cpu']:7.0f} /CPU-s   (act {r['act']:.1f} s, env {r['env']:.1f} s, "
-              f"update {r['update']:.1f} s; load {os.getloadavg()[0]:.2f})", flush=True)
+    for map_name in args.maps:
+        for name in args.settings:
+            settings = {**SETTINGS[name], **({"epochs": args.epochs} if args.epochs else {})}
+            r = measure(map_name, settings, args.updates, update_threads=args.update_threads)
+            rate, per_cpu = r["steps"] / r["wall"], r["steps"] / r["cpu"]
+            print(f"{map_name:12s} {name:9s} {r['steps']:7d} game-steps  {rate:7.0f} /s wall  {per_cpu:7.0f} /CPU-s  "
+                  f"2M in {2e6 / rate / 60:5.1f} min  (act {r['act']:.1f} s, env {r['env']:.1f} s, "
+                  f"update {r['update']:.1f} s; load {os.getloadavg()[0]:.2f})", flush=True)
+            for t in (t for t in theirs if t["map"] == smax_name(map_name)):
+                t.setdefault("steps_per_cpu_s", float("nan"))
+                print(f"    vs JaxMARL {t['algo']} on SMAX {t['map']} ({t['steps_per_s']:.0f} /s wall, "
+                      f"{t['steps_per_cpu_s']:.0f} /CPU-s at load {t['load']:.1f}): ours / theirs "
+                      f"{rate / t['steps_per_s']:.2f} wall, {per_cpu / t['steps_per_cpu_s']:.2f} per CPU-s", flush=True)
 
 
 if __name__ == "__main__":

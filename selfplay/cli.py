@@ -264,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the evaluation games")
     p.add_argument("--quick", action="store_true", help="a smoke-test evaluation: fewer matches per pair")
     p.add_argument("--panel", action="store_true", help="SMAC: also the last checkpoint and the maxent-Nash mixture "
-                   "against every panel opponent (evaluation/panel.csv; docs: guide/smac-panel.md)")
+                   "against every panel opponent (evaluation/panel.csv; docs: guides/smac-panel.md)")
     p.add_argument("--panel-games", type=int, default=40, help="--panel: games per opponent and seed (half per seat)")
     p.add_argument("--panel-seeds", type=int, default=3, help="--panel: evaluation seeds (the interval is over them)")
     _add_ray_options(p, "the evaluation as a Ray task")
@@ -323,6 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the game")
     p.add_argument("--fps", type=float, default=8.0, help="frames (environment steps) per second of GIF")
     p.add_argument("--scale", type=int, default=16, help="pixels per map unit")
+    p.add_argument("--sampled", action="store_true", help="checkpoints sample their actions, as in training "
+                   "(default: greedy, each unit's most probable action, as SMAC's test games)")
 
     p = _subparser(sub, "omega", "print a scheme's Ω for a menagerie of a given size")
     p.add_argument("scheme", help="scheme spec, e.g. delta-uniform:delta=0.5")
@@ -498,7 +500,7 @@ def _print_panel(run_dir: Path) -> None:
     data = json.loads(path.read_text())
     rates = data["rates"]
     members = list(next(iter(rates.values())))
-    ev = PanelEvaluation(members, [], 0, rates)
+    ev = PanelEvaluation(members, [], 0, rates=rates)
     print("\n".join(markdown_table(ev)))
     print(data["how"])
 
@@ -610,7 +612,8 @@ def cmd_sl(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from selfplay.evaluation.replay import play_replay
 
-    result = play_replay(args.env, args.a, args.b, args.out, seed=args.seed, fps=args.fps, scale=args.scale)
+    result = play_replay(args.env, args.a, args.b, args.out, seed=args.seed, fps=args.fps, scale=args.scale,
+                         greedy=not args.sampled)
     outcome = "a draw" if result.winner < 0 else f"won by {'--a' if result.winner == 0 else '--b'}"
     print(f"{result.steps} steps, {outcome} -> {result.path}")
     return 0

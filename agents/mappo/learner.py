@@ -152,10 +152,10 @@ class MAPPOLearner:
             raise ValueError(f"start must have shape ({B},), got {tuple(start.shape)}")
         return obs, state, mask, start
 
-    def _critic_value(self, c_in, start):
+    def _critic_value(self, c_in, starts):
+        """Values ``(B, U)`` and new critic states of inputs ``c_in`` ``(B, U, D)``; ``starts`` ``(B·U,)``."""
         B, U = c_in.shape[:2]
-        f, h = self.network.critic.step(c_in.reshape(B * U, -1), self.h_critic.reshape(B * U, -1),
-                                        start.repeat_interleave(U))
+        f, h = self.network.critic.step(c_in.reshape(B * U, -1), self.h_critic.reshape(B * U, -1), starts)
         return self.network.value_head(f).view(B, U), h.view(B, U, -1)
 
     @torch.no_grad()
@@ -175,21 +175,24 @@ class MAPPOLearner:
         if self.ready():
             raise RuntimeError("the rollout is full: call update() before acting again")
         c, buf, t, net = self.config, self.buffer, self.step_index, self.network
-        self.last_action *= (~start)[:, None, None].float()
+        if c.last_action:
+            self.last_action *= (~start)[:, None, None].float()
         active = active_agents(mask)
-        x = actor_inputs(obs, self.last_action, c.agent_id, c.last_action)
-        ci = critic_inputs(state, active, c.critic_input, c.death_masking)
-        for name, value in (("actor_in", x), ("critic_in", ci), ("masks", mask), ("starts", start),
-                            ("active", active), ("h_actor", self.h_actor), ("h_critic", self.h_critic)):
+        x = actor_inputs(obs, self.last_action, c.agent_id, c.last_action, out=buf["actor_in"][t])
+        ci = critic_inputs(state, active, c.critic_input, c.death_masking, out=buf["critic_in"][t])
+        for name, value in (("masks", mask), ("starts", start), ("active", active), ("h_actor", self.h_actor),
+                            ("h_critic", self.h_critic)):
             buf[name][t] = value
-        f, h = net.actor.step(x.reshape(B * U, -1), self.h_actor.reshape(B * U, -1), start.repeat_interleave(U))
+        starts = start.repeat_interleave(U)
+        f, h = net.actor.step(x.view(B * U, -1), self.h_actor.view(B * U, -1), starts)
         log_probs = torch.log_softmax(masked_logits(net.policy_head(f).view(B, U, -1), mask), -1)
         action = torch.multinomial(log_probs.exp().view(B * U, -1), 1, generator=self.generator).view(B, U)
         buf["actions"][t] = action
-        buf["log_probs"][t] = log_probs.gather(-1, action[..., None]).squeeze(-1)
-        buf["values"][t], self.h_critic = self._critic_value(ci, start)
+        torch.gather(log_probs, -1, action[..., None], out=buf["log_probs"][t][..., None])
+        buf["values"][t], self.h_critic = self._critic_value(ci, starts)
         self.h_actor = h.view(B, U, -1)
-        self.last_action = nn.functional.one_hot(action, self.n_actions).float()
+        if c.last_action:
+            self.last_action = nn.functional.one_hot(action, self.n_actions).float()
         self.pending = True
         return action
 
@@ -221,7 +224,7 @@ class MAPPOLearner:
         T, B, U, L = c.rollout_length, self.num_envs, self.n_agents, c.chunk_length
         with torch.no_grad():
             ci = critic_inputs(state, active_agents(mask), c.critic_input, c.death_masking)
-            buf["values"][T] = self._critic_value(ci, start)[0]
+            buf["values"][T] = self._critic_value(ci, start.repeat_interleave(U))[0]
             values = self.value_norm.denormalize(buf["values"])
             advantages, returns = rules.gae(buf["rewards"], values, buf["dones"], c.gamma, c.gae_lambda)
             active = buf["active"]
@@ -243,9 +246,12 @@ class MAPPOLearner:
         for _ in range(c.epochs):
             order = torch.randperm(C * N, generator=self.generator)
             for idx in order.tensor_split(c.num_minibatches):
-                mb = {k: v[:, idx] for k, v in data.items()}
+                # one minibatch holds every sequence: the shuffle changes nothing but the summation order
+                whole = c.num_minibatches == 1
+                mb = data if whole else {k: v[:, idx] for k, v in data.items()}
+                h0_a, h0_c = (h0_actor, h0_critic) if whole else (h0_actor[idx], h0_critic[idx])
                 weight = mb["active"] if c.policy_active_masks else None
-                feats = net.actor.unroll(mb["actor_in"], h0_actor[idx], mb["starts"])
+                feats = net.actor.unroll(mb["actor_in"], h0_a, mb["starts"])
                 log_probs = torch.log_softmax(masked_logits(net.policy_head(feats), mb["masks"]), -1)
                 log_prob = log_probs.gather(-1, mb["actions"][..., None]).squeeze(-1)
                 entropy = rules.masked_mean(-(log_probs.exp() * log_probs).sum(-1), weight)
@@ -255,7 +261,7 @@ class MAPPOLearner:
                 actor_norm = nn.utils.clip_grad_norm_(net.actor_parameters(), c.max_grad_norm)
                 self.actor_optimizer.step()
 
-                values_now = net.value_head(net.critic.unroll(mb["critic_in"], h0_critic[idx], mb["starts"])).squeeze(-1)
+                values_now = net.value_head(net.critic.unroll(mb["critic_in"], h0_c, mb["starts"])).squeeze(-1)
                 self.value_norm.update(mb["returns"])
                 v_loss = rules.value_loss(values_now, mb["old_values"], self.value_norm.normalize(mb["returns"]),
                                           c.clip_coef, c.huber_delta, c.clipped_value_loss,

@@ -100,32 +100,39 @@ def masked_logits(logits, mask):
     return logits if mask is None else logits.masked_fill(~mask, MASKED_LOGIT)
 
 
-def actor_inputs(obs, last_action, agent_id: bool, use_last_action: bool):
+def _joined(parts, out):
+    """``parts`` joined on the last axis, written into ``out`` (a preallocated buffer row) where given."""
+    if out is None:
+        return torch.cat(parts, dim=-1) if len(parts) > 1 else parts[0]
+    return torch.cat(parts, dim=-1, out=out) if len(parts) > 1 else out.copy_(parts[0])
+
+
+def actor_inputs(obs, last_action, agent_id: bool, use_last_action: bool, out=None):
     """``[obs, onehot(i), last_action]`` per agent: ``obs`` ``(B, U, D)`` (open loop: ``(B, U, 1)`` time
-    steps), ``last_action`` ``(B, U, A)`` one-hot → ``(B, U, D')``."""
+    steps), ``last_action`` ``(B, U, A)`` one-hot → ``(B, U, D')`` (into ``out`` where given)."""
     parts = [obs]
     B, U = obs.shape[:2]
     if agent_id:
         parts.append(torch.eye(U, dtype=obs.dtype, device=obs.device).expand(B, U, U))
     if use_last_action:
         parts.append(last_action)
-    return torch.cat(parts, dim=-1) if len(parts) > 1 else obs
+    return _joined(parts, out)
 
 
-def critic_inputs(state, alive, kind: str, death_masking: bool):
+def critic_inputs(state, alive, kind: str, death_masking: bool, out=None):
     """The critic's input per agent (module docstring). ``state``: ``(B, U, S)`` agent-specific states
-    (``"AS"``) or ``(B, S)`` the global state (``"EP"``); ``alive`` ``(B, U)`` bool."""
+    (``"AS"``) or ``(B, S)`` the global state (``"EP"``); ``alive`` ``(B, U)`` bool; into ``out`` where given."""
     if kind == "AS":
         if not death_masking:
-            return state
+            return _joined([state], out)
         U = state.shape[1]  # SMAC's agent-specific state ends with the one-hot id: keep it, zero the rest
         body = state[..., :-U] * alive[..., None].to(state.dtype)
-        return torch.cat([body, state[..., -U:]], dim=-1)
+        return _joined([body, state[..., -U:]], out)
     B, U = alive.shape
     s = state[:, None, :].expand(B, U, state.shape[-1])
     if death_masking:
         s = s * alive[..., None].to(s.dtype)
-    return torch.cat([s, torch.eye(U, dtype=s.dtype, device=s.device).expand(B, U, U)], dim=-1)
+    return _joined([s, torch.eye(U, dtype=s.dtype, device=s.device).expand(B, U, U)], out)
 
 
 def open_loop_inputs(episode_steps, episode_limit: int, n_agents: int):

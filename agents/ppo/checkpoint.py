@@ -68,6 +68,7 @@ def save_policy(frozen: FrozenPPOPolicy, path) -> Path:
 def load_policy(path, device="cpu") -> FrozenPPOPolicy:
     """Read a policy written by ``save_policy``."""
     payload = read_policy_file(path, FORMAT, device)
-    network = ActorCritic(NetworkSpec(**payload["spec"])).to(device)
-    network.load_state_dict(payload["weights"])
-    return FrozenPPOPolicy(network, payload["weight_version"], payload["seed"])
+    with torch.device("meta"):  # no initialisation to draw: the file's weights become the parameters
+        network = ActorCritic(NetworkSpec(**payload["spec"]))
+    network.load_state_dict(payload["weights"], assign=True)
+    return FrozenPPOPolicy(network.to(device), payload["weight_version"], payload["seed"])

@@ -87,6 +87,11 @@ class PPOLearner(ActorCriticHolder, PPOLearnerBase):
     def _prepare_update(self) -> None:
         self._all_legal = bool(self.buffer.masks[:self.buffer.rollout_length].all())
 
+    def _written_out_gradient(self) -> bool:
+        """A feed-forward network on a rollout with every action legal takes ``mlp_step``'s written-out
+        gradient (the same loss; autograd's graph is most of a tiny network's update)."""
+        return not self.recurrent and self._all_legal
+
     def _clip_groups(self):
         return self._parameters
 

@@ -9,6 +9,10 @@ The update (``PPOLearnerBase.update``), once the rollout is full:
         loss = ``loss.ppo_loss`` (clipped surrogate + c_v · value loss − c_e · entropy)
         clip the gradient norm of each separately optimised network to ``max_grad_norm``; one Adam step
 
+A learner may take the loss's gradient written out instead of autograd's (``_written_out_gradient``:
+the MLP learner on a rollout with every action legal, ``mlp_step.mlp_ppo_step``): the same loss and
+minibatches, equal to float rounding, without the autograd graph that is most of a tiny network's update.
+
 One Adam variant for both: PyTorch's fused kernel (``torch.optim.Adam(fused=True)``, CPU and CUDA), the
 same update rule as the plain for-each loop in one kernel per step. It is the variant the one-unit
 learner's Table I results and learning tests were made with; ``benchmarks/ppo_adam.py`` times both
@@ -160,7 +164,9 @@ class PPOLearnerBase:
             advantages = standardize_advantages(advantages, weight)
         actions, old_log_probs = buf.actions[:T], buf.log_probs[:T]
         stats = []
-        for _ in range(cfg.epochs):
+        if self._written_out_gradient():
+            stats = self._update_written_out(actions, old_log_probs, advantages, returns)
+        for _ in range(0 if stats else cfg.epochs):
             for idx, logits, values in self._minibatches():
                 log_probs = torch.log_softmax(logits, dim=-1)
                 new_log_prob = log_probs.gather(-1, actions[idx][..., None]).squeeze(-1)
@@ -189,6 +195,32 @@ class PPOLearnerBase:
 
     def _prepare_update(self) -> None:
         """What a subclass reads once per update (before the minibatches); nothing here."""
+
+    def _written_out_gradient(self) -> bool:
+        """Whether this update takes ``mlp_step``'s written-out gradient (a subclass's choice); no here."""
+        return False
+
+    def _update_written_out(self, actions, old_log_probs, advantages, returns) -> list[dict]:
+        """The epochs of ``update`` with ``mlp_step.mlp_ppo_step`` in place of the autograd loss and
+        backward: the same shuffles (``_minibatches``'s draws), the same clipping and Adam step. The
+        feed-forward samples are flattened once, so that a minibatch is one index per tensor."""
+        from .mlp_step import mlp_ppo_step
+
+        cfg, s = self.config, self.sizes
+        flat = [t.reshape(-1, *t.shape[2:]) for t in (self.buffer.obs[:s.rollout_length], actions, old_log_probs,
+                                                      advantages, returns)]
+        stats = []
+        for _ in range(cfg.epochs):
+            order = torch.randperm(s.num_sequences, generator=self.generator, device=self.device)
+            shuffled = [t[order] for t in flat]
+            for start in range(0, s.num_sequences, s.sequences_per_minibatch):
+                obs, act, old, adv, ret = (t[start:start + s.sequences_per_minibatch] for t in shuffled)
+                stats.append(mlp_ppo_step(self.network, obs, act, old, adv, ret, cfg.clip_coef, cfg.value_coef,
+                                          cfg.entropy_coef))
+                for group in self._clip_groups():
+                    torch.nn.utils.clip_grad_norm_(group, cfg.max_grad_norm)
+                self.optimizer.step()
+        return stats
 
     def _minibatches(self):
         """Yield ``(idx, logits, values)`` per shuffled minibatch; ``idx`` indexes ``(T, num_envs, ...)``

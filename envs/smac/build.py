@@ -29,12 +29,12 @@ import os
 import types
 from functools import cache
 
-from . import cpu_drivers, cpu_parallel, feature_rules, game_step, maps, pathing, records, rules, units
+from . import cpu_drivers, cpu_parallel, feature_rules, game_step, maps, pathing, records, rules, smacv2_step, units
 from .records import Scratch, new_scratch
 
-RULE_MODULES = (rules, feature_rules, game_step)
+RULE_MODULES = (rules, feature_rules, game_step, smacv2_step)
 # every module whose code or constants end up in the compiled rules
-CACHE_SOURCES = (rules, feature_rules, game_step, cpu_drivers, cpu_parallel, records, units, maps, pathing)
+CACHE_SOURCES = (rules, feature_rules, game_step, smacv2_step, cpu_drivers, cpu_parallel, records, units, maps, pathing)
 
 
 def compile_modules(modules_and_jits) -> types.SimpleNamespace:
@@ -218,7 +218,8 @@ _DRIVERS = {"command": "command_games", "advance": "advance_games", "positions":
             "rewards": "reward_games", "finish": "finish_games", "outcome": "outcome_games",
             "first_illegal": "first_illegal", "one_hot": "one_hot", "step": "step_games",
             "features": "feature_games", "check_actions": "check_actions", "reset": "reset_games",
-            "start": "start_games", "score": "score_games"}
+            "start": "start_games", "score": "score_games", "v2_step": "v2_step_games",
+            "v2_features": "v2_feature_games", "v2_start": "v2_start_games"}
 _PARALLEL_DRIVERS = {"step": "step_chunks", "score": "score_chunks", "features": "feature_chunks"}
 
 
@@ -233,6 +234,8 @@ def _scratch_slots(args) -> int:
 _KERNELS = {"command": "command_kernel", "advance": "advance_kernel", "positions": "positions_kernel",
             "avail": "avail_kernel", "observations": "observation_kernel", "state": "state_kernel",
             "rewards": "reward_kernel", "finish": "finish_kernel", "outcome": "outcome_kernel", "step": "step_kernel",
-            "features": "feature_kernel", "reset": "reset_kernel", "start": "start_kernel", "score": "score_kernel"}
+            "features": "feature_kernel", "reset": "reset_kernel", "start": "start_kernel", "score": "score_kernel",
+            "v2_step": "v2_step_kernel", "v2_features": "v2_feature_kernel", "v2_start": "v2_start_kernel"}
 _GAMES_ARG = {"command": 1, "advance": 1, "positions": 2, "avail": 1, "observations": 4, "state": 3,
-              "rewards": 4, "finish": 1, "outcome": 3, "step": 1, "features": 0, "reset": 0, "start": 0, "score": 0}
+              "rewards": 4, "finish": 1, "outcome": 3, "step": 1, "features": 0, "reset": 0, "start": 0, "score": 0,
+              "v2_step": 1, "v2_features": 0, "v2_start": 0}

@@ -9,13 +9,14 @@ from __future__ import annotations
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
 from .game_step import feature_range, score_range, start_episode, start_units, step_range
 from .records import Scratch
-from .rules import advance_game, command_game, game_rows, scratch_rows
+from .rules import advance_game, command_game, game_rows, scratch_rows, static_rows
+from .smacv2_step import v2_feature_range, v2_start_game, v2_step_range
 
 
 def command_games(side, actions, state_, static, flags):
     """``command_game`` for every game: ``actions`` (E, n_side)."""
     for e in range(actions.shape[0]):
-        command_game(side, actions[e], game_rows(state_, e), static, flags)
+        command_game(side, actions[e], game_rows(state_, e), static_rows(static, e), flags)
 
 
 def advance_games(jitter, state_, static, maps, flags, sc):
@@ -23,7 +24,7 @@ def advance_games(jitter, state_, static, maps, flags, sc):
     reused by every game."""
     rows = scratch_rows(sc, 0)
     for e in range(state_.hp.shape[0]):
-        advance_game(jitter[:, e], game_rows(state_, e), static, maps, flags, rows)
+        advance_game(jitter[:, e], game_rows(state_, e), static_rows(static, e), maps, flags, rows)
 
 
 def positions_games(px, py, pos, map_x, mirror):
@@ -103,10 +104,10 @@ def feature_games(state_, sc, seat0, seat1, ep, switches):
 
 
 def reset_games(mask, state_, static, spawn, goals):
-    """``start_units`` of the games where ``mask`` (E,) is true; ``goals`` (E, U, 2)."""
+    """``start_units`` of the games where ``mask`` (E,) is true; ``spawn`` and ``goals`` (E, U, 2)."""
     for e in range(mask.shape[0]):
         if mask[e]:
-            start_units(game_rows(state_, e), static, spawn, goals[e])
+            start_units(game_rows(state_, e), static_rows(static, e), spawn[e], goals[e])
 
 
 def start_games(mask, state_, static, spawn, goals, seat0, seat1, ep):
@@ -114,7 +115,7 @@ def start_games(mask, state_, static, spawn, goals, seat0, seat1, ep):
     for e in range(mask.shape[0]):
         if mask[e]:
             rows = game_rows(state_, e)
-            start_units(rows, static, spawn, goals[e])
+            start_units(rows, static_rows(static, e), spawn[e], goals[e])
             start_episode(e, rows, seat0, seat1, ep)
 
 
@@ -136,3 +137,27 @@ def one_hot(out, actions):
             for q in range(out.shape[2]):
                 out[e, i, q] = 0.0
             out[e, i, actions[e, i]] = 1.0
+
+
+def v2_step_games(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
+    """One SMACv2 step of every game (``smacv2_step.v2_step_range``); ``switches`` as in
+    ``check_actions``."""
+    v2_step_range(0, state_.hp.shape[0], jitter, state_, static, maps, flags, scratch_rows(sc, 0), seat0, seat1, ep,
+                  switches[0] != 0, switches[2] != 0)
+
+
+def v2_feature_games(state_, static, sc, seat0, seat1, ep, switches):
+    """``v2_feature_range`` of every game: ``switches`` [two seats, observations, state]."""
+    v2_feature_range(0, state_.hp.shape[0], state_, static, scratch_rows(sc, 0), seat0, seat1, ep, switches[0] != 0,
+                     switches[1] != 0, switches[2] != 0)
+
+
+def v2_start_games(mask, state_, static, spawn, goals, flags, sc, seat0, seat1, ep, switches):
+    """``v2_start_game`` and the features (observations, and the state when ``switches[2]``) of the
+    games where ``mask`` is true."""
+    rows = scratch_rows(sc, 0)
+    for e in range(mask.shape[0]):
+        if mask[e]:
+            v2_start_game(e, state_, static, spawn, goals, flags, seat0, seat1, ep)
+            v2_feature_range(e, e + 1, state_, static, rows, seat0, seat1, ep, switches[0] != 0, True,
+                             switches[2] != 0)

@@ -218,9 +218,13 @@ class BattleEngine:
         self.side0_goal = torch.tensor(spec.spawn_centres(1), dtype=torch.float32)  # scripted side 0
 
     def _records(self) -> tuple[UnitStatic, MapTables, BattleFlags]:
-        """The per-unit constants, map tables and switches as the rules' records (on the device)."""
+        """The per-unit constants (every game the same rows), map tables and switches as the rules'
+        records (on the device)."""
         def np_(t):
             return t.detach().cpu().numpy()
+
+        def per_game(a: np.ndarray) -> np.ndarray:
+            return np.repeat(a[None], self.num_envs, axis=0)
 
         f32 = ("hp_max", "shield_max", "armor", "speed", "radius", "weapon_range", "cooldown_loops", "scan_range",
                "accel", "splash_radius", "zerg_regen", "damage_point", "hit_delay", "hit_gap", "missile_v0",
@@ -233,6 +237,7 @@ class BattleEngine:
             **{name: np_(getattr(self, name)).astype(np.int64)
                for name in ("side", "hits", "trigger_kind", "collide_mask")},
             raw_damage=np_(self.raw_damage).astype(np.float32), can_target=np_(self.can_target).astype(np.bool_))
+        static = UnitStatic(*(per_game(a) for a in static))
         paths, cliff = self.paths, self.cliff_paths
         empty = np.zeros(1, np.int8)
         maps = MapTables(np_(self.walkable), np_(self.cliff_walkable), empty if paths.convex else np_(paths.hop),
@@ -351,10 +356,12 @@ class BattleEngine:
         self.build.reset(self.to_device(m), self.unit_state(), self.static, self.spawn_points(), self.to_device(goals))
 
     def spawn_points(self):
-        """(U, 2) float32 spawn points as an array on the engine's device."""
+        """(E, U, 2) float32 spawn points of every game as an array on the engine's device (on a SMAC
+        map every game's are ``spawn``; a SMACv2 draw writes its game's own)."""
         points = self.__dict__.get("_spawn_points")
         if points is None:
-            points = self._spawn_points = self.to_device(np.ascontiguousarray(self.spawn.cpu().numpy()))
+            spawn = self.spawn.cpu().numpy()
+            points = self._spawn_points = self.to_device(np.repeat(spawn[None].astype(np.float32), self.num_envs, 0))
         return points
 
     def draw_trigger_goals(self, out: np.ndarray) -> np.ndarray:

@@ -600,3 +600,57 @@ def state_v2(row, last_action, timestep, px, py, hp, shield, hp_max, shield_max,
             row[c + k + ally_type[i]] = ONE
     state_enemies_and_tail(row, n * nf_al, nf_en, last_action, timestep, px, py, hp, shield, hp_max, shield_max,
                            n, enemy0, m, enemy_type, bits, shield_enemy, cx, cy, width, height, config)
+
+
+def engine_actions_v2(out, actions, true_avail, fov, canonical_fov, mirror, n_no):
+    """SMACv2's ``get_agent_action`` for one game: its actions (n,) -> the engine's into ``out`` (0
+    no-op, 1 stop, 2-5 moves, 6 + t attack/heal target t); a cone turn ``6 + k`` (k < n_fov) sets the
+    agent's direction ``fov`` to ``canonical_fov[k]`` and issues nothing, an attack out of range
+    (``true_avail`` false) issues nothing; a mirrored seat's east/west become the world's west/east."""
+    for i in range(actions.shape[0]):
+        a = actions[i]
+        if mirror and (a == 4 or a == 5):
+            out[i] = 9 - a
+        elif a < N_NO_ATTACK:
+            out[i] = a
+        elif a < n_no:
+            out[i] = 0
+            fov[i, 0] = canonical_fov[a - N_NO_ATTACK, 0]
+            fov[i, 1] = canonical_fov[a - N_NO_ATTACK, 1]
+        elif true_avail[i, a]:
+            out[i] = N_NO_ATTACK + a - n_no
+        else:
+            out[i] = 0
+
+
+def record_deaths_v2(hp, ally0, n, enemy0, m, obs_enemies, enemy_tags):
+    """SMACv2's ``step`` bookkeeping of the observed enemies (``observe_enemies_v2``): a dead agent's
+    tags end (those enemies' observers cleared) and it observes nothing; a dead enemy's tag and
+    observers are cleared."""
+    for a in range(n):
+        if not hp[ally0 + a] > ZERO:
+            for e in range(m):
+                if enemy_tags[e] == a:
+                    enemy_tags[e] = -1
+                    for b in range(n):
+                        obs_enemies[e, b] = 0
+            for e in range(m):
+                obs_enemies[e, a] = 0
+    for e in range(m):
+        if not hp[enemy0 + e] > ZERO:
+            enemy_tags[e] = -1
+            for b in range(n):
+                obs_enemies[e, b] = 0
+
+
+def observed_v2(vis, px, py, hp, ally0, n, enemy0, m, sight, fov, half_angle, conic, fully, order, draws, prob,
+                obs_enemies, enemy_tags):
+    """(n, m) ``vis``: enemy in the agent's sight and observed (SMACv2's ``get_obs_agent``): every
+    enemy with ``fully``, else the sight (cone) after the tagging of ``observe_enemies_v2``."""
+    if fully:
+        for i in range(n):
+            for j in range(m):
+                vis[i, j] = True
+        return
+    visibility_v2(vis, px, py, ally0, n, enemy0, m, sight, fov, half_angle, conic)
+    observe_enemies_v2(vis, hp, ally0, n, order, draws, prob, obs_enemies, enemy_tags)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
-from .rules import STOP, ZERO, advance_game, command_game, game_rows
+from .rules import STOP, ZERO, advance_game, command_game, game_rows, static_rows
 from .units import MEDIVAC_START_ENERGY
 
 START_ENERGY = np.float32(MEDIVAC_START_ENERGY)
@@ -64,7 +64,7 @@ def order_range(first, last, side, seat, state_, static, flags):
             one_hot[i, actions[i]] = 1.0
             if seat.mirror:
                 actions[i] = mirrored_action(actions[i])
-        command_game(side, actions, game_rows(state_, e), static, flags)
+        command_game(side, actions, game_rows(state_, e), static_rows(static, e), flags)
 
 
 def keep_range(first, last, state_, ep):
@@ -86,7 +86,7 @@ def play_range(first, last, jitter, state_, static, maps, flags, sc, seat0, seat
     if two_seats:
         order_range(first, last, 1, seat1, state_, static, flags)
     for e in range(first, last):
-        advance_game(jitter[:, e], game_rows(state_, e), static, maps, flags, sc)
+        advance_game(jitter[:, e], game_rows(state_, e), static_rows(static, e), maps, flags, sc)
 
 
 def score_range(first, last, state_, sc, seat0, seat1, ep, two_seats, with_state):
@@ -147,8 +147,9 @@ def step_range(first, last, jitter, state_, static, maps, flags, sc, seat0, seat
 
 
 def start_units(unit, static, spawn, goals):
-    """One game's units at the start of an episode (module docstring): ``spawn`` (U, 2) their spawn
-    points, ``goals`` (U, 2) the trigger's attack-move points of this game."""
+    """One game's units at the start of an episode (module docstring): ``static`` its constants
+    (``rules.static_rows``), ``spawn`` (U, 2) their spawn points, ``goals`` (U, 2) the trigger's
+    attack-move points of this game."""
     for u in range(unit.hp.shape[0]):
         unit.pos[u, 0] = spawn[u, 0]
         unit.pos[u, 1] = spawn[u, 1]

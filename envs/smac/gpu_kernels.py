@@ -9,7 +9,8 @@ from numba import cuda
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
 from .game_step import feature_range, score_range, start_episode, start_units, step_range
-from .rules import advance_game, command_game, game_rows, scratch_rows
+from .rules import advance_game, command_game, game_rows, scratch_rows, static_rows
+from .smacv2_step import v2_feature_range, v2_start_game, v2_step_range
 
 
 def step_kernel(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
@@ -30,13 +31,13 @@ def feature_kernel(state_, sc, seat0, seat1, ep, switches):
 def command_kernel(side, actions, state_, static, flags):
     e = cuda.grid(1)
     if e < actions.shape[0]:
-        command_game(side, actions[e], game_rows(state_, e), static, flags)
+        command_game(side, actions[e], game_rows(state_, e), static_rows(static, e), flags)
 
 
 def advance_kernel(jitter, state_, static, maps, flags, sc):
     e = cuda.grid(1)
     if e < state_.hp.shape[0]:
-        advance_game(jitter[:, e], game_rows(state_, e), static, maps, flags, scratch_rows(sc, e))
+        advance_game(jitter[:, e], game_rows(state_, e), static_rows(static, e), maps, flags, scratch_rows(sc, e))
 
 
 def positions_kernel(px, py, pos, map_x, mirror):
@@ -93,14 +94,14 @@ def outcome_kernel(lost, steps, limit, hp, n0, won, draw, timeout, done, winner,
 def reset_kernel(mask, state_, static, spawn, goals):
     e = cuda.grid(1)
     if e < mask.shape[0] and mask[e]:
-        start_units(game_rows(state_, e), static, spawn, goals[e])
+        start_units(game_rows(state_, e), static_rows(static, e), spawn[e], goals[e])
 
 
 def start_kernel(mask, state_, static, spawn, goals, seat0, seat1, ep):
     e = cuda.grid(1)
     if e < mask.shape[0] and mask[e]:
         rows = game_rows(state_, e)
-        start_units(rows, static, spawn, goals[e])
+        start_units(rows, static_rows(static, e), spawn[e], goals[e])
         start_episode(e, rows, seat0, seat1, ep)
 
 
@@ -108,3 +109,26 @@ def score_kernel(state_, sc, seat0, seat1, ep, switches):
     e = cuda.grid(1)
     if e < state_.hp.shape[0]:
         score_range(e, e + 1, state_, scratch_rows(sc, e), seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
+
+
+def v2_step_kernel(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
+    """One SMACv2 step of game ``e`` (``cpu_drivers.v2_step_games``)."""
+    e = cuda.grid(1)
+    if e < state_.hp.shape[0]:
+        v2_step_range(e, e + 1, jitter, state_, static, maps, flags, scratch_rows(sc, e), seat0, seat1, ep,
+                      switches[0] != 0, switches[2] != 0)
+
+
+def v2_feature_kernel(state_, static, sc, seat0, seat1, ep, switches):
+    e = cuda.grid(1)
+    if e < state_.hp.shape[0]:
+        v2_feature_range(e, e + 1, state_, static, scratch_rows(sc, e), seat0, seat1, ep, switches[0] != 0,
+                         switches[1] != 0, switches[2] != 0)
+
+
+def v2_start_kernel(mask, state_, static, spawn, goals, flags, sc, seat0, seat1, ep, switches):
+    e = cuda.grid(1)
+    if e < mask.shape[0] and mask[e]:
+        v2_start_game(e, state_, static, spawn, goals, flags, seat0, seat1, ep)
+        v2_feature_range(e, e + 1, state_, static, scratch_rows(sc, e), seat0, seat1, ep, switches[0] != 0, True,
+                         switches[2] != 0)

@@ -6,8 +6,10 @@ passes them to ``njit`` functions and CUDA kernels alike, and a rule reads its f
 
 - ``UnitState``: the dynamic state, one row per game: ``(E, U)`` or ``(E, U, 2)``.  The rules see
   one game at a time (``game_rows``: the row views of game ``e``), so a rule reads ``unit.hp[u]``.
-- ``UnitStatic``: per-unit constants ``(U,)`` (``(U, U)`` for the pair tables ``raw_damage`` and
-  ``can_target``), from ``units.UNIT_STATS`` and the map (``engine.BattleEngine``).
+- ``UnitStatic``: per-unit constants, one row per game ``(E, U)`` (``(E, U, U)`` for the pair tables
+  ``raw_damage`` and ``can_target``), from ``units.UNIT_STATS`` and the map (``engine.BattleEngine``):
+  on a SMAC map every game holds the same rows, in SMACv2 each draw writes its game's own
+  (``static_rows``: the rows of game ``e``, as a rule reads them).
 - ``MapTables``: the map's walkability grids and next-hop path tables (``pathing.py``), flattened.
 - ``BattleFlags``: int64 switches fixed for a battle (which sides are scripted, which rules apply).
 - ``Scratch``: work rows over the units for one game.  Device code cannot allocate, so the caller
@@ -54,7 +56,8 @@ class UnitState(NamedTuple):
 
 
 class UnitStatic(NamedTuple):
-    """Per-unit constants: float32, then bool, then int64 fields, then the (U, U) pair tables."""
+    """Per-unit constants, (E, U) per game: float32, then bool, then int64 fields, then the (E, U, U)
+    pair tables.  A rule sees one game's rows (``rules.static_rows``)."""
 
     hp_max: np.ndarray
     shield_max: np.ndarray
@@ -88,8 +91,8 @@ class UnitStatic(NamedTuple):
     hits: np.ndarray  # hits per attack
     trigger_kind: np.ndarray  # rules.NO_ORDER, ORDER_AMOVE, ORDER_ATTACK_GROUP
     collide_mask: np.ndarray  # collision flags: two units collide when they share one (engine.COLLIDE_*)
-    raw_damage: np.ndarray  # (U, U) float32: damage + bonus per hit of unit i on unit j
-    can_target: np.ndarray  # (U, U) bool: i may attack j
+    raw_damage: np.ndarray  # (E, U, U) float32: damage + bonus per hit of unit i on unit j
+    can_target: np.ndarray  # (E, U, U) bool: i may attack j
 
 
 class MapTables(NamedTuple):
@@ -267,3 +270,62 @@ class Episode(NamedTuple):
     before_shield: np.ndarray
     before_energy: np.ndarray
     before_cooldown: np.ndarray
+
+
+class SeatV2(NamedTuple):
+    """One seat of SMACv2 games for ``smacv2_step`` (docs/design/smacv2.md): its constants (int64,
+    float), each game's draw and SMACv2's per-episode bookkeeping, then its buffers; first axis the
+    games.  Layouts: ``smacv2_features.V2Layout``."""
+
+    ally0: int  # its first unit, count, and the other side's
+    n: int
+    enemy0: int
+    m: int
+    map_x: int
+    mirror: int  # seat frame mirrored in x (east/west swapped in its actions)
+    bits: int
+    observe_types: int
+    shield_ally: int
+    shield_enemy: int
+    n_fov: int  # cone turn actions (0 without conic_fov)
+    conic: int
+    own_pos: int
+    action_mask: int
+    fully: int  # fully_observable
+    starcraft: int  # obs_starcraft
+    observe: int  # the observation bookkeeping draws (prob_obs_enemy < 1)
+    half_angle: float  # float64: the cone's half angle
+    prob: float  # float64: prob_obs_enemy
+    map_w: float  # float64: the own-position scale (map_x, map_y)
+    map_h: float
+    cx: float  # float32: map centre and playable size (the state's frame)
+    cy: float
+    width: float
+    height: float
+    canonical_fov: np.ndarray  # (max(n_fov, 1), 2) float32: the turn actions' directions
+    pathing: np.ndarray  # float32 grids in the seat's frame
+    terrain: np.ndarray
+    config: np.ndarray  # V2Flags.config_array, int64
+    is_medivac: np.ndarray  # (E, n) bool: each game's draw
+    ally_type: np.ndarray  # (E, n) int64
+    enemy_type: np.ndarray  # (E, m) int64
+    max_cd: np.ndarray  # (E, n) float32
+    shoot: np.ndarray  # (E, n) float32: shoot and sight ranges
+    sight: np.ndarray
+    hidden: np.ndarray  # (E, n, m) bool: the EPO mask
+    divisor: np.ndarray  # (E,) float32: the seat's reward scale divisor
+    fov: np.ndarray  # (E, n, 2) float32: cone directions
+    obs_enemies: np.ndarray  # (E, m, n) int64: who observes which enemy
+    enemy_tags: np.ndarray  # (E, m) int64: the tagging agent, -1 none
+    order: np.ndarray  # (E, n) int64: this observation's agent order (drawn)
+    draws: np.ndarray  # (E, m, n) float64: this observation's draws against prob
+    actions: np.ndarray  # (E, n) int64: this step's actions (input)
+    commands: np.ndarray  # (E, n) int64: the engine's actions they become
+    last_action: np.ndarray  # (E, n, A) float32 one-hot
+    px: np.ndarray  # (E, U) float32: positions in the seat's frame
+    py: np.ndarray
+    avail: np.ndarray  # (E, n, A) bool
+    true_avail: np.ndarray  # (E, n, A) bool: the range check always on
+    vis: np.ndarray  # (E, n, m) bool: in sight and observed at the last observation
+    obs: np.ndarray  # (E, n, obs_size) float32
+    state: np.ndarray  # (E, state_size) float32

@@ -20,7 +20,7 @@ code is built: ``docs/design/smac-engine.md``):
    killed by damage is marked to explode in the next loop.
 
 Every rule sees one game: ``unit`` is ``records.UnitState`` of that game's rows (``game_rows``),
-``static`` the ``UnitStatic`` per-unit constants, ``maps`` the ``MapTables``, ``flags`` the
+``static`` that game's ``UnitStatic`` per-unit constants (``static_rows``), ``maps`` the ``MapTables``, ``flags`` the
 ``BattleFlags``, ``sc`` the game's ``Scratch`` rows.  Nothing here allocates (device code cannot).
 
 Arithmetic, so that both builds give the same float32 on any machine: every value is float32 (the
@@ -40,9 +40,11 @@ import numpy as np
 
 from .maps import MAP_SIZE
 from .pathing import NEIGHBOURS
-from .records import OrcaScratch, OrcaStatic, OrcaUnits, Scratch, UnitState
+from .records import OrcaScratch, OrcaStatic, OrcaUnits, Scratch, UnitState, UnitStatic
 from .units import (
+    COLOSSUS_LANCE_DAMAGE_DELAY_S,
     COLOSSUS_LANCE_HALF_LENGTH,
+    COLOSSUS_LANCE_PERIOD_S,
     COLOSSUS_LANCE_RADIUS,
     COLOSSUS_LANCE_STEP,
     LOOPS_PER_SECOND,
@@ -65,6 +67,9 @@ SIGHT = F(SIGHT_RANGE)
 MOVE_STEP = F(MOVE_AMOUNT)
 LANCE_FIRST, LANCE_STEP, LANCE_RADIUS = F(-COLOSSUS_LANCE_HALF_LENGTH), F(COLOSSUS_LANCE_STEP), F(COLOSSUS_LANCE_RADIUS)
 LANCE_POINTS = round(2 * COLOSSUS_LANCE_HALF_LENGTH / COLOSSUS_LANCE_STEP) + 1
+LANCE_PERIOD = F(COLOSSUS_LANCE_PERIOD_S * LOOPS_PER_SECOND)  # loops between a beam's searches
+LANCE_DAMAGE_DELAY = F(COLOSSUS_LANCE_DAMAGE_DELAY_S * LOOPS_PER_SECOND)  # loops from a search to its hit
+LANCE_LAST = F(LANCE_POINTS) * LANCE_PERIOD + LANCE_DAMAGE_DELAY  # loops from the launch to the last hit
 HEAL_PER_LOOP = F(MEDIVAC_HEAL_PER_S / LOOPS_PER_SECOND)
 HP_PER_ENERGY = F(MEDIVAC_HP_PER_ENERGY)
 ENERGY_PER_LOOP = F(MEDIVAC_ENERGY_REGEN_PER_S / LOOPS_PER_SECOND)
@@ -95,6 +100,18 @@ def game_rows(state, e):
                      state.since_damage[e], state.order[e], state.target[e], state.goal[e], state.trigger_goal[e],
                      state.cur_speed[e], state.last_attacker[e], state.detonate[e], state.vel[e], state.shot_target[e],
                      state.shot_wind[e], state.shot_in[e], state.shot_hits[e])
+
+
+def static_rows(static, e):
+    """``UnitStatic`` of game ``e``'s constants (views, no copy): each game holds its own units."""
+    return UnitStatic(static.hp_max[e], static.shield_max[e], static.armor[e], static.speed[e], static.radius[e],
+                      static.weapon_range[e], static.cooldown_loops[e], static.scan_range[e], static.accel[e],
+                      static.splash_radius[e], static.zerg_regen[e], static.damage_point[e], static.hit_delay[e],
+                      static.hit_gap[e], static.missile_v0[e], static.missile_accel[e], static.missile_vmax[e],
+                      static.is_air[e], static.hits_air[e], static.heals[e], static.is_line[e], static.explodes[e],
+                      static.is_bio[e], static.cliff_walker[e], static.armed[e], static.collides[e],
+                      static.group_target[e], static.splashes[e], static.side[e], static.hits[e],
+                      static.trigger_kind[e], static.collide_mask[e], static.raw_damage[e], static.can_target[e])
 
 
 def scratch_rows(sc, w):
@@ -348,8 +365,12 @@ def fire_weapons(jitter, unit, static, sc):
     missile homes, so it lands wherever the target went); hits follow every ``hit_gap`` loops (all
     together when 0).  An attack ends when its target is dead (a colossus's lances still sweep the
     line round where it died), and when its attacker is dead unless a missile is already flying (the
-    game's damage point and channelled effects end with their caster).  ``sc.land``: the hits of
-    each unit's attack landing in this loop."""
+    game's damage point and channelled effects end with their caster).  An attack still in its wind-up
+    (before its damage point) is cancelled by a new order: a different order or target than the
+    attack's (a dead target ends the order); it deals nothing and the weapon is ready again.  A
+    colossus's attack lasts until its beams' last sweep hit (``LANCE_LAST`` loops after the launch,
+    ``collect_hits``); its target hits land ``hit_delay`` after the launch.  ``sc.land``: the hits
+    on its target of each unit's attack landing in this loop."""
     for u in range(unit.hp.shape[0]):
         o = unit.order[u]
         if (o == ATTACK or o == HEAL) and not sc.alive[unit.target[u]]:
@@ -357,6 +378,12 @@ def fire_weapons(jitter, unit, static, sc):
         sc.attacking[u] = unit.order[u] == ATTACK and sc.alive[u]
         sc.healing[u] = unit.order[u] == HEAL and sc.alive[u]
         sc.in_range[u] = sc.tedge[u] <= static.weapon_range[u]
+        winding = unit.shot_hits[u] > 0 and unit.shot_wind[u] > ZERO
+        if winding and (unit.order[u] != ATTACK or unit.target[u] != unit.shot_target[u]):
+            unit.shot_hits[u] = 0
+            unit.cooldown[u] = ZERO
+        if unit.shot_hits[u] > 0 and static.is_line[u] and -unit.shot_wind[u] >= LANCE_LAST:
+            unit.shot_hits[u] = 0
         if unit.shot_hits[u] > 0:
             unit.shot_wind[u] = unit.shot_wind[u] - ONE
             unit.shot_in[u] = unit.shot_in[u] - ONE
@@ -373,9 +400,12 @@ def fire_weapons(jitter, unit, static, sc):
             unit.shot_wind[u] = static.damage_point[u]
             unit.shot_in[u] = static.damage_point[u] + static.hit_delay[u] + missile_loops(static, u, sc.tdist[u])
         sc.land[u] = ZERO
-        if unit.shot_hits[u] > 0 and unit.shot_in[u] <= ZERO:
+        if static.is_line[u]:
+            if unit.shot_hits[u] > 0 and loop_due(-unit.shot_wind[u], static.hit_delay[u]):
+                sc.land[u] = F(static.hits[u])
+        elif unit.shot_hits[u] > 0 and unit.shot_in[u] <= ZERO:
             n = unit.shot_hits[u] if static.hit_gap[u] <= ZERO else 1
-            if sc.alive[unit.shot_target[u]] or static.is_line[u]:
+            if sc.alive[unit.shot_target[u]]:
                 sc.land[u] = F(n)
                 unit.shot_hits[u] = unit.shot_hits[u] - n
                 unit.shot_in[u] = unit.shot_in[u] + static.hit_gap[u]
@@ -383,31 +413,67 @@ def fire_weapons(jitter, unit, static, sc):
                 unit.shot_hits[u] = 0
 
 
-def in_splash(unit, static, s, j):
-    """Is unit ``j`` hit by splash unit ``s``'s attack?  Colossus: within ``LANCE_RADIUS`` plus j's
-    radius of one of the ``LANCE_POINTS`` points spaced ``LANCE_STEP`` on the line through the attack's
-    target perpendicular to the attack direction (``units.COLOSSUS_LANCE_*``); baneling: within
-    ``splash_radius`` plus j's radius of the baneling."""
+def loop_due(t, tau):
+    """Does an event ``tau`` loops after a launch fall in this loop, ``t`` loops after the launch
+    (``t - 1 < tau <= t``)?"""
+    return tau <= t and t - ONE < tau
+
+
+def lance_span(unit, static, s, j):
+    """The circles of colossus ``s``'s lances that unit ``j`` overlaps: ``LANCE_POINTS`` circles of
+    radius ``LANCE_RADIUS`` centred on the attack's target at offsets ``LANCE_FIRST + k * LANCE_STEP``
+    across the attack direction (``units.COLOSSUS_LANCE_*``); ``j`` overlaps circle k when its centre
+    is within ``LANCE_RADIUS`` plus its radius of the circle's.  Returns ``(first, last)`` overlapped
+    index, ``(-1, -1)`` when none (at once when j is beyond every circle's reach along or across)."""
     r = static.radius[j]
-    if static.is_line[s]:
-        t = unit.shot_target[s]
-        vx = unit.pos[t, 0] - unit.pos[s, 0]
-        vy = unit.pos[t, 1] - unit.pos[s, 1]
-        d = max(distance(vx, vy), EPS6)
-        ux = vx / d
-        uy = vy / d
-        dtx = unit.pos[j, 0] - unit.pos[t, 0]
-        dty = unit.pos[j, 1] - unit.pos[t, 1]
-        along = dtx * ux + dty * uy
-        across = dtx * -uy + dty * ux
-        hit = False
-        for k in range(LANCE_POINTS):
-            offset = LANCE_FIRST + F(k) * LANCE_STEP
-            hit = hit or distance(along, across - offset) <= LANCE_RADIUS + r
-        return hit
+    t = unit.shot_target[s]
+    vx = unit.pos[t, 0] - unit.pos[s, 0]
+    vy = unit.pos[t, 1] - unit.pos[s, 1]
+    d = max(distance(vx, vy), EPS6)
+    ux = vx / d
+    uy = vy / d
+    dtx = unit.pos[j, 0] - unit.pos[t, 0]
+    dty = unit.pos[j, 1] - unit.pos[t, 1]
+    along = dtx * ux + dty * uy
+    across = dtx * -uy + dty * ux
+    first = -1
+    last = -1
+    reach = LANCE_RADIUS + r
+    if abs(along) > reach or abs(across) > reach - LANCE_FIRST + EPS3:
+        return first, last
+    for k in range(LANCE_POINTS):
+        offset = LANCE_FIRST + F(k) * LANCE_STEP
+        if distance(along, across - offset) <= LANCE_RADIUS + r:
+            if first < 0:
+                first = k
+            last = k
+    return first, last
+
+
+def lance_sweep_hits(unit, static, s, j):
+    """Hits of colossus ``s``'s two beams on unit ``j`` (not the attack's target) landing in this loop,
+    0-2.  A beam searches its k-th circle (Forward: circle k, Reverse: circle ``LANCE_POINTS - 1 - k``)
+    ``(k + 1) * LANCE_PERIOD`` loops after the launch and hits what it finds ``LANCE_DAMAGE_DELAY``
+    later, each unit once: at the first circle it overlaps in the beam's order (game data,
+    ``units.COLOSSUS_LANCE_PERIOD_S``).  The circles are placed, and the overlap tested, at the hit's
+    loop rather than the search's, 0.25 s earlier (approx.: no per-unit record of the searches)."""
+    first, last = lance_span(unit, static, s, j)
+    if first < 0:
+        return 0
+    t = -unit.shot_wind[s]
+    n = 0
+    if loop_due(t, F(first + 1) * LANCE_PERIOD + LANCE_DAMAGE_DELAY):
+        n += 1
+    if loop_due(t, F(LANCE_POINTS - last) * LANCE_PERIOD + LANCE_DAMAGE_DELAY):
+        n += 1
+    return n
+
+
+def in_blast(unit, static, s, j):
+    """Is unit ``j`` within baneling ``s``'s ``splash_radius`` plus j's radius?"""
     rx = unit.pos[j, 0] - unit.pos[s, 0]
     ry = unit.pos[j, 1] - unit.pos[s, 1]
-    return distance(rx, ry) <= static.splash_radius[s] + r
+    return distance(rx, ry) <= static.splash_radius[s] + static.radius[j]
 
 
 def collect_hits(unit, static, sc):
@@ -432,16 +498,23 @@ def collect_hits(unit, static, sc):
             sc.bare_sum[t] += max(raw - static.armor[t], HALF) * h
     for s in range(U):
         landed = sc.land[s] > ZERO
-        if not ((landed or unit.detonate[s]) and static.splashes[s]):
+        sweeping = (static.is_line[s] and unit.shot_hits[s] > 0
+                    and -unit.shot_wind[s] >= LANCE_PERIOD + LANCE_DAMAGE_DELAY)
+        if not ((landed or unit.detonate[s] or sweeping) and static.splashes[s]):
             continue
         t = unit.shot_target[s]
-        n = sc.land[s] if landed else F(static.hits[s])
         for j in range(U):
-            on_target = landed and j == t
-            hit = on_target and sc.alive[j]
-            if not on_target and static.side[j] != static.side[s] and sc.alive[j] and not static.is_air[j]:
-                hit = in_splash(unit, static, s, j)
-            if hit:
+            on_target = j == t and not unit.detonate[s]
+            n = ZERO
+            if on_target:
+                if landed and sc.alive[j]:
+                    n = sc.land[s]
+            elif static.side[j] != static.side[s] and sc.alive[j] and not static.is_air[j]:
+                if static.is_line[s]:
+                    n = F(lance_sweep_hits(unit, static, s, j))
+                elif in_blast(unit, static, s, j):
+                    n = sc.land[s] if landed else F(static.hits[s])
+            if n > ZERO:
                 h = static.raw_damage[s, j]
                 sc.raw_sum[j] += n * h
                 sc.hit_count[j] += n

@@ -17,6 +17,9 @@ is the simulator's scripted attack (``smacv2_spec``); ``difficulty`` other than 
 modelled (a one-line error names the argument): the ``attack``/``health`` capabilities,
 ``heuristic_ai``, ``step_mul`` other than 8 and ``move_amount`` other than 2.
 
+The game runs on the compiled engine of ``smacv2_games.SMACv2Games`` (one game): a reset writes
+the draw into it, and a step is one compiled call.
+
 Randomness: the wrapper's draws and the observation bookkeeping (``prob_obs_enemy``) come from
 numpy generators, and the battles' cooldown jitter from the engine's, all derived from ``seed``:
 the same seed gives the same episodes.
@@ -27,24 +30,20 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import torch
 
-from . import build
 from .engine import BattleEngine
 from .multiagentenv import MultiAgentEnv
+from .rewards import RewardConfig
 from .smacv2_draws import draw_enemy_mask, draw_start_positions, draw_teams
-from .smacv2_features import V2Flags, V2Layout, V2Seat
+from .smacv2_features import V2Flags, V2Layout
+from .smacv2_games import ALLY_POINT, ENEMY_POINT, SMACv2Games, V2Seat
 from .smacv2_scenarios import CapabilityConfig, get_gen_map
-from .smacv2_spec import drawn_spec
 
-FIXED_POINT = {"ally": (8.0, 16.0), "enemy": (24.0, 16.0)}  # SMACv2's creation points without start_positions
-
-
-def hunt(engine: BattleEngine) -> None:
-    """Aim the scripted side's attack-moves at the closest living opponent (``rules.hunt_goals``)."""
-    for side in engine.scripted_sides:
-        o, t = engine.side_slices[side], engine.side_slices[1 - side]
-        build.cpu().hunt_goals(engine.arrays("pos")[0], engine.arrays("hp")[0], engine.arrays("trigger_goal")[0],
-                                o.start, o.stop, t.start, t.stop)
+FIXED_POINT = {"ally": ALLY_POINT, "enemy": ENEMY_POINT}  # SMACv2's creation points without start_positions
+# the engine's per-unit tensors that describe the game's current draw (``SMACv2Env.engine``)
+DRAW_TENSORS = ("hp_max", "shield_max", "armor", "speed", "radius", "weapon_range", "cooldown_loops", "scan_range",
+                "is_air", "heals", "side")
 
 
 def _streams(seed: int | None) -> tuple[np.random.Generator, np.random.Generator, int]:
@@ -116,10 +115,15 @@ class SMACv2Env(MultiAgentEnv):
         self.map_x = self.map_y = 32
         self._episode_count = self._episode_steps = self._total_steps = 0
         self.battles_won = self.battles_game = self.timeouts = self.force_restarts = 0
+        self.reward_config = RewardConfig(
+            reward_sparse=bool(reward_sparse), reward_only_positive=bool(reward_only_positive),
+            reward_death_value=float(reward_death_value), reward_win=float(reward_win),
+            reward_defeat=float(reward_defeat), reward_negative_scale=float(reward_negative_scale),
+            reward_scale=bool(reward_scale), reward_scale_rate=float(reward_scale_rate))
+        self.games: SMACv2Games | None = None
         self.engine: BattleEngine | None = None
         self.seat: V2Seat | None = None
         self.episode_config: dict = {}
-        self._ns = build.cpu()
 
     # ---------------------------------------------------------------- episode
     def reset(self, episode_config=None):
@@ -142,26 +146,35 @@ class SMACv2Env(MultiAgentEnv):
         pa = np.tile(FIXED_POINT["ally"], (self.n_agents, 1)) if pa is None else np.asarray(pa, dtype=np.float64)
         pe = np.tile(FIXED_POINT["enemy"], (self.n_enemies, 1)) if pe is None else np.asarray(pe, dtype=np.float64)
         mask = cfg.get("enemy_mask", {}).get("item")
-        spec = drawn_spec(self.gen, ally, enemy, pa, pe)
-        self._engine_seed += 1
-        self.engine = BattleEngine(spec, 1, seed=self._engine_seed, scripted_sides=(1,))
-        self.seat = V2Seat(self.engine, 0, self.layout, self._obs_rng, enemy_mask=mask)
+        if self.games is None:
+            self.games = SMACv2Games(self.gen, self.n_agents, self.n_enemies, self.flags, 1, 1, False,
+                                     self._engine_seed, self._obs_rng, self.reward_config)
+            self.engine = self.games.engine
+            self.seat = V2Seat(self.games, 0, 0)
+        games = self.games
+        spec = games.write_draw(0, ally, enemy, pa, pe, (mask, None))
+        self._describe_draw(spec)
         self.enemy_mask = mask
         self.mask_enemies = mask is not None
-        U = self.engine.num_units
-        self._prev = (self.engine.hp + self.engine.shield).numpy()[0].copy()
-        self._counted_dead = np.zeros(U, np.bool_)
-        terran = self.gen.map_type == "terran_gen"
-        self._counts = np.array([not (terran and u == "medivac") for u in self.engine.unit_names], np.bool_)
         if self._episode_count == 0:  # SMACv2 adds the first episode's enemies' hp + shields, once
             s = self.engine.side_slices[1]
             self.max_reward += float((self.engine.hp_max[s] + self.engine.shield_max[s]).sum())
+        games.seats[0].divisor[0] = np.float32(self.max_reward / self.reward_scale_rate)
+        games.start(np.ones(1, np.bool_))
         self._episode_steps = 0
         self._ended = False
         self.win_counted = self.defeat_counted = False
         self.last_action = self.seat.last_action
-        hunt(self.engine)
         return self.get_obs(), self.get_state()
+
+    def _describe_draw(self, spec) -> None:
+        """The engine's per-battle attributes (``spec``, ``unit_names``, ``DRAW_TENSORS``) describe the
+        game's draw, for readers of ``engine`` (views of the game's constants)."""
+        eng, static = self.engine, self.games.engine.static
+        eng.spec = spec
+        eng.unit_names = spec.units(0) + spec.units(1)
+        for name in DRAW_TENSORS:
+            setattr(eng, name, torch.from_numpy(getattr(static, name)[0]))
 
     def _require_episode(self) -> V2Seat:
         if self.seat is None:
@@ -179,54 +192,32 @@ class SMACv2Env(MultiAgentEnv):
         if not np.issubdtype(acts.dtype, np.integer) and not np.all(np.mod(acts, 1) == 0):
             raise ValueError(f"actions must be integers, got {actions!r}")
         acts = acts.astype(np.int64)
-        avail, true_avail = seat.avail()
+        avail = seat.avail()[0]
         for i, a in enumerate(acts):
             if not 0 <= a < self.n_actions or not avail[i, a]:
                 raise ValueError(f"agent {i} cannot take action {a} (available: {np.flatnonzero(avail[i]).tolist()})")
-        seat.last_action[:] = np.eye(self.n_actions, dtype=np.float32)[acts]
-        self.engine.command(0, seat.engine_actions(acts, true_avail)[None, :])
-        self.engine.advance()
-        hunt(self.engine)
+        self.games.step([acts[None, :]], check_masks=False)
         self._total_steps += 1
         self._episode_steps += 1
-        reward, terminated, info = self._outcome()
-        seat.record_deaths()
-        return reward, terminated, info
+        return self._outcome()
 
     def _outcome(self):
-        e = self.engine
-        hp, shield = e.arrays("hp")[0], e.arrays("shield")[0]
-        battle = np.zeros((2, 1), np.float32)
-        lost = np.zeros((1, 2), np.bool_)
-        dv, ns = np.float32(self.reward_death_value), np.float32(self.reward_negative_scale)
-        self._ns.rewards(battle, lost, 0, self._prev, self._counted_dead, hp, shield, e.n_side[0], self._counts, dv,
-                         ns, np.float32(float(self.reward_death_value) * float(self.reward_negative_scale)),
-                         bool(self.reward_only_positive), bool(self.reward_sparse))
-        reward = float(battle[0, 0])
-        dead_allies = int((hp[: e.n_side[0]] <= 0).sum())
-        dead_enemies = int((hp[e.n_side[0]:] <= 0).sum())
-        info = {"battle_won": False, "dead_allies": dead_allies, "dead_enemies": dead_enemies}
-        terminated = False
-        if lost[0, 0] or lost[0, 1]:
-            terminated = True
-            self.battles_game += 1
-            if lost[0, 1] and not lost[0, 0]:
-                self.battles_won += 1
-                info["battle_won"] = True
-                reward = 1.0 if self.reward_sparse else reward + self.reward_win
-            elif lost[0, 0] and not lost[0, 1]:
-                reward = -1.0 if self.reward_sparse else reward + self.reward_defeat
-        elif self._episode_steps >= self.episode_limit:
-            terminated = True
-            if self.continuing_episode:
-                info["episode_limit"] = True
-            self.battles_game += 1
-            self.timeouts += 1
+        """SMACv2's reward (the compiled step's: SMAC's battle reward, win/defeat terms, scaled by the
+        first episode's ``max_reward``), termination and info, and its counters."""
+        ep = self.games.episode
+        reward = float(ep.reward[0, 0])
+        won = bool(ep.won[0, 0])
+        info = {"battle_won": won, "dead_allies": int(ep.dead[0, 0]), "dead_enemies": int(ep.dead[1, 0])}
+        terminated = bool(ep.done[0])
         if terminated:
+            self.battles_game += 1
+            self.battles_won += won
+            if ep.timeout[0]:
+                self.timeouts += 1
+                if self.continuing_episode:
+                    info["episode_limit"] = True
             self._episode_count += 1
             self._ended = True
-        if self.reward_scale:
-            reward /= self.max_reward / self.reward_scale_rate
         self.reward = reward
         return reward, terminated, info
 
@@ -235,7 +226,7 @@ class SMACv2Env(MultiAgentEnv):
         return self._episode_steps / self.episode_limit
 
     def get_obs(self):
-        return list(self._require_episode().observations(self._timestep()))
+        return list(self._require_episode().observations().copy())
 
     def get_obs_agent(self, agent_id, fully_observable=False):
         return self.get_obs()[agent_id]
@@ -243,10 +234,10 @@ class SMACv2Env(MultiAgentEnv):
     def get_state(self):
         if self.obs_instead_of_state:
             return np.concatenate(self.get_obs(), axis=0).astype(np.float32)
-        return self._require_episode().state(self._timestep())
+        return self._require_episode().state().copy()
 
     def get_avail_actions(self):
-        return [list(map(int, row)) for row in self._require_episode().avail()[0]]
+        return self._require_episode().avail()[0].astype(np.int64).tolist()
 
     def get_avail_agent_actions(self, agent_id):
         return self.get_avail_actions()[agent_id]
@@ -328,8 +319,7 @@ class SMACv2Env(MultiAgentEnv):
         self.force_restarts += 1
 
     def close(self):
-        self.engine = None
-        self.seat = None
+        self.games = self.engine = self.seat = None
 
     def seed(self, seed=None):
         """The seed; with an argument, restart every random stream from ``seed`` (EPyMARL calls
@@ -337,6 +327,7 @@ class SMACv2Env(MultiAgentEnv):
         if seed is not None:
             self._seed = seed
             self._obs_rng, self._engine_seed = _streams(seed)[1:]
+            self.games = self.engine = self.seat = None  # the next reset starts the engine from the seed
         return self._seed
 
 

@@ -18,12 +18,14 @@ is the game's built-in AI (docs/design/smacv2.md §4).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 
 from .maps import MapSpec, place_units
 from .smacv2_scenarios import GEN_UNIT_ORDER, GenMap
+
+SPEC_CACHE = 8192  # draws whose placement and agent order are kept (a run draws one per episode and game)
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class DrawnSpec(MapSpec):
         return [self.type_order.index(u) for u in self.units(side)]
 
 
-@cache
+@lru_cache(maxsize=SPEC_CACHE)
 def _drawn_positions(spec: DrawnSpec) -> tuple[np.ndarray, np.ndarray]:
     """(ally, enemy) positions in creation order: every creation placed in order, allies first."""
     seq = [(name, spec.groups[s][gi][2]) for s in (0, 1) for name, gi in spec._created(s)]
@@ -56,7 +58,7 @@ def _drawn_positions(spec: DrawnSpec) -> tuple[np.ndarray, np.ndarray]:
     return pos[:n0], pos[n0:]
 
 
-@cache
+@lru_cache(maxsize=SPEC_CACHE)
 def _drawn_order(spec: DrawnSpec, side: int) -> tuple[int, ...]:
     created = spec._created(side)
     if side == 1:

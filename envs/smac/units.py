@@ -45,6 +45,14 @@ MEDIVAC_ENERGY_REGEN_PER_S = 0.5625
 COLOSSUS_LANCE_HALF_LENGTH = 1.25
 COLOSSUS_LANCE_STEP = 0.25
 COLOSSUS_LANCE_RADIUS = 0.15
+# The sweep's timing (same file): a beam searches its k-th circle (k = 0..10, in its own order: Forward
+# from -1.25 to +1.25, Reverse from +1.25 to -1.25) (k + 1) periods of 0.0312 s after the damage point
+# (``PeriodCount`` 11, ``PeriodicPeriodArray`` 0.0312); a unit found is hit 0.25 s later
+# (``ThermalLancesDamageDelay``: ``ExpireDelay`` 0.25, ``FinalEffect`` ThermalLancesMU), once per beam
+# (the beams' ``Marker`` and the damage's ``noMarkers`` validator); the target itself is excluded from
+# the search (``ExcludeArray Target``) and hit when the beams expire (``units.WEAPON_TIMING``).
+COLOSSUS_LANCE_PERIOD_S = 0.0312
+COLOSSUS_LANCE_DAMAGE_DELAY_S = 0.25
 
 # Attribute bit flags.
 LIGHT, ARMORED, BIO, MECH, MASSIVE, STRUCTURE = 1, 2, 4, 8, 16, 32
@@ -160,8 +168,8 @@ WEAPON_TIMING: dict[str, tuple[float, float, float, float, float, float]] = {
     "stalker": (0.167, 0.0, 0.0, 0.0, 3200.0, 18.75),  # ParticleDisruptors: StalkerWeapon = MissileDefault
     "zealot": (0.0, 0.0, 0.28, 0.0, 0.0, 0.0),  # PsiBlades -> PsiBladesBurst: hits at 0 and 0.28 s
     # ThermalLances: both beams (ThermalLancesForward/Reverse) hit the target when they expire
-    # (ExpireDelay 0.375 s); a unit swept by a beam is hit 0.25 s after the sweep (ThermalLancesDamageDelay),
-    # 0.28-0.59 s after the damage point: here with the target's 0.375 s (approx.)
+    # (ExpireDelay 0.375 s); a unit swept by a beam is hit 0.25 s after its circle's search
+    # (ThermalLancesDamageDelay), 0.28-0.59 s after the damage point (COLOSSUS_LANCE_PERIOD_S above)
     "colossus": (0.0832, 0.375, 0.0, 0.0, 0.0, 0.0),
     "zergling": (0.167, 0.0, 0.0, 0.0, 0.0, 0.0),  # Claws: direct damage, Core default damage point
     "hydralisk": (0.208, 0.0, 0.0, 40.0, 0.0, 40.0),  # NeedleSpines -> NeedleSpinesWeapon

@@ -43,6 +43,7 @@ class Menagerie:
     def __init__(self) -> None:
         self._entries: dict[int, Entry] = {}
         self._next_id = 0
+        self._rows: dict[int, dict] = {}  # index()'s row of each entry, kept while its step and file are the same
 
     # -- building -------------------------------------------------------------------------
     def add(self, policy: Any, *, step: int = 0, **tags: Any) -> Entry:
@@ -118,9 +119,18 @@ class Menagerie:
         return sorted({e.file for e in self._entries.values() if e.file})
 
     def index(self) -> dict:
-        """The menagerie without its policies: ``{"next_id", "entries": [{id, step, tags, file}]}``."""
-        return {"next_id": self._next_id,
-                "entries": [{"id": e.id, "step": e.step, "tags": e.tags, "file": e.file} for e in self._entries.values()]}
+        """The menagerie without its policies: ``{"next_id", "entries": [{id, step, tags, file}]}``. An entry's
+        row is the same dict object from one call to the next while its step, tags object and file are (a
+        commit encodes it once); an entry's tags are not changed in place once it is added."""
+        rows, kept = [], {}
+        for e in self._entries.values():
+            row = self._rows.get(e.id)
+            if row is None or row["step"] != e.step or row["tags"] is not e.tags or row["file"] != e.file:
+                row = {"id": e.id, "step": e.step, "tags": e.tags, "file": e.file}
+            rows.append(row)
+            kept[e.id] = row
+        self._rows = kept
+        return {"next_id": self._next_id, "entries": rows}
 
     def save(self, directory: str | os.PathLike, save_policy: Callable[[Any, str], None] | None = None) -> Path:
         """Write every not-yet-saved policy and then ``index.json``, atomically.

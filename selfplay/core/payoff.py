@@ -32,6 +32,7 @@ class Payoff:
             raise ValueError(f"decay must be in (0, 1], got {decay!r}")
         self.decay = float(decay)
         self._counts: dict[tuple[Hashable, Hashable], np.ndarray] = defaultdict(lambda: np.zeros(4))
+        self._rows: dict[tuple[Hashable, Hashable], list] = {}  # to_dict's row of each pair unchanged since
 
     def update(self, home: Hashable, away: Hashable, score: float) -> None:
         """Record one match; ``score`` is home's: 1 win, 0.5 draw, 0 loss."""
@@ -40,6 +41,8 @@ class Payoff:
         if home == away:
             raise ValueError(f"home and away must differ, got {home!r} twice")
         ha, ah = self._counts[(home, away)], self._counts[(away, home)]
+        self._rows.pop((home, away), None)
+        self._rows.pop((away, home), None)
         ha *= self.decay
         ah *= self.decay
         ha[GAMES] += 1.0
@@ -82,10 +85,13 @@ class Payoff:
 
     # -- persistence ----------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {
-            "decay": self.decay,
-            "pairs": [[_key_out(h), _key_out(a), *c.tolist()] for (h, a), c in self._counts.items()],  # floats
-        }
+        """``{"decay", "pairs": [[home, away, wins, draws, losses, games], ...]}``; a pair's row is the same
+        list object from one call to the next while the pair has not played (a commit encodes it once)."""
+        rows = self._rows
+        for pair, c in self._counts.items():
+            if pair not in rows:
+                rows[pair] = [_key_out(pair[0]), _key_out(pair[1]), *c.tolist()]  # floats
+        return {"decay": self.decay, "pairs": [rows[pair] for pair in self._counts]}
 
     @classmethod
     def from_dict(cls, data: dict) -> Payoff:

@@ -395,7 +395,7 @@ def _evaluate_and_report(config, out, runs, trained, run_map, executor, jobs, st
 
 
 STAGES = {"_train_one": "training runs", "_evaluate_one": "winrate matrices",
-          "rpp_pair": "relative population performance"}  # the progress bars' labels
+          "rpp_pairs": "relative population performance"}  # the progress bars' labels
 
 
 def _local_map(progress: bool):

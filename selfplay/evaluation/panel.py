@@ -3,8 +3,10 @@ to the winrate matrix, which only compares a population with itself.
 
 How a number is made: for each panel member and each evaluation seed, ``games`` games on the run's
 map (``make_env``: two-player, mirrored seat 1 on a symmetric map, as in training), half with the
-agent in seat 0 and half in seat 1 (the member in the other seat); each game counts 1 if the agent
-wins and 0 otherwise: a loss, a timeout and a mutual destruction are all non-wins. A seed's win rate
+agent in seat 0 and half in seat 1 (the member in the other seat); the agent plays greedily (each
+unit's most probable action, as SMAC's test games: ``matches.evaluation_act``) unless ``greedy=False``;
+each game counts 1 if the agent wins and 0 otherwise: a loss, a timeout and a mutual destruction are
+all non-wins. A seed's win rate
 is the mean over its games; the reported interval is the Student-t 95 % interval of the mean over
 seeds (``None`` with one seed). The maxent-Nash mixture of a population draws one checkpoint per
 game with the Nash probabilities (the draw seeded from the evaluation seed).
@@ -53,6 +55,7 @@ class PanelEvaluation:
     members: list[str]
     seeds: list[int]
     games: int
+    greedy: bool = True
     rates: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # who -> member -> per seed
 
     def rows(self) -> list[dict]:
@@ -65,19 +68,23 @@ class PanelEvaluation:
         return out
 
     def how(self) -> str:
+        play = ("greedily (each unit's most probable action, as SMAC's test games)" if self.greedy
+                else "with sampled actions (as in training)")
         return (f"{self.games} games per member and seed ({self.games // 2} with the agent in each seat), "
-                f"{len(self.seeds)} evaluation seed(s); a win counts 1, a loss, timeout or mutual destruction 0; "
+                f"{len(self.seeds)} evaluation seed(s); the agent plays {play}; a win counts 1, a loss, timeout or mutual destruction 0; "
                 "interval: Student-t 95 % over seeds")
 
 
 def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, member: str, seat: int,
-                   seed: int, device: str = "cpu") -> np.ndarray:
+                   seed: int, device: str = "cpu", greedy: bool = True) -> np.ndarray:
     """Per game (``len(who)`` games), 1.0 if ``policies[who[g]]`` in ``seat`` beat panel member
-    ``member`` (the other seat) in the game's first episode, else 0.0."""
+    ``member`` (the other seat) in the game's first episode, else 0.0; ``greedy``: the policies play
+    their most probable actions (``matches.evaluation_act``)."""
     import torch
 
     from selfplay.envs.smac.panel import panel_member
     from selfplay.training.batching import assign_state, group_by_policy, index_state
+    from selfplay.training.matches import evaluation_act
     from selfplay.training.registry import make_env
 
     n = len(who)
@@ -98,7 +105,8 @@ def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, memb
             action = torch.zeros(n, env.n_agents[seat], dtype=torch.long)
             for policy, idx in groups:
                 idx = torch.as_tensor(idx)
-                a, st, _ = policy.act(obs[seat][idx], index_state(state, idx), masks[seat][idx], start[idx])
+                a, st, _ = evaluation_act(policy, obs[seat][idx], index_state(state, idx), masks[seat][idx],
+                                          start[idx], greedy)
                 action[idx] = torch.as_tensor(a, dtype=torch.long)
                 assign_state(state, idx, st)
             other = opponent.act(obs[1 - seat], None, masks[1 - seat], start)[0]
@@ -112,10 +120,10 @@ def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, memb
 
 def evaluate_panel(env_name: str, entries: dict[str, tuple[Sequence[Any], np.ndarray | None]], games: int = 40,
                    seeds: Sequence[int] = (0,), members: Sequence[str] = PANEL_NAMES,
-                   device: str = "cpu") -> PanelEvaluation:
+                   device: str = "cpu", greedy: bool = True) -> PanelEvaluation:
     """Win rates of each entry ``who -> (policies, weights)`` against every panel member (module
     docstring): ``weights`` None plays ``policies[0]``, else a checkpoint drawn per game with these
-    probabilities (the maxent-Nash mixture)."""
+    probabilities (the maxent-Nash mixture); ``greedy``: the policies play their most probable actions."""
     check_int(games, "games", 2)
     if games % 2:
         raise ValueError(f"games must be even (half with the agent in each seat), got {games}")
@@ -124,7 +132,7 @@ def evaluate_panel(env_name: str, entries: dict[str, tuple[Sequence[Any], np.nda
     bad = [m for m in members if m not in PANEL_NAMES]
     if bad:
         raise ValueError(f"members must be among {list(PANEL_NAMES)}, got {bad}")
-    result = PanelEvaluation(list(members), list(seeds), games)
+    result = PanelEvaluation(list(members), list(seeds), games, bool(greedy))
     for who, (policies, weights) in entries.items():
         if weights is not None and len(weights) != len(policies):
             raise ValueError(f"{who}: weights must have one probability per policy ({len(policies)}), got {len(weights)}")
@@ -140,7 +148,7 @@ def evaluate_panel(env_name: str, entries: dict[str, tuple[Sequence[Any], np.nda
                         p = np.clip(np.asarray(weights, dtype=float), 0, None)
                         picks = rng.choice(len(policies), size=games // 2, p=p / p.sum())
                     scores.append(play_vs_member(env_name, policies, picks, member, seat,
-                                                 derive_seed(seed, PANEL_STREAM, k, seat), device))
+                                                 derive_seed(seed, PANEL_STREAM, k, seat), device, greedy))
                 per[member].append(float(np.concatenate(scores).mean()))
         result.rates[who] = per
     return result
@@ -200,7 +208,8 @@ def report_section(summary, aggregate, rpp_tables: dict, games: int) -> list[str
              f"Each run's last checkpoint (`final`) and the maxent-Nash mixture of its checkpoints (`nash`, one "
              f"checkpoint drawn per game) played {games} games against each panel member ({games // 2} in each seat; "
              "members: the map's built-in AI, SMAC's heuristic, kiting, focus-weakest, retreat-and-regroup — "
-             "`docs/guide/smac-panel.md`). A win counts 1; a loss, a timeout or a mutual destruction counts 0. "
+             "`docs/guides/smac-panel.md`). The agents play greedily (each unit's most probable action, as SMAC's "
+             "test games). A win counts 1; a loss, a timeout or a mutual destruction counts 0. "
              "Cells: mean over seeds [the bootstrap interval of `evaluation/aggregate.csv`]; per run: "
              "`runs/<agent>/<scheme>-s<seed>/evaluation/panel.csv`.", ""]
     for agent, rows in summary.groupby("agent", sort=False):

@@ -3,7 +3,8 @@
 A player is ``panel:NAME`` (a member of the SMAC panel, ``envs/smac/panel.py``) or a run directory
 ``RUN`` (its last checkpoint) or ``RUN@ID`` (checkpoint ``ID``). Player ``a`` takes seat 0 (the map's
 player 1), ``b`` seat 1; the battle is the one training uses (``make_env``: two-player, seat 1
-mirrored on a symmetric map), seeded by ``seed``. One frame is drawn at the start and after each
+mirrored on a symmetric map), seeded by ``seed``; checkpoints play greedily (each unit's most probable
+action, as SMAC's test games and the panel evaluation) unless ``greedy=False``. One frame is drawn at the start and after each
 step until the game ends (``envs/smac/render.py``).
 """
 
@@ -48,12 +49,13 @@ def load_checkpoint(spec: str, env_name: str) -> Any:
 
 
 def play_replay(env_name: str, a: str, b: str, out: str | Path, seed: int = 0, fps: float = 8.0,
-                scale: int = 16) -> ReplayResult:
+                scale: int = 16, greedy: bool = True) -> ReplayResult:
     """Play one game of ``a`` (seat 0) against ``b`` (seat 1) and write it to ``out`` (a .gif)."""
     import torch
 
     from selfplay.envs.smac.panel import panel_member
     from selfplay.envs.smac.render import ReplayRecorder
+    from selfplay.training.matches import evaluation_act
     from selfplay.training.registry import is_smac, make_env
     from selfplay.utils.checks import check_seed
 
@@ -81,7 +83,7 @@ def play_replay(env_name: str, a: str, b: str, out: str | Path, seed: int = 0, f
             masks = battle.action_masks()
             actions = []
             for seat, p in enumerate(players):
-                act, states[seat], _ = p.act(obs[seat], states[seat], masks[seat], start)
+                act, states[seat], _ = evaluation_act(p, obs[seat], states[seat], masks[seat], start, greedy)
                 actions.append(torch.as_tensor(act, dtype=torch.long))
             obs, _, done, info = battle.step(actions)
             start = torch.zeros(1, dtype=torch.bool)

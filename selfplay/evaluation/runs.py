@@ -89,18 +89,30 @@ def load_checkpoint_policies(run_dir: str | Path) -> tuple[list[int], list[Any]]
 
 
 def rpp_pair(args: tuple) -> float:
-    """v(P, Q) between the checkpoint populations of two run directories."""
+    """v(P, Q) between the checkpoint populations of two run directories; ``args``: ``(env, agent, path_p,
+    path_q, matches, seed)``."""
+    return rpp_pairs([args])[0]
+
+
+def rpp_pairs(tasks: list[tuple]) -> list[float]:
+    """``rpp_pair`` of each task, every run directory's checkpoints loaded once for all of them (the same
+    values: each pair plays from its own seed)."""
     from selfplay.analysis.population import relative_population_performance
     from selfplay.training.matches import cross_population
     from selfplay.training.registry import env_for_agent
     from selfplay.utils.threads import torch_threads
 
-    env, agent, path_p, path_q, matches, seed = args
+    loaded: dict[str, list] = {}
+    values = []
     with torch_threads(1):
-        P, Q = load_checkpoint_policies(path_p)[1], load_checkpoint_policies(path_q)[1]
-        W = cross_population(env_for_agent(env, agent), P, Q, matches, seed=seed,
-                             stack_policies=agent_kit(agent, env).stack_policies)
-    return relative_population_performance(W - 0.5)
+        for env, agent, path_p, path_q, matches, seed in tasks:
+            for path in (path_p, path_q):
+                if path not in loaded:
+                    loaded[path] = load_checkpoint_policies(path)[1]
+            W = cross_population(env_for_agent(env, agent), loaded[path_p], loaded[path_q], matches, seed=seed,
+                                 stack_policies=agent_kit(agent, env).stack_policies)
+            values.append(relative_population_performance(W - 0.5))
+    return values
 
 
 def markdown_table(df: pd.DataFrame) -> str:

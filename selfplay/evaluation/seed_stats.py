@@ -166,14 +166,33 @@ def rpp_tasks(config, runs, agent: str, cross_seed: bool = True) -> list[tuple]:
     return out
 
 
+def rpp_groups(tasks: list[tuple], jobs: int) -> list[list[int]]:
+    """The ``rpp_tasks`` (by position) played together, each group loading its runs' checkpoints once: the
+    pairs of one seed pair, cut into as many groups as give every process about four to play."""
+    by_seeds: dict[tuple, list[int]] = {}
+    for k, (_, sx, _, sy, _) in enumerate(tasks):
+        by_seeds.setdefault((sx, sy), []).append(k)
+    cuts = max(1, -(-4 * max(1, jobs) // max(1, len(by_seeds))))
+    groups = []
+    for members in by_seeds.values():
+        size = -(-len(members) // min(cuts, len(members)))
+        groups += [members[i:i + size] for i in range(0, len(members), size)]
+    return groups
+
+
 def rpp_values(config, runs, agent: str, jobs: int = 1, cross_seed: bool = True, run_map=None) -> pd.DataFrame:
     """v(X seed i, Y seed j) for every ordered pair of schemes (both orientations, v(Y, X) = −v(X, Y)).
-    ``run_map(function, tasks, jobs)`` plays the population pairs (``RayExecutor.map``: one Ray task per
-    pair); ``None``: the local process pool. Same values either way (each pair has its own seed)."""
-    from selfplay.evaluation.runs import pool_map, rpp_pair
+    ``run_map(function, tasks, jobs)`` plays the population pairs in groups (``rpp_groups``; ``RayExecutor.map``:
+    one Ray task per group); ``None``: the local process pool. Same values either way (each pair has its own seed)."""
+    from selfplay.evaluation.runs import pool_map, rpp_pairs
 
     tasks = rpp_tasks(config, runs, agent, cross_seed)
-    values = (run_map or pool_map)(rpp_pair, [t[-1] for t in tasks], jobs)
+    groups = rpp_groups(tasks, jobs)
+    grouped = (run_map or pool_map)(rpp_pairs, [[tasks[k][-1] for k in g] for g in groups], jobs)
+    values = [0.0] * len(tasks)
+    for group, group_values in zip(groups, grouped):
+        for k, v in zip(group, group_values):
+            values[k] = v
     rows = []
     for (x, sx, y, sy, _), v in zip(tasks, values):
         rows.append({"scheme_x": x, "seed_x": sx, "scheme_y": y, "seed_y": sy, "value": float(v)})

@@ -21,6 +21,7 @@ distinct (policy, history) once (``_play_deduplicated``).
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -250,11 +251,21 @@ def _play_deduplicated(env, stack, seat0: torch.Tensor, seat1: torch.Tensor, see
     return winner.numpy(), draw.numpy()
 
 
+def evaluation_act(policy: Any, obs, state, mask, start, greedy: bool, *index) -> tuple:
+    """``policy.act(obs, state, [index,] mask, start)`` as SMAC's test games play it: with ``greedy``, a
+    policy whose ``act`` takes ``deterministic`` (the learned agents) plays each unit's most probable
+    action, as PyMARL's and MAPPO's test runs do; scripted policies are deterministic already."""
+    extra = {"deterministic": True} if greedy and "deterministic" in inspect.signature(policy.act).parameters else {}
+    return policy.act(obs, state, *index, mask, start, **extra)
+
+
 def scripted_win_rates(env_name: str, policies: Sequence[Any], games: int, seed: int = 0,
-                       stack_policies: Callable[[list], Any] | None = None, device: str = "cpu") -> np.ndarray:
+                       stack_policies: Callable[[list], Any] | None = None, device: str = "cpu",
+                       greedy: bool = True) -> np.ndarray:
     """Each policy's win rate over ``games`` games against the environment's scripted opponent
     (SMAC's built-in AI in single-player mode): all policies' games in one batch; draws (timeouts)
-    count ½."""
+    count ½. ``greedy``: the policies play their most probable actions (``evaluation_act``), as SMAC's test
+    games do; else they sample, as in training."""
     n = len(policies) * games
     env = make_env(env_name, n, seed=derive_seed(seed, Stream.SCRIPTED_GAMES), device=device, scripted_enemy=True)
     who = torch.as_tensor(np.repeat(np.arange(len(policies)), games))
@@ -274,12 +285,12 @@ def scripted_win_rates(env_name: str, policies: Sequence[Any], games: int, seed:
         while not bool(ended.all()):
             mask = env.action_masks()[0]
             if stack is not None:
-                action, state, _ = stack.act(obs[0], state, who, mask, start)
+                action, state, _ = evaluation_act(stack, obs[0], state, mask, start, greedy, who)
             else:
                 action = None
                 for policy, idx in groups:
                     idx = torch.as_tensor(idx)
-                    a, st, _ = policy.act(obs[0][idx], index_state(state, idx), mask[idx], start[idx])
+                    a, st, _ = evaluation_act(policy, obs[0][idx], index_state(state, idx), mask[idx], start[idx], greedy)
                     action = _scatter_rows(action, n, idx, a)
                     assign_state(state, idx, st)
             obs, _, done, info = env.step([action])

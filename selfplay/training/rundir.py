@@ -20,7 +20,7 @@ atomically, never rewritten), then ``state-<gen>.npz``, then ``manifest.json`` i
 reads only what the manifest names and verifies each file's SHA-256, so a run killed at any instant —
 or stopped by a full disk — resumes from its last commit; one killed before its first commit has no
 manifest and starts afresh. The tables, indexes and ``trajectories.npz`` are exports of the committed
-state, rewritten after each commit (and on resume), for readers; ``selfplay evaluate`` reads the
+state, brought up to date after each commit (``commit_texts``; rewritten whole on resume), for readers; ``selfplay evaluate`` reads the
 committed state itself.
 
 A run directory is data, possibly someone else's: nothing read from it runs code (the state is JSON

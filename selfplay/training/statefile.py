@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import re
 import zipfile
 from itertools import chain
@@ -29,6 +30,7 @@ from typing import Any
 import numpy as np
 
 TREE = "tree"
+_SPLICED = "spliced"  # not a member name (_MEMBER): where ``_encode`` keeps the ``Encoded`` texts
 _MEMBER = re.compile(r"^[at]\d+$")
 _TAGS = ("__tuple__", "__rows__", "__dict__", "__ndarray__", "__tensor__", "__np__")
 _SCALARS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -37,6 +39,36 @@ _SCALARS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint3
 
 class StateFileError(ValueError):
     """A file that is not a state file written by ``encode``."""
+
+
+class Encoded:
+    """A value that is already this module's JSON text (``plain_text``): ``encode`` writes ``text`` where
+    the value stands, as the value itself would have been written. The parts of a state that grow by
+    appending (a run's match rows, menagerie entries, payoff pairs) are encoded once per item this way."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def plain_text(value: Any) -> str:
+    """The JSON text ``encode`` writes for ``value``, which holds no arrays or tensors (``TypeError``)."""
+    arrays: dict = {}
+    text = _dumps(_encode(value, arrays))
+    if arrays:
+        raise TypeError("plain_text: the value holds arrays or tensors")
+    return text
+
+
+def rows_text(rows: list[str]) -> str:
+    """The text ``encode`` writes for a list of tuples of plain values (a table) whose rows' texts
+    (``plain_text(list(row))``) are ``rows``."""
+    return "{\"__rows__\":[" + ",".join(rows) + "]}" if rows else "[]"
+
+
+def _dumps(tree: Any) -> str:
+    return json.dumps(tree, allow_nan=True, separators=(",", ":"))
 
 
 def encode(state: Any) -> bytes:
@@ -52,7 +84,13 @@ def encode(state: Any) -> bytes:
         tree = _encode_dict(tree, arrays, encoded=True)
     else:
         tree = _encode(state, arrays)
-    text = json.dumps(tree, allow_nan=True, separators=(",", ":")).encode("utf-8")
+    spliced = arrays.pop(_SPLICED, None)
+    text = _dumps(tree)
+    if spliced:  # each placeholder string (quoted once in the text) becomes its value's text
+        parts = text.split(f'"{spliced["mark"]}')
+        text = parts[0] + "".join(spliced["texts"][int(part[:part.index('"')])] + part[part.index('"') + 1:]
+                                  for part in parts[1:])
+    text = text.encode("utf-8")
     buffer = io.BytesIO()
     np.savez(buffer, **{TREE: np.frombuffer(text, dtype=np.uint8)}, **arrays)
     return buffer.getvalue()
@@ -83,6 +121,11 @@ def _encode(x: Any, arrays: dict) -> Any:
         return [_encode(v, arrays) for v in x]
     if isinstance(x, dict):  # OrderedDict (torch state dicts), defaultdict: read back as dicts
         return _encode_dict(x, arrays)
+    if kind is Encoded:
+        spliced = arrays.setdefault(_SPLICED, {"mark": f"@spliced-{os.urandom(8).hex()}:", "texts": []})
+        spliced["texts"].append(x.text)
+        return f"{spliced['mark']}{len(spliced['texts']) - 1}"
+
     if isinstance(x, tuple):  # torch.Size too: read back as a tuple
         return {"__tuple__": list(x) if _plain(x) else [_encode(v, arrays) for v in x]}
     if isinstance(x, list):
@@ -98,11 +141,11 @@ def _encode(x: Any, arrays: dict) -> Any:
     if isinstance(x, np.ndarray):
         if x.dtype.hasobject:
             raise TypeError("an object array cannot be stored as data")
-        key = f"a{len(arrays)}"
+        key = f"a{len(arrays) - (_SPLICED in arrays)}"
         arrays[key] = x
         return {"__ndarray__": key}
     if type(x).__module__.startswith("torch") and hasattr(x, "detach"):
-        key = f"t{len(arrays)}"
+        key = f"t{len(arrays) - (_SPLICED in arrays)}"
         try:
             arrays[key] = x.detach().cpu().numpy()
         except TypeError as error:  # a dtype numpy lacks (bfloat16)

@@ -38,6 +38,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from selfplay.core.menagerie import Menagerie
+from selfplay.training.commit_texts import CommitTexts
 from selfplay.training.games import FinishedGame, GameRunner
 from selfplay.training.rundir import RunDir, RunDirError
 from selfplay.utils.threads import torch_threads
@@ -129,6 +130,7 @@ class Trainer:
         self.seconds = 0.0
         self._writer = None
         self._bar = None
+        self._texts = CommitTexts()  # each commit encodes only what is new since the last one
 
     # -- state --------------------------------------------------------------------------------
     def player(self, name: str) -> Player:
@@ -140,7 +142,7 @@ class Trainer:
             "players": {p.name: {**p.counters(), "learner": p.learner.state_dict()} for p in self.players},
             "menageries": {folder: m.index() for folder, m in self.mode.menageries().items()},
             "matches": self.matches, "metrics": self.metrics, "seconds": self.seconds,
-            "trajectories": np.concatenate(self.trajectories) if self.trajectories else None,
+            "trajectories": self._trajectory_array() if self.trajectories else None,
         }
 
     def save(self) -> None:
@@ -149,22 +151,47 @@ class Trainer:
         for folder, menagerie in self.mode.menageries().items():
             names = menagerie.save_policies(self.run.root / folder, self.kit.save_policy)
             files += [self.run.root / folder / n for n in names]
-        self.run.commit(self.state_dict(), files)
+        self.run.commit(self._commit_state(), files)
         self.export()
 
+    def _commit_state(self) -> dict:
+        """``state_dict()`` with the parts that grow (match rows, menagerie entries, payoff pairs) as the
+        texts ``CommitTexts`` keeps: the same state file, encoded only where it changed."""
+        from selfplay.core.payoff import Payoff
+
+        state = self.state_dict()
+        live = [list(index["entries"]) for index in state["menageries"].values()]
+        state["matches"] = self._texts.rows(self.matches)
+        state["menageries"] = {folder: self._texts.index(index) for folder, index in state["menageries"].items()}
+        mode_state = state["mode"]
+        for key, value in list(mode_state.items()):
+            if isinstance(getattr(self.mode, key, None), Payoff) and isinstance(value, dict) and "pairs" in value:
+                live.append(value["pairs"])
+                mode_state[key] = {**value, "pairs": self._texts.pairs(value["pairs"])}
+        self._texts.prune(live)
+        return state
+
     def export(self) -> None:
-        """Rewrite the readable views of the committed state: indexes, tables, trajectories."""
+        """Rewrite the readable views of the committed state: indexes, tables, trajectories (the tables
+        are appended to, ``CommitTexts.write_table``)."""
         from selfplay.utils.io import atomic_write
 
         for folder, menagerie in self.mode.menageries().items():
-            menagerie.save(self.run.root / folder)  # the index only: policy files are committed already
-        self.run.write_rows(self.run.matches, MATCH_COLUMNS, self.matches)
+            self._texts.write_index(menagerie, self.run.root / folder)  # policy files are committed already
+        self._texts.write_table(self.run.matches, list(MATCH_COLUMNS), self.matches)
         if self.metrics:
             columns = list(dict.fromkeys(k for row in self.metrics for k in row))
-            self.run.write_rows(self.run.metrics, columns, ([row.get(c, "") for c in columns] for row in self.metrics))
+            self._texts.write_table(self.run.metrics, columns, [[row.get(c, "") for c in columns] for row in self.metrics])
         if self.trajectories:
-            data = np.concatenate(self.trajectories).astype(np.uint8)
-            atomic_write(self.run.trajectories, lambda tmp: np.savez_compressed(open(tmp, "wb"), vectors=data))
+            data = self._trajectory_array().astype(np.uint8)
+            atomic_write(self.run.trajectories, lambda tmp: np.savez_compressed(open(tmp, "wb"), vectors=data),
+                         durable=False)
+
+    def _trajectory_array(self) -> np.ndarray:
+        """Every recorded trajectory vector, one row each (the list is kept as one array plus the new rows)."""
+        if len(self.trajectories) > 1:
+            self.trajectories = [np.concatenate(self.trajectories)]
+        return self.trajectories[0]
 
     def load(self) -> bool:
         """Resume from the last commit, if there is one; returns whether it did. A directory without a

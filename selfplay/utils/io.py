@@ -44,8 +44,10 @@ def fsync_dir(path: str | os.PathLike) -> None:
         os.close(fd)
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
-    """Call ``write(tmp_path)``, flush it, and atomically move the result to ``path``."""
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None], durable: bool = True) -> Path:
+    """Call ``write(tmp_path)``, flush it, and atomically move the result to ``path``. ``durable=False``
+    skips the flush to disk (``fsync``): for files that are views rebuilt from a committed state (a run's
+    exports), whose readers never see a half-written file yet need not outlive a power cut."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
@@ -53,8 +55,9 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> Path:
     try:
         os.chmod(tmp, 0o666 & ~_umask())
         write(tmp)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
+        if durable:
+            with open(tmp, "rb") as f:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException as error:
         if os.path.exists(tmp):
@@ -78,12 +81,12 @@ def _is_disk_full(error: BaseException) -> bool:
     return False
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+def atomic_write_text(path: str | os.PathLike, text: str, durable: bool = True) -> Path:
     def write(tmp: str) -> None:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
 
-    return atomic_write(path, write)
+    return atomic_write(path, write, durable)
 
 
 def json_text(data: Any, depth: int = 2) -> str:

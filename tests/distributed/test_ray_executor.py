@@ -172,7 +172,7 @@ def test_compare_sends_the_cross_seed_population_games_through_the_executor(tmp_
     config.rpp_cross_seed = True
     executor = _RecordingExecutor()
     compare(config, tmp_path / "spy", executor=executor)
-    assert executor.functions.count("rpp_pair") == 1  # one map over every (scheme, seed) pair
+    assert executor.functions.count("rpp_pairs") == 1  # one map over every (scheme, seed) pair
     compare(config, tmp_path / "local")
     spy = pd.read_csv(tmp_path / "spy" / "evaluation" / "rpp_values_ppo-mlp.csv")
     local = pd.read_csv(tmp_path / "local" / "evaluation" / "rpp_values_ppo-mlp.csv")

@@ -144,3 +144,32 @@ def test_a_vs_ai_directory_and_a_self_play_directory_refuse_each_other(tmp_path,
     with pytest.raises(ValueError, match="holds a training run"):
         train_vs_builtin(VsAIConfig(env="smac:3m", steps=80, agent_settings=settings), tmp_path / "sp",
                          log=lambda s: None)
+
+
+@pytest.mark.parametrize("critic_input", ["AS", "EP"])
+def test_batched_acting_matches_each_game_acted_alone(critic_input):
+    """One forward over every game and agent gives each game what its own recurrent forward gives: the
+    stored log-probabilities of the sampled actions and the values, step by step from a zero state."""
+    config = mappo_config(**{**SMALL, "rollout_length": 80, "critic_input": critic_input})
+    battle = SMACBattle("3m", num_envs=config.num_envs, two_player=False, seed=7)
+    learner = MAPPOLearner.for_battle(battle, config, seed=1)
+    obs, start = battle.reset(), torch.ones(config.num_envs, dtype=torch.bool)
+    for _ in range(config.rollout_length):
+        o, s, mask = side_inputs(battle, config, obs)
+        action = learner.act(o, s, mask, start)
+        obs, rewards, done, _ = battle.step([action])
+        learner.record(rewards[0], done)
+        start = done
+    buf, net, U = learner.buffer, learner.network, learner.n_agents
+    assert bool(buf["starts"][1:].any())  # some game restarted within the rollout: its state must reset
+    with torch.no_grad():
+        for b in range(config.num_envs):
+            h_a = h_c = torch.zeros(U, config.hidden_size)
+            for t in range(config.rollout_length):
+                starts = buf["starts"][t, b].repeat(U)
+                f, h_a = net.actor.step(buf["actor_in"][t, b], h_a, starts)
+                logits = net.policy_head(f).masked_fill(~buf["masks"][t, b], -1e10)
+                log_prob = torch.log_softmax(logits, -1).gather(-1, buf["actions"][t, b][:, None]).squeeze(-1)
+                g, h_c = net.critic.step(buf["critic_in"][t, b], h_c, starts)
+                torch.testing.assert_close(log_prob, buf["log_probs"][t, b], rtol=1e-5, atol=1e-5)
+                torch.testing.assert_close(net.value_head(g).squeeze(-1), buf["values"][t, b], rtol=1e-5, atol=1e-5)

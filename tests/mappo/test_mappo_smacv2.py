@@ -29,16 +29,15 @@ def test_agent_specific_state_entries_by_hand():
     and one enemy row recomputed from the engine; a dead agent's row is its id only."""
     b = SMACv2Battle("protoss_5_vs_5", num_envs=1, seed=3, two_player=False)
     b.reset()
-    g = b.games[0]
-    seat, eng = g["seats"][0], g["engine"]
-    spec = eng.spec
+    seat, eng = b.seat(0, 0), b.engine
+    spec = b.games.specs[0]
     n, m, bits, A = 5, 5, 3, b.n_actions[0]
     ally = 1 + 3 + 1 + 1 + 1 + 2 + bits + A
     enemy = 1 + 3 + 1 + 1 + 1 + bits + 2
     own = 1 + 3 + 1 + 1 + 2 + bits + A
     assert b.special_state_size[0] == (n - 1) * ally + m * enemy + own + n
     pos = eng.arrays("pos")[0]
-    hp, hp_max = eng.arrays("hp")[0], eng.hp_max.numpy()
+    hp, hp_max = eng.arrays("hp")[0], seat.hp_max
     row = b.get_special_state()[0][0, 0].numpy()
     r = seat.sight[0]
     # ally row of agent 1 (the first other ally)

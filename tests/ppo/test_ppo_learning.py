@@ -122,3 +122,61 @@ def test_ppo_loss_hand_computed():
     new_param = new.clone().requires_grad_(True)
     ppo_loss(new_param, old, adv, values, returns, entropy, 0.2, 0.5, 0.0)[0].backward()
     assert torch.allclose(new_param.grad, torch.tensor([0.0, -0.5 / 3, 1.1 / 3]), atol=1e-6)
+
+
+def test_written_out_mlp_gradient_equals_autograd():
+    # mlp_step's gradient of every parameter and its statistics against autograd through ppo_loss, on a
+    # minibatch whose ratios fall inside, below, above and exactly on the clip range (ε = 0.2).
+    from selfplay.agents.ppo.mlp_step import mlp_ppo_step
+    from selfplay.agents.ppo.network import ActorCritic, NetworkSpec
+
+    g = torch.Generator().manual_seed(3)
+    net = ActorCritic(NetworkSpec(7, 3), torch.Generator().manual_seed(4))
+    for p in net.parameters():  # larger heads than the initialisation's, so that every term matters
+        p.data += 0.3 * torch.randn(p.shape, generator=g)
+    obs, actions = torch.randn(12, 7, generator=g), torch.randint(0, 3, (12,), generator=g)
+    adv, returns = torch.randn(12, generator=g), torch.randn(12, generator=g)
+    with torch.no_grad():
+        now = torch.log_softmax(net.heads(net.body(obs))[0], -1).gather(-1, actions[:, None]).squeeze(-1)
+    ratios = torch.tensor([1.0, 1.1, 0.9, 1.5, 0.5, 1.3, 0.7, 1.0, 1.25, 0.75, 1.05, 1.0])
+    old = now - torch.log(ratios)
+    old[7] = now[7] - torch.log(torch.tensor(1.2))  # on the clip bound: the gradient passes, split between the max's terms
+    logits, values = net.heads(net.body(obs))
+    log_probs = torch.log_softmax(logits, -1)
+    loss, expected = ppo_loss(log_probs.gather(-1, actions[:, None]).squeeze(-1), old, adv, values, returns,
+                              -(log_probs.exp() * log_probs).sum(-1), 0.2, 0.5, 0.01)
+    reference = torch.autograd.grad(loss, list(net.parameters()))
+    stats = mlp_ppo_step(net, obs, actions, old, adv, returns, 0.2, 0.5, 0.01)
+    for p, want in zip(net.parameters(), reference):
+        assert torch.allclose(p.grad, want, atol=1e-6, rtol=1e-5)
+    for name, value in expected.items():
+        assert stats[name].item() == pytest.approx(value.item(), abs=1e-6)
+
+
+def test_mlp_update_takes_the_written_out_gradient_and_keeps_the_shuffles(monkeypatch):
+    # An MLP learner on a rollout with every action legal updates through mlp_step; from the same state
+    # the autograd path gives the same weights (to float rounding) and draws the same permutations.
+    from selfplay.agents.ppo import mlp_step
+    from selfplay.agents.ppo.learner import PPOLearner as Learner
+
+    calls = []
+    step = mlp_step.mlp_ppo_step
+    monkeypatch.setattr(mlp_step, "mlp_ppo_step", lambda *a, **k: calls.append(1) or step(*a, **k))
+
+    def filled(seed=0):
+        learner = Learner(5, 3, PPOConfig(horizon=64, minibatch_size=16, epochs=2), seed=seed)
+        g = torch.Generator().manual_seed(1)
+        while not learner.ready():
+            learner.act(torch.randn(8, 5, generator=g))
+            learner.record(torch.randn(8, generator=g).sign(), torch.rand(8, generator=g) < 0.2)
+        return learner
+
+    fast, slow = filled(), filled()
+    assert fast._written_out_gradient() is False  # decided per update, from the rollout's masks
+    slow._written_out_gradient = lambda: False
+    m_fast, m_slow = fast.update(), slow.update()
+    assert fast._all_legal and len(calls) == 2 * 64 // 16  # every minibatch of both epochs, none of the slow path
+    for a, b in zip(fast.network.parameters(), slow.network.parameters()):
+        assert torch.allclose(a, b, atol=1e-6)
+    assert torch.equal(fast.generator.get_state(), slow.generator.get_state())
+    assert m_fast["policy_loss"] == pytest.approx(m_slow["policy_loss"], abs=1e-6)

@@ -44,6 +44,29 @@ def test_a_policy_that_never_attacks_never_wins_and_the_mixture_of_one_is_that_p
     assert "timeout" in ev.how() and "2 evaluation seed(s)" in ev.how()
 
 
+class GreedyFocus:
+    """A learned agent's interface (``act`` takes ``deterministic``): focus fire when greedy, idle when sampling."""
+
+    def __init__(self, ff):
+        self.ff, self.idle = ff, Idle()
+
+    def initial_state(self, batch):
+        return None
+
+    def act(self, obs, state, mask=None, episode_start=None, *, deterministic=False):
+        return (self.ff if deterministic else self.idle).act(obs, state, mask, episode_start)
+
+
+def test_agents_play_greedily_by_default_and_sample_on_request():
+    ff = FocusFirePolicy.for_battle(SMACBattle("3m", 1, two_player=True, mirror=True), 0)
+    both = {"ff": ([ff], None), "gf": ([GreedyFocus(ff)], None)}
+    greedy = evaluate_panel("smac:3m", both, games=4, seeds=[0], members=["heuristic"])
+    sampled = evaluate_panel("smac:3m", both, games=4, seeds=[0], members=["heuristic"], greedy=False)
+    assert greedy.rates["gf"] == greedy.rates["ff"] == sampled.rates["ff"]  # scripted: the same either way
+    assert sampled.rates["gf"] == {"heuristic": [0.0]}  # sampling, it idles: it never wins
+    assert "greedily" in greedy.how() and "sampled" in sampled.how()
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="games must be even"):
         evaluate_panel("smac:3m", {"x": ([Idle()], None)}, games=3)

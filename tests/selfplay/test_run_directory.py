@@ -119,7 +119,7 @@ def test_a_failure_at_any_write_of_a_save_resumes_as_a_run_killed_at_the_previou
     injected, survived = check_every_write_of_a_save(
         monkeypatch, tmp_path, lambda out: (lambda: train(config, out)), outcome, after_commits=1)
     print(f"train: faults injected: {injected}, survived: {survived}")
-    assert injected >= 10 and survived == injected
+    assert injected >= 8 and survived == injected  # the exports are appended to or replaced without fsync
 
 
 def test_league_saves_survive_a_failure_at_any_write(tmp_path, monkeypatch):

@@ -170,3 +170,14 @@ def test_compare_with_one_seed_reports_no_intervals(tmp_path):
     text = report.read_text()
     assert "**One seed: no intervals.**" in text and "no intervals (one seed)" in text
     assert "one seed: no interval" in text
+
+
+def test_rpp_groups_hold_every_pair_once_within_one_seed_pair():
+    from selfplay.evaluation.seed_stats import rpp_groups
+
+    tasks = [(x, sx, y, sy, None) for x in range(4) for y in range(x + 1, 4) for sx in range(3) for sy in range(3)]
+    groups = rpp_groups(tasks, jobs=2)  # 9 seed pairs of 6 scheme pairs: one group each
+    assert sorted(k for g in groups for k in g) == list(range(len(tasks)))
+    assert len(groups) == 9 and all(len({(tasks[k][1], tasks[k][3]) for k in g}) == 1 for g in groups)
+    same_seed = [t for t in tasks if t[1] == t[3]]
+    assert [len(g) for g in rpp_groups(same_seed, jobs=2)] == [2] * 9  # 3 seed pairs cut in 3: about 4 groups a process

@@ -21,6 +21,7 @@ def main(ptx: bool = True, reason: str = "") -> None:
     from numba import cuda
     from selfplay.envs.smac import SMACBattle, build
     from selfplay.envs.smac.records import new_scratch
+    from selfplay.envs.smac.smacv2_battle import SMACv2Battle
 
     cc = (9, 0)
     dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=cc)  # no GPU here
@@ -66,6 +67,16 @@ def main(ptx: bool = True, reason: str = "") -> None:
         "start_kernel": (np.ones(E, np.bool_), eng.unit_state(), eng.static, eng.spawn_points(), b._goals, *b._seats,
                          b._episode),
     }
+    v2 = SMACv2Battle("terran_5_vs_5", 2, seed=0, conic_fov=True).games  # SMACv2: every game its own draw
+    v2e = v2.engine
+    v2_records = (*v2.seats, v2.episode, v2._switches)
+    calls.update({
+        "v2_step_kernel": (np.zeros((8, E, v2e.num_units), i64), v2e.unit_state(), v2e.static, v2e.maps, v2e.flags,
+                           new_scratch(E, v2e.num_units), *v2_records),
+        "v2_feature_kernel": (v2e.unit_state(), v2e.static, new_scratch(E, v2e.num_units), *v2_records),
+        "v2_start_kernel": (np.ones(E, np.bool_), v2e.unit_state(), v2e.static, v2._spawn, v2._goals, v2e.flags,
+                            new_scratch(E, v2e.num_units), *v2_records),
+    })
     kernels = build.gpu()
     if not ptx:
         from numba.cuda.compiler import compile_cuda

@@ -43,7 +43,7 @@ def play(map_name: str, num_envs: int, steps: int, two_player: bool, perturb: bo
     gpu = SMACBattle(map_name, num_envs, two_player=two_player, seed=3, **flags)
     gpu.engine.use_build(GpuBuild())
     if perturb:  # the comparison can fail: one unit 0.1 % faster on the GPU build
-        gpu.engine.static.speed[0] *= np.float32(1.001)
+        gpu.engine.static.speed[:, 0] *= np.float32(1.001)
     gen = torch.Generator().manual_seed(4)
     found = first_difference([o.numpy() for o in cpu.reset()], [o.numpy() for o in gpu.reset()], "reset obs")
     games = damage = shield = heal = 0

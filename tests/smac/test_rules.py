@@ -7,7 +7,7 @@ import pytest
 import torch
 from selfplay.envs.smac.engine import ATTACK, HEAL, MOVE, STOP, BattleEngine
 from selfplay.envs.smac.maps import MapSpec, get_map
-from selfplay.envs.smac.units import UNIT_STATS
+from selfplay.envs.smac.units import COLOSSUS_LANCE_DAMAGE_DELAY_S, COLOSSUS_LANCE_PERIOD_S, UNIT_STATS
 
 
 @pytest.fixture
@@ -176,36 +176,94 @@ def test_baneling_killed_by_damage_explodes_a_loop_later(engine):
     assert eng.hp[0, 1].item() == 0 and eng.hp[0, 0].item() == 10.0 and not bool(eng.detonate[0, 1])
 
 
+def _hit_loops(eng, units, loops):
+    """For each of ``units``: the loops (1-based) in which its hp fell, over ``loops`` single loops."""
+    seen = {j: [] for j in units}
+    for loop in range(1, loops + 1):
+        before = eng.hp[0].clone()
+        eng.advance(1)
+        for j in units:
+            if eng.hp[0, j] < before[j] - 1.0:
+                seen[j].append(loop)
+    return seen
+
+
 def test_colossus_line_splash(engine):
+    """The lances' circles and their timing (Liberty EffectData.xml ThermalLances*): launch at the damage
+    point 0.0832 s = 1.3312 loops; beam k-th search (k + 1) x 0.0312 s = 0.4992 loops after it, each
+    unit hit 4 loops (0.25 s) after the first search that finds it, once per beam; the target (excluded
+    from the searches) hit by both beams at their expiry, 6 loops (0.375 s) after the launch."""
     eng = duel(engine, ["colossus"], ["zergling"] * 6)
-    # target at (15,16); two zerglings on the perpendicular line through it, one behind it on the attack axis
-    # (one 0.25 beyond the line's last point, 1.25 across) and two just behind the line: 0.5 behind a
-    # lance point (within its radius 0.15 + 0.375) and 0.6 behind one
+    # target at (15,16); attack direction +x, so "across" is y - 16.  Circles at -1.25 ... +1.25,
+    # radius 0.15 + zergling 0.375 = 0.525.  Unit 2 (across 1.5): circles 9-10; unit 3 (across -1.25):
+    # circles 0-2; unit 4 (1.5 along the attack axis): none; unit 5 (0.5 along, 0.75 across): circle 8
+    # only; unit 6 (0.6 along): none.
     place(eng, [[10.0, 16.0], [15.0, 16.0], [15.0, 17.5], [15.0, 14.75], [16.5, 16.0], [15.5, 16.75],
                 [15.6, 15.25]])
     order(eng, 0, ATTACK, 1)
-    # the hits land 0.0832 s (damage point) + 0.375 s (the beams' expiry) = 7.33 loops after the start
-    # of the first loop: in the ninth
-    eng.advance(8)
-    assert eng.hp[0, 1].item() == 35.0
-    eng.advance(1)
-    # 2 hits x (10 + 5 vs light) = 30 on each unit on the line (+ one loop of zerg regeneration)
+    # a hit at t loops after the launch lands in loop ceil(1.3312 + t) + 1 (the attack starts in loop 1):
+    # target t = 6 -> loop 9; Forward circle k / Reverse circle 10 - k at t = (k + 1) * 0.4992 + 4
+    # (k = 0: loop 7, k = 2: loop 8, k = 8: loop 11, k = 9: loop 12)
+    seen = _hit_loops(eng, [1, 2, 3, 4, 5, 6], 14)
+    assert seen == {1: [9], 2: [7, 12], 3: [7, 11], 4: [], 5: [8, 11], 6: []}
+    # 2 hits x (10 + 5 vs light) = 30 on each unit on the line, zerg regeneration between the hits
     regen = 0.2734 / 16
-    assert [eng.hp[0, j].item() for j in (1, 2, 3, 5)] == pytest.approx([5.0 + regen] * 4, abs=1e-4)
+    assert eng.hp[0, 1].item() == pytest.approx(5.0 + 6 * regen, abs=1e-4)
+    assert eng.hp[0, 2].item() == pytest.approx(5.0 + 8 * regen, abs=1e-4)  # hit in loops 7 and 12 of 14
     assert eng.hp[0, 4].item() == 35.0 and eng.hp[0, 6].item() == 35.0
 
 
 def test_colossus_lances_sweep_on_after_the_target_died(engine):
-    """A colossus's target killed during the beams' delay takes nothing more, but the beams still sweep
-    the line round where it died: a zergling 1.0 across it takes 2 x 15."""
+    """A colossus's target killed after the launch takes nothing more, but the beams still sweep the line
+    round where it died: a zergling 1.0 across it (circles 6-10) takes 2 x 15."""
     eng = duel(engine, ["colossus"], ["zergling", "zergling"])
     place(eng, [[10.0, 16.0], [15.0, 16.0], [15.0, 17.0]])
     order(eng, 0, ATTACK, 1)
-    eng.advance(1)
+    eng.advance(3)  # launched 1.3312 loops after the attack's start: in loop 3
     eng.hp[:, 1] = 0.0
-    eng.advance(8)
+    eng.advance(11)
     assert eng.hp[0, 1].item() == 0.0
-    assert eng.hp[0, 2].item() == pytest.approx(5.0 + 0.2734 / 16, abs=1e-4)
+    assert eng.hp[0, 2].item() == pytest.approx(5.0 + 8 * 0.2734 / 16, abs=1e-4)  # loops 7 and 10 of 14
+
+
+def test_new_order_during_the_wind_up_cancels_the_attack(engine):
+    """A stalker's damage point is 0.167 s = 2.672 loops: an order given before it (a move, or an attack
+    on another unit) cancels the attack (no hit, weapon ready again); one given after it does not (the
+    missile is flying)."""
+    def stalker_fight():
+        eng = duel(engine, ["stalker"], ["zergling", "zergling"])
+        place(eng, [[10.0, 16.0], [14.0, 16.0], [14.0, 17.0]])  # both within range 6
+        order(eng, 0, ATTACK, 1)
+        eng.advance(1)  # the attack starts in loop 1
+        return eng
+
+    # an event t loops after the attack's start happens in loop ceil(t) + 1: the launch in loop 4,
+    # after the orders given at the start of loops 2-4
+    eng = stalker_fight()
+    eng.advance(2)
+    order(eng, 0, MOVE, goal=(4.0, 16.0))  # before loop 4
+    eng.advance(40)
+    assert eng.hp[0, 1].item() == 35.0
+    eng = stalker_fight()
+    eng.advance(3)
+    order(eng, 0, MOVE, goal=(4.0, 16.0))  # before loop 5: launched
+    eng.advance(40)
+    assert eng.hp[0, 1].item() < 35.0
+    # a switch of target during the wind-up: the first target is never hit and the weapon, ready
+    # again, starts the attack on the second at once: it lands as the first attack would have
+    ref = stalker_fight()
+    ref_hit = _hit_loops(ref, [1], 20)[1]
+    eng = stalker_fight()
+    eng.advance(1)
+    order(eng, 0, ATTACK, 2)
+    hits = _hit_loops(eng, [1, 2], 20)
+    assert hits[1] == [] and len(hits[2]) == 1 and hits[2][0] + 2 == ref_hit[0] + 1 + 2
+    # the target dying during the wind-up ends the order and cancels the attack: the weapon is ready
+    eng = stalker_fight()
+    assert eng.cooldown[0, 0].item() > 20
+    eng.hp[:, 1] = 0.0
+    eng.advance(1)
+    assert eng.order[0, 0].item() == STOP and eng.cooldown[0, 0].item() == 0.0 and eng.shot_hits[0, 0].item() == 0
 
 
 def test_attack_beyond_range_walks_into_range_first(engine):
@@ -399,4 +457,6 @@ def test_every_attack_lands_within_its_cooldown():
             d1 = v0 * t1 + 0.5 * a * t1 * t1
             flight = t1 + (d - d1) / vmax if d >= d1 else (math.sqrt(v0 * v0 + 2 * a * d) - v0) / a
         last_hit = s.damage_point_s + s.hit_delay_s + s.hit_gap_s * (s.hits - 1) + flight
+        if s.splash == "line":  # the beams' last sweep hit (COLOSSUS_LANCE_*)
+            last_hit = s.damage_point_s + 11 * COLOSSUS_LANCE_PERIOD_S + COLOSSUS_LANCE_DAMAGE_DELAY_S
         assert last_hit < s.cooldown_s - 1 / 16, name

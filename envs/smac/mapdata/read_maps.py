@@ -74,7 +74,7 @@ def _u32(b: bytes, off: int) -> int:
 
 
 def read_cell_flags(b: bytes) -> list[str]:
-    """``t3CellFlags`` -> pathing strings indexed [x][y] ("1" pathable: bit 0 clear)."""
+    """``t3CellFlags`` -> pathing strings indexed ``[x][y]`` ("1" pathable: bit 0 clear)."""
     if b[:4] != b"LFCT":
         raise ValueError("t3CellFlags: bad magic")
     w, h = _u32(b, 24), _u32(b, 28)
@@ -83,7 +83,7 @@ def read_cell_flags(b: bytes) -> list[str]:
 
 
 def read_sync_height(b: bytes) -> list[list[int]]:
-    """``t3SyncHeightMap`` -> per-cell height [x][y] (mean of the 4 corner vertices, 1/4096 units)."""
+    """``t3SyncHeightMap`` -> per-cell height ``[x][y]`` (mean of the 4 corner vertices, 1/4096 units)."""
     if b[:4] != b"SMAP":
         raise ValueError("t3SyncHeightMap: bad magic")
     vw, vh = _u32(b, 8), _u32(b, 12)
@@ -94,7 +94,7 @@ def read_sync_height(b: bytes) -> list[list[int]]:
 
 
 def read_cliff_level(b: bytes) -> list[list[int]]:
-    """``t3SyncCliffLevel`` -> per-cell cliff level [x][y] (the stored u16 // 64)."""
+    """``t3SyncCliffLevel`` -> per-cell cliff level ``[x][y]`` (the stored u16 // 64)."""
     if b[:4] != b"CLIF":
         raise ValueError("t3SyncCliffLevel: bad magic")
     w, h = _u32(b, 8), _u32(b, 12)

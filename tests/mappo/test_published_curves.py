@@ -1,0 +1,57 @@
+"""The real game's published SMACv2 curves (``docs/results/smac_learning/published``) and the learning
+study's overlay of them (``benchmarks/mappo_learning.py``)."""
+
+import argparse
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def study():
+    spec = importlib.util.spec_from_file_location("mappo_learning", ROOT / "benchmarks" / "mappo_learning.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_published_table_holds_every_scenario_and_baseline(study):
+    table = pd.read_csv(study.PUBLISHED)
+    races, sizes = ("protoss", "terran", "zerg"), ("5_vs_5", "10_vs_10", "20_vs_20", "10_vs_11", "20_vs_23")
+    assert set(table.scenario) == {f"{r}_{s}" for r in races for s in sizes}
+    assert set(table.algorithm) == {"MAPPO", "QMIX", "open-loop MAPPO"}
+    assert table.test_win_rate.between(0, 1).all() and (table.step > 0).all()
+    runs = table.groupby(["scenario", "algorithm"]).run.nunique()
+    assert runs.min() >= 2 and runs[("protoss_5_vs_5", "MAPPO")] == 5
+
+
+def test_published_band_holds_each_runs_last_evaluation(study):
+    table = pd.DataFrame({"scenario": "s", "algorithm": "MAPPO", "run": [0, 0, 1],
+                          "step": [10, 20, 15], "test_win_rate": [0.1, 0.5, 0.3]})
+    lo, med, hi, n = study.published_band(table, "s", "MAPPO", [5, 12, 16, 25])
+    assert n == 2
+    assert np.isnan(lo[0]) and np.isnan(med[0]) and np.isnan(hi[0])  # before any evaluation
+    np.testing.assert_allclose(lo[1:], [0.1, 0.1, 0.3])
+    np.testing.assert_allclose(med[1:], [0.1, 0.2, 0.4])
+    np.testing.assert_allclose(hi[1:], [0.1, 0.3, 0.5])
+    assert study.published_band(table, "s", "QMIX", [5])[3] == 0
+
+
+def test_summary_of_a_smacv2_run_draws_the_published_band(study, tmp_path, capsys):
+    run = tmp_path / "runs" / study.run_name("smacv2:protoss_5_vs_5", 0, False)
+    run.mkdir(parents=True)
+    (run / "metrics.csv").write_text("step,test_win_rate,test_return\n1000000,0.25,10.0\n2000000,0.5,12.0\n")
+    args = argparse.Namespace(maps=["smacv2:protoss_5_vs_5"], seeds=[0], runs=str(tmp_path / "runs"),
+                              out=str(tmp_path / "out"))
+    study.summarize(args)
+    line = [row for row in capsys.readouterr().out.splitlines() if row.startswith("| smacv2:protoss_5_vs_5")][0]
+    table = pd.read_csv(study.PUBLISHED)
+    lo, med, hi, n = study.published_band(table, "protoss_5_vs_5", "MAPPO", [2_000_000])
+    assert f"{med[0]:.2f} [{lo[0]:.2f}, {hi[0]:.2f}] of 5" in line and "0.50 at 2000k" in line
+    assert (tmp_path / "out" / "curves.png").is_file()
+    assert (tmp_path / "out" / "smacv2-protoss_5_vs_5-s0.csv").is_file()
