@@ -6,7 +6,8 @@ The rule modules are plain Python: their functions call each other by their modu
 version of the others (numba resolves a global dispatcher at compile time):
 
 - ``cpu()``: ``numba.njit`` of the rules and of the CPU drivers (``cpu_drivers.py``, loops over
-  games), without reference counting; cached on disk under ``__pycache__/rules-<hash>``, the hash of
+  games; ``cpu_parallel.py``, chunks of games on numba's threads, with ``parallel=True``), without
+  reference counting; cached on disk under ``__pycache__/rules-<hash>``, the hash of
   every source the compiled code depends on (``CACHE_SOURCES``).  numba alone would check only each
   function's own file: a cached driver would keep an edited rule's old code, and every function a
   changed constant's old value.
@@ -28,12 +29,12 @@ import os
 import types
 from functools import cache
 
-from . import cpu_drivers, feature_rules, game_step, maps, pathing, records, rules, smacv2_step, units
-from .records import new_scratch
+from . import cpu_drivers, cpu_parallel, feature_rules, game_step, maps, pathing, records, rules, smacv2_step, units
+from .records import Scratch, new_scratch
 
 RULE_MODULES = (rules, feature_rules, game_step, smacv2_step)
 # every module whose code or constants end up in the compiled rules
-CACHE_SOURCES = (rules, feature_rules, game_step, smacv2_step, cpu_drivers, records, units, maps, pathing)
+CACHE_SOURCES = (rules, feature_rules, game_step, smacv2_step, cpu_drivers, cpu_parallel, records, units, maps, pathing)
 
 
 def compile_modules(modules_and_jits) -> types.SimpleNamespace:
@@ -75,12 +76,14 @@ def _same_constant(a, b) -> bool:
 def cpu() -> types.SimpleNamespace:
     """The CPU build: rules and drivers under ``numba.njit(cache=True)``, without numba's reference
     counting (``_nrt=False``): the rules allocate nothing, as device code cannot, and reading a field
-    of a record of arrays would otherwise count a reference each time (measured: 3x slower steps)."""
+    of a record of arrays would otherwise count a reference each time (measured: 3x slower steps).
+    The parallel drivers (``cpu_parallel``) are compiled with ``parallel=True`` as well."""
     from numba import njit
 
     jit = njit(cache=True, _nrt=False)
+    parallel = njit(cache=True, _nrt=False, parallel=True)
     with _cache_dir(os.path.join(os.path.dirname(__file__), "__pycache__", f"rules-{source_hash()}")):
-        return compile_modules([(m, jit) for m in RULE_MODULES] + [(cpu_drivers, jit)])
+        return compile_modules([(m, jit) for m in RULE_MODULES] + [(cpu_drivers, jit), (cpu_parallel, parallel)])
 
 
 def source_hash() -> str:
@@ -137,10 +140,20 @@ def no_fma():
 
 
 THREADS_PER_BLOCK = 64
+PARALLEL_MIN_GAMES = 1024  # batches from this size on step on numba's threads (measured: docs/results/speed.md)
+
+
+def parallel_slots(games: int) -> int:
+    """The scratch slots (chunks of games) of a CPU batch: one per numba thread (``numba.get_num_threads()``
+    when the batch is made, at most one per game) from ``PARALLEL_MIN_GAMES`` games on, else 1."""
+    from numba import get_num_threads
+
+    return min(get_num_threads(), games) if games >= PARALLEL_MIN_GAMES else 1
 
 
 class CpuBuild:
-    """The rules on numpy arrays, one game after another (``cpu()``)."""
+    """The rules on numpy arrays, one game after another (``cpu()``); a batch of at least
+    ``PARALLEL_MIN_GAMES`` games steps in chunks on numba's threads (``cpu_parallel``)."""
 
     name = "cpu"
 
@@ -148,7 +161,7 @@ class CpuBuild:
         self.r = cpu()
 
     def scratch(self, games: int, units: int):
-        return new_scratch(1, units)  # reused by every game
+        return new_scratch(parallel_slots(games), units)  # each slot reused by its chunk's games
 
     def bind(self, name: str, *args):
         """A call of ``name`` on exactly these objects, as a function of no arguments: the compiled
@@ -158,7 +171,10 @@ class CpuBuild:
         the caller binds again when it replaces any of them."""
         from numba import typeof
 
-        entry = getattr(self.r, _DRIVERS[name]).compile(tuple(typeof(a) for a in args))
+        driver = _DRIVERS[name]
+        if name in _PARALLEL_DRIVERS and _scratch_slots(args) > 1:
+            driver = _PARALLEL_DRIVERS[name]
+        entry = getattr(self.r, driver).compile(tuple(typeof(a) for a in args))
         return functools.partial(entry, *args)
 
     def __getattr__(self, name):
@@ -204,6 +220,17 @@ _DRIVERS = {"command": "command_games", "advance": "advance_games", "positions":
             "features": "feature_games", "check_actions": "check_actions", "reset": "reset_games",
             "start": "start_games", "score": "score_games", "v2_step": "v2_step_games",
             "v2_features": "v2_feature_games", "v2_start": "v2_start_games"}
+_PARALLEL_DRIVERS = {"step": "step_chunks", "score": "score_chunks", "features": "feature_chunks"}
+
+
+def _scratch_slots(args) -> int:
+    """The slot count of the ``Scratch`` among a driver's arguments (1 when none)."""
+    for a in args:
+        if isinstance(a, Scratch):
+            return a.alive.shape[0]
+    return 1
+
+
 _KERNELS = {"command": "command_kernel", "advance": "advance_kernel", "positions": "positions_kernel",
             "avail": "avail_kernel", "observations": "observation_kernel", "state": "state_kernel",
             "rewards": "reward_kernel", "finish": "finish_kernel", "outcome": "outcome_kernel", "step": "step_kernel",

@@ -1,8 +1,8 @@
 """The CPU build's drivers (``build.cpu()``): each runs one rule of ``rules.py`` /
-``feature_rules.py`` on every game, one game after another on the calling thread (no thread pool:
-measured on 2 shared cores, numba's parallel loops made large batches 2.6x slower as their threads
-took the cores from torch).  The GPU build runs the same rules one game per thread
-(``gpu_kernels.py``)."""
+``feature_rules.py`` on every game, one game after another on the calling thread.  Large batches
+step in chunks on numba's threads instead (``cpu_parallel.py``; on 2 shared cores the threads
+lose to other processes' load: ``build.PARALLEL_MIN_GAMES``).  The GPU build runs the same rules
+one game per thread (``gpu_kernels.py``)."""
 
 from __future__ import annotations
 

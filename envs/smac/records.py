@@ -157,6 +157,38 @@ class Scratch(NamedTuple):
     land: np.ndarray  # float32: hits of the unit's attack landing this loop
 
 
+class OrcaUnits(NamedTuple):
+    """What ``rules.orca_lines`` reads of one game's ``UnitState``.  numba passes a record as its
+    arrays one by one, so a call per moving unit with the whole ``UnitState``, ``UnitStatic`` and
+    ``Scratch`` (about 80 arrays) cost more than the lines it built; these small records carry the
+    14 arrays the lines need (same games; measured: docs/results/speed.md)."""
+
+    pos: np.ndarray
+    vel: np.ndarray
+    hp: np.ndarray
+
+
+class OrcaStatic(NamedTuple):
+    """What ``rules.orca_lines`` reads of ``UnitStatic`` (``OrcaUnits``)."""
+
+    collide_mask: np.ndarray
+    radius: np.ndarray
+    speed: np.ndarray
+    side: np.ndarray
+
+
+class OrcaScratch(NamedTuple):
+    """What ``rules.orca_lines`` reads and writes of ``Scratch`` (``OrcaUnits``)."""
+
+    alive: np.ndarray
+    dx: np.ndarray
+    dy: np.ndarray
+    line_px: np.ndarray
+    line_py: np.ndarray
+    line_dx: np.ndarray
+    line_dy: np.ndarray
+
+
 SCRATCH_DTYPES = (np.bool_,) * 5 + (np.float32,) * 18 + (np.float64,) * 4 + (np.float32,) * 3
 
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from .maps import MAP_SIZE
 from .pathing import NEIGHBOURS
-from .records import Scratch, UnitState, UnitStatic
+from .records import OrcaScratch, OrcaStatic, OrcaUnits, Scratch, UnitState, UnitStatic
 from .units import (
     COLOSSUS_LANCE_DAMAGE_DELAY_S,
     COLOSSUS_LANCE_HALF_LENGTH,
@@ -635,24 +635,30 @@ def orca_lines(i, unit, static, sc, reach):
     ``dy``) and all of it from one standing still (SMAClite).  A neighbour met exactly head-on
     (relative velocity along the relative position) is passed on the side's own right: RVO2's right
     leg for side 0, the left for side 1, whose seat sees the map mirrored, so that mirror-image
-    armies steer as mirror images (seat symmetry).  Returns the line count."""
+    armies steer as mirror images (seat symmetry).  ``unit``, ``static``, ``sc``: the few arrays of
+    the game's records the lines need (``records.OrcaUnits``, ``OrcaStatic``, ``OrcaScratch``: a
+    call per moving unit with the whole records cost more than its lines).  Returns the line count."""
     n = 0
     pix = unit.pos[i, 0]
     piy = unit.pos[i, 1]
     vix = unit.vel[i, 0]
     viy = unit.vel[i, 1]
+    mask_i = static.collide_mask[i]  # i's constants held in locals: the line stores may alias the arrays
+    radius_i = static.radius[i]
+    speed_i = static.speed[i]
+    reach_sq = reach * reach
     for j in range(unit.hp.shape[0]):
-        if j == i or not sc.alive[j] or (static.collide_mask[i] & static.collide_mask[j]) == 0:
+        if j == i or not sc.alive[j] or (mask_i & static.collide_mask[j]) == 0:
             continue
         rpx = unit.pos[j, 0] - pix
         rpy = unit.pos[j, 1] - piy
         dist_sq = rpx * rpx + rpy * rpy
-        if dist_sq > reach * reach:
+        if dist_sq > reach_sq:
             continue
-        comb = static.radius[i] + static.radius[j]
+        comb = radius_i + static.radius[j]
         vjx = unit.vel[j, 0]
         vjy = unit.vel[j, 1]
-        if sqrt32(dist_sq) - comb > (static.speed[i] + sqrt32(vjx * vjx + vjy * vjy)) / INV_HORIZON:
+        if sqrt32(dist_sq) - comb > (speed_i + sqrt32(vjx * vjx + vjy * vjy)) / INV_HORIZON:
             continue
         rvx = vix - vjx
         rvy = viy - vjy
@@ -813,13 +819,16 @@ def avoid_collisions(unit, static, sc):
         if static.collides[u]:
             r_max = max(r_max, static.radius[u])
             v_max = max(v_max, static.speed[u])
+    lines_unit = OrcaUnits(unit.pos, unit.vel, unit.hp)  # small records: numba passes a record array by array
+    lines_static = OrcaStatic(static.collide_mask, static.radius, static.speed, static.side)
+    lines_sc = OrcaScratch(sc.alive, sc.dx, sc.dy, sc.line_px, sc.line_py, sc.line_dx, sc.line_dy)
     for i in range(U):
         sc.avoid_vx[i] = sc.dx[i]
         sc.avoid_vy[i] = sc.dy[i]
         if not (static.collides[i] and sc.alive[i]) or (sc.dx[i] == ZERO and sc.dy[i] == ZERO):
             continue
         reach = static.radius[i] + r_max + (static.speed[i] + v_max) / INV_HORIZON
-        n = orca_lines(i, unit, static, sc, reach)
+        n = orca_lines(i, lines_unit, lines_static, lines_sc, reach)
         if n == 0:
             continue
         vmax = static.speed[i]
