@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q "$(TORCH)"
 	$(BIN)/python -m pip install -q -e ".[dev]"
+	$(BIN)/python -m selfplay.envs.smac.precompile  # numba's compile of the SMAC engine, once (minutes)
 	touch $(STAMP)
 
 run: install
