@@ -132,7 +132,7 @@ def summarize(args) -> None:
         ax.set_xlabel("game-steps")
         ax.set_ylabel("test win rate (32 greedy games)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower right")
+        ax.legend(fontsize=7, loc="upper left")
     fig.savefig(out / "curves.png", bbox_inches="tight")
 
 
