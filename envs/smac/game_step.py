@@ -57,14 +57,19 @@ def order_range(first, last, side, seat, state_, static, flags):
     the orders (a mirrored seat's east and west swapped to the world's, in its action rows)."""
     for e in range(first, last):
         actions = seat.actions[e]
-        one_hot = seat.last_action[e]
-        for i in range(actions.shape[0]):
-            for q in range(one_hot.shape[1]):
-                one_hot[i, q] = 0.0
-            one_hot[i, actions[i]] = 1.0
-            if seat.mirror:
+        write_one_hot(seat.last_action[e], actions)
+        if seat.mirror:
+            for i in range(actions.shape[0]):
                 actions[i] = mirrored_action(actions[i])
         command_game(side, actions, game_rows(state_, e), static_rows(static, e), flags)
+
+
+def write_one_hot(one_hot, actions):
+    """``one_hot`` (agents, actions) := the one-hot rows of ``actions`` (agents,): SMAC's last actions."""
+    for i in range(actions.shape[0]):
+        for q in range(one_hot.shape[1]):
+            one_hot[i, q] = 0.0
+        one_hot[i, actions[i]] = 1.0
 
 
 def keep_range(first, last, state_, ep):

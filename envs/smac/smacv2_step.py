@@ -40,7 +40,7 @@ from .feature_rules import (
     seat_positions,
     state_v2,
 )
-from .game_step import start_episode, start_units
+from .game_step import start_episode, start_units, write_one_hot
 from .rules import ONE, ZERO, advance_game, command_game, game_rows, hunt_goals, static_rows
 
 
@@ -49,11 +49,7 @@ def v2_order_range(first, last, side, seat, state_, static, flags):
     n_no = N_NO_ATTACK + seat.n_fov
     for e in range(first, last):
         actions = seat.actions[e]
-        one_hot = seat.last_action[e]
-        for i in range(actions.shape[0]):
-            for q in range(one_hot.shape[1]):
-                one_hot[i, q] = 0.0
-            one_hot[i, actions[i]] = 1.0
+        write_one_hot(seat.last_action[e], actions)
         engine_actions_v2(seat.commands[e], actions, seat.true_avail[e], seat.fov[e], seat.canonical_fov, seat.mirror,
                           n_no)
         command_game(side, seat.commands[e], game_rows(state_, e), static_rows(static, e), flags)
