@@ -284,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rollout-length", type=int, default=None,
                    help="mappo: steps of every game per update (default: 3200 / num-envs in multiples of 10, "
                         "MAPPO's game-steps per update)")
+    _add_entropy_coef(p)
     _add_alphastar_options(p)
     _add_ray_options(p, "each run and each run's evaluation as a Ray task")
 
@@ -396,13 +397,14 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 # `train --opponent builtin-ai`: options of the run (VsAIConfig) and of the MAPPO learner (MAPPOConfig)
-VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "eval_interval", "eval_episodes")
+VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "entropy_coef", "eval_interval", "eval_episodes")
 VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "learning_rate",
                "open_loop": "open_loop", "critic_input": "critic_input", "rollout_length": "rollout_length",
+               "entropy_coef": "entropy_coef",
                "eval_interval": "eval_interval", "eval_episodes": "eval_episodes"}  # option dest -> MAPPOConfig field
 
 
-MAPPO_SELF_PLAY = ("critic_input", "rollout_length")  # the MAPPO options that also apply under a scheme
+MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef")  # the MAPPO options that also apply under a scheme
 
 
 def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs: int) -> dict:
@@ -417,6 +419,13 @@ def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs
     out = {**settings, **{k: getattr(args, k) for k in MAPPO_SELF_PLAY if getattr(args, k, None) is not None}}
     out.setdefault("rollout_length", self_play_rollout_length(num_envs))
     return out
+
+
+def _add_entropy_coef(p: argparse.ArgumentParser) -> None:
+    from selfplay.agents.mappo.config import MAPPOConfig
+
+    p.add_argument("--entropy-coef", type=float, default=None,
+                   help=f"mappo: weight of the entropy bonus (default: {MAPPOConfig.entropy_coef})")
 
 
 def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
@@ -435,6 +444,7 @@ def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
                         f"(default: {MAPPOConfig.critic_input})")
     p.add_argument("--rollout-length", type=int, default=None,
                    help=f"mappo: steps of every game per update (default: {MAPPOConfig.rollout_length})")
+    _add_entropy_coef(p)
     p.add_argument("--eval-interval", type=int, default=None,
                    help=f"--opponent builtin-ai: game-steps between test evaluations (default: {MAPPOConfig.eval_interval})")
     p.add_argument("--eval-episodes", type=int, default=None,
@@ -517,10 +527,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     config.ppo.update(overrides)
     if "mappo" in config.agents:
         config.mappo.update({k: v for k, v in overrides.items() if k in ("epochs", "learning_rate")})
-        if args.rollout_length is not None:
-            config.mappo["rollout_length"] = args.rollout_length
-    elif args.rollout_length is not None:
-        raise ValueError("--rollout-length applies to the mappo agent (--agents mappo)")
+        for name in ("rollout_length", "entropy_coef"):
+            if getattr(args, name) is not None:
+                config.mappo[name] = getattr(args, name)
+    elif args.rollout_length is not None or args.entropy_coef is not None:
+        raise ValueError("--rollout-length and --entropy-coef apply to the mappo agent (--agents mappo)")
     if "alphastar" in config.agents:
         import torch
 

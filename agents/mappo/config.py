@@ -84,6 +84,9 @@ class MAPPOConfig:
     """Append the agent's previous action (off in the paper's SMAC runs: ``obs_last_action`` False)."""
     open_loop: bool = False
     """Open-loop control: the actor sees only the time step t/limit and its id (SMACv2 paper, Ellis et al. 2022 §4)."""
+    greedy_opponents: bool = False
+    """Self-play only: the frozen snapshots a learner plays against take each unit's most probable action
+    instead of sampling (ours, not the paper's: it trains against opponents played as they are evaluated)."""
     eval_interval: int = 80_000
     """Game-steps between greedy test evaluations (25 updates of 3200 steps: ``eval_interval`` 25, config.py)."""
     eval_episodes: int = 32
@@ -107,7 +110,7 @@ class MAPPOConfig:
             if not (_finite(getattr(self, name)) and getattr(self, name) >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")
         for name in ("clipped_value_loss", "value_norm", "policy_active_masks", "value_active_masks", "death_masking",
-                     "agent_id", "last_action", "open_loop"):
+                     "agent_id", "last_action", "open_loop", "greedy_opponents"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
         if self.critic_input not in CRITIC_INPUTS:

@@ -93,10 +93,13 @@ class MAPPOFrozenPolicy:
         return torch.zeros(batch, self.n_agents, H), torch.zeros(batch, self.n_agents, self.n_actions)
 
     @torch.no_grad()
-    def act(self, obs, state=None, mask=None, episode_start=None, *, deterministic=False, generator=None,
+    def act(self, obs, state=None, mask=None, episode_start=None, *, deterministic=None, generator=None,
             global_state=None):
         """``(action (B, U), state, info)``; where ``episode_start`` is true the state is zeroed first.
+        ``deterministic`` None: greedy when the settings say ``greedy_opponents``, else sampled.
         ``global_state`` is accepted and ignored (acting needs no critic)."""
+        if deterministic is None:
+            deterministic = self.config.greedy_opponents
         obs = torch.as_tensor(obs, dtype=torch.float32)
         B, U = obs.shape[:2]
         if obs.shape[1:] != (self.n_agents, self.spec.obs_size):

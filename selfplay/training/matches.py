@@ -254,8 +254,9 @@ def _play_deduplicated(env, stack, seat0: torch.Tensor, seat1: torch.Tensor, see
 def evaluation_act(policy: Any, obs, state, mask, start, greedy: bool, *index) -> tuple:
     """``policy.act(obs, state, [index,] mask, start)`` as SMAC's test games play it: with ``greedy``, a
     policy whose ``act`` takes ``deterministic`` (the learned agents) plays each unit's most probable
-    action, as PyMARL's and MAPPO's test runs do; scripted policies are deterministic already."""
-    extra = {"deterministic": True} if greedy and "deterministic" in inspect.signature(policy.act).parameters else {}
+    action, as PyMARL's and MAPPO's test runs do, and without it samples; scripted policies are
+    deterministic already."""
+    extra = {"deterministic": bool(greedy)} if "deterministic" in inspect.signature(policy.act).parameters else {}
     return policy.act(obs, state, *index, mask, start, **extra)
 
 

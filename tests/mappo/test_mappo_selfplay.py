@@ -56,6 +56,24 @@ def test_frozen_policy_zeroes_its_state_at_a_game_start():
     assert not torch.equal(again[1][0][1], fresh[1][0][1])  # game 1 continued
 
 
+def test_greedy_opponents_play_the_most_probable_action_unless_told_to_sample():
+    """``greedy_opponents``: a snapshot's default play is each unit's arg-max legal action; asked to, it samples."""
+    from selfplay.training.matches import evaluation_act
+
+    battle, learner = small_learner(greedy_opponents=True)
+    frozen = learner.snapshot()
+    obs, mask = battle.reset()[0], battle.action_masks()[0]
+    start = torch.ones(2, dtype=torch.bool)
+    action, _, info = frozen.act(obs, None, mask, start)
+    assert torch.equal(action, info["logits"].argmax(-1))
+    assert bool(mask.gather(-1, action[..., None]).all())
+    seen = {tuple(evaluation_act(frozen, obs, None, mask, start, False)[0].flatten().tolist()) for _ in range(20)}
+    assert len(seen) > 1  # sampled on request (the evaluation's --sampled)
+    _, plain = small_learner()
+    seen = {tuple(plain.snapshot().act(obs, None, mask, start)[0].flatten().tolist()) for _ in range(20)}
+    assert len(seen) > 1  # by default snapshots sample
+
+
 def test_restore_takes_the_weights_and_bumps_the_version():
     _, learner = small_learner(seed=0)
     _, other = small_learner(seed=1)
@@ -119,9 +137,10 @@ def test_the_command_line_trains_mappo_under_a_scheme(tmp_path, capsys):
     out = tmp_path / "cli"
     assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--scheme", "delta-uniform:delta=0.5",
                  "--episodes", "4", "--num-envs", "4", "--checkpoints", "2", "--epochs", "1", "--critic-input", "EP",
-                 "--out", str(out)]) == 0
+                 "--entropy-coef", "0.03", "--out", str(out)]) == 0
     settings = yaml.safe_load((out / "config.yaml").read_text())["resolved_agent_settings"]
     assert (settings["rollout_length"], settings["epochs"], settings["critic_input"]) == (800, 1, "EP")
+    assert settings["entropy_coef"] == 0.03
     assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--horizon", "64", "--out", str(tmp_path / "h")]) == 2
     assert "apply to the ppo agents" in capsys.readouterr().err
     assert main(["train", "--env", "rirrps", "--agent", "mappo", "--out", str(tmp_path / "r")]) == 2
