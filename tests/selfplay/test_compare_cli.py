@@ -103,7 +103,7 @@ def test_sl_and_league_commands_validate_their_environment(capsys, tmp_path):
     assert not (tmp_path / "never").exists()
 
 
-def test_compare_cli_over_seeds_with_confidence_and_without_cross_seed_rpp(tmp_path, capsys):
+def test_compare_cli_over_seeds_with_confidence_and_without_cross_seed_rpp(tmp_path, capsys, figures_not_rendered):
     out = tmp_path / "cmp"
     assert main(["compare", "--schemes", "naive,psro", "--seeds", "0,1", "--episodes", "64", "--checkpoints", "2",
                  "--matches", "2", "--num-envs", "32", "--horizon", "64", "--epochs", "1", "--jobs", "1",

@@ -138,18 +138,6 @@ def test_league_saves_survive_a_failure_at_any_write(tmp_path, monkeypatch):
     assert injected >= 10 and survived == injected
 
 
-@pytest.fixture
-def figures_not_rendered():
-    """Figures are drawn but not rendered to PNG (``Figure.savefig``, two thirds of a tiny comparison's
-    time), for a test that asserts nothing about figures: a comparison writes them after every run's
-    saves. Its own MonkeyPatch: the fault helpers undo the test's ``monkeypatch``."""
-    from matplotlib.figure import Figure
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Figure, "savefig", lambda self, *args, **kwargs: None)
-        yield
-
-
 def test_compare_survives_a_failure_at_any_write_of_a_runs_save(tmp_path, monkeypatch, figures_not_rendered):
     from selfplay.evaluation.compare import CompareConfig, compare
 
