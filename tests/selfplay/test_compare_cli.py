@@ -57,7 +57,7 @@ def test_cli_help_and_errors(capsys, tmp_path):
     assert not (tmp_path / "never").exists()  # refused before anything was written
 
 
-def test_compare_on_smac_reports_win_rates_against_the_scripted_ai(tmp_path):
+def test_compare_on_smac_reports_win_rates_against_the_scripted_ai(tmp_path, figures_not_rendered):
     cfg = CompareConfig.preset(quick=True, env="smac:3m")
     cfg.schemes, cfg.episodes, cfg.checkpoints, cfg.matches, cfg.num_envs = ["naive", "psro"], 96, 2, 2, 32
     cfg.ppo, cfg.jobs = {"horizon": 640, "epochs": 2}, 1
