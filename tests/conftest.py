@@ -32,3 +32,17 @@ def _greedy_actions_agree(actions, ref_actions, ref_logits, margin: float = 1e-4
 def greedy_actions_agree():
     """``_greedy_actions_agree(actions, ref_actions, ref_logits, margin=1e-4)`` (asserts)."""
     return _greedy_actions_agree
+
+
+@pytest.fixture
+def figures_not_rendered():
+    """Figures are drawn but not written as PNG (``Figure.savefig`` is about two thirds of a tiny
+    comparison's time; here and in processes forked from here), for a test that asserts nothing about
+    figures and whose code reads none back (a comparison with a t-SNE copies its embedding figures);
+    ``test_compare_cli`` and ``test_seed_stats`` check the figures. Its own MonkeyPatch, which a test's
+    ``monkeypatch.undo()`` leaves in place."""
+    from matplotlib.figure import Figure
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Figure, "savefig", lambda self, *args, **kwargs: None)
+        yield

@@ -164,7 +164,7 @@ class _RecordingExecutor:
         return [function(t) for t in tasks]
 
 
-def test_compare_sends_the_cross_seed_population_games_through_the_executor(tmp_path):
+def test_compare_sends_the_cross_seed_population_games_through_the_executor(tmp_path, figures_not_rendered):
     """With an executor (``--ray``) the RPP games of every seed pair are its tasks too, not the local
     pool's, and the values equal the local run's."""
     config = tiny()

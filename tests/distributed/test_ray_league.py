@@ -111,6 +111,44 @@ def test_check_league_records_finds_a_game_missing_from_the_payoff(tmp_path):
         check_league_records(tmp_path)
 
 
+def test_the_end_of_a_run_waits_for_a_lost_workers_node_only_where_it_can_be_gone(monkeypatch):
+    """``LeagueDriver._nodes_lost``: a worker lost on the driver's own node (alive: the driver runs on
+    it) is recorded at once; one lost on another node still listed alive is asked about again until
+    the cluster lists that node dead."""
+    import types
+
+    from selfplay.training.distributed import league
+
+    asked = []
+
+    def nodes():
+        asked.append(1)
+        return [{"NodeID": k, "Alive": v} for k, v in current.items()]
+
+    fake = types.SimpleNamespace(nodes=nodes,
+                                 get_runtime_context=lambda: types.SimpleNamespace(get_node_id=lambda: "here"))
+    driver = league.LeagueDriver.__new__(league.LeagueDriver)
+    driver.ray = fake
+
+    def no_sleep(_):
+        raise AssertionError("waited for the driver's own node")
+
+    current = {"here": True, "there": True}
+    monkeypatch.setattr(league.time, "sleep", no_sleep)
+    driver.events = [{"event": "worker lost", "node": "here", "node_lost": None}]
+    driver._nodes_lost(wait_s=3600)
+    assert driver.events[0]["node_lost"] is False and len(asked) == 1
+
+    def the_cluster_notices(_):  # the next listing has the node gone
+        current["there"] = False
+
+    monkeypatch.setattr(league.time, "sleep", the_cluster_notices)
+    driver.events = [{"event": "worker lost", "node": "here", "node_lost": None},
+                     {"event": "worker lost", "node": "there", "node_lost": None}]
+    driver._nodes_lost(wait_s=3600)
+    assert [e["node_lost"] for e in driver.events] == [False, True] and len(asked) == 3
+
+
 def test_ray_league_settings_refuse_bad_values():
     with pytest.raises(ValueError, match="workers must be an integer ≥ 1"):
         RayLeagueSettings(workers=0)

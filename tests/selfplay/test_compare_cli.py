@@ -57,7 +57,7 @@ def test_cli_help_and_errors(capsys, tmp_path):
     assert not (tmp_path / "never").exists()  # refused before anything was written
 
 
-def test_compare_on_smac_reports_win_rates_against_the_scripted_ai(tmp_path):
+def test_compare_on_smac_reports_win_rates_against_the_scripted_ai(tmp_path, figures_not_rendered):
     cfg = CompareConfig.preset(quick=True, env="smac:3m")
     cfg.schemes, cfg.episodes, cfg.checkpoints, cfg.matches, cfg.num_envs = ["naive", "psro"], 96, 2, 2, 32
     cfg.ppo, cfg.jobs = {"horizon": 640, "epochs": 2}, 1
@@ -103,7 +103,7 @@ def test_sl_and_league_commands_validate_their_environment(capsys, tmp_path):
     assert not (tmp_path / "never").exists()
 
 
-def test_compare_cli_over_seeds_with_confidence_and_without_cross_seed_rpp(tmp_path, capsys):
+def test_compare_cli_over_seeds_with_confidence_and_without_cross_seed_rpp(tmp_path, capsys, figures_not_rendered):
     out = tmp_path / "cmp"
     assert main(["compare", "--schemes", "naive,psro", "--seeds", "0,1", "--episodes", "64", "--checkpoints", "2",
                  "--matches", "2", "--num-envs", "32", "--horizon", "64", "--epochs", "1", "--jobs", "1",

@@ -138,7 +138,7 @@ def test_league_saves_survive_a_failure_at_any_write(tmp_path, monkeypatch):
     assert injected >= 10 and survived == injected
 
 
-def test_compare_survives_a_failure_at_any_write_of_a_runs_save(tmp_path, monkeypatch):
+def test_compare_survives_a_failure_at_any_write_of_a_runs_save(tmp_path, monkeypatch, figures_not_rendered):
     from selfplay.evaluation.compare import CompareConfig, compare
 
     config = CompareConfig(schemes=["naive", "delta-uniform:delta=0"], episodes=64, checkpoints=2, matches=2,

@@ -159,7 +159,7 @@ def test_compare_over_three_seeds_writes_aggregate_and_improvement_consistent_wi
         assert f"figures/{name}" in text
 
 
-def test_compare_with_one_seed_reports_no_intervals(tmp_path):
+def test_compare_with_one_seed_reports_no_intervals(tmp_path, figures_not_rendered):
     cfg = CompareConfig(schemes=["naive", "psro"], seeds=[4], episodes=64, checkpoints=2, matches=2, num_envs=32,
                         ppo={"horizon": 64, "epochs": 1}, embedding=False, jobs=1, bootstrap_resamples=1000)
     report = compare(cfg, tmp_path)

@@ -10,6 +10,10 @@ the observation draws too), one on the CPU build and one on the GPU build's SMAC
 (``gpu_kernels.v2_*``), stepped with the same random actions through resets; prints
 ``IDENTICAL <steps>`` when observations, states, masks, rewards, dones and unit fields agree at every
 step; with ``--perturb`` the GPU side's first unit of every game is 0.1 % faster (after the draw).
+
+``--all``: the four runs (rows, rows perturbed, games, games perturbed) in this one process, one line
+each, prefixed ``rows``, ``rows-perturb``, ``games``, ``games-perturb`` (a process's start-up — torch,
+numba, the CPU build's cache — costs more than the runs).
 """
 
 from __future__ import annotations
@@ -68,8 +72,8 @@ def gpu_rows(env, perturb: bool = False):
     return avail, obs, state
 
 
-def games(perturb: bool, steps: int = 12) -> None:
-    """The ``--games`` mode (module docstring)."""
+def games(perturb: bool, steps: int = 12) -> str:
+    """The ``--games`` mode (module docstring): its line."""
     import torch
     from selfplay.envs.smac.smacv2_battle import SMACv2Battle
 
@@ -85,24 +89,19 @@ def games(perturb: bool, steps: int = 12) -> None:
                 for o, m, b in zip(outs, masks, (cpu, gpu))]
         for k, (x, y) in enumerate(zip(*rows)):
             if not np.array_equal(np.asarray(x), np.asarray(y)):
-                print(f"DIFFERS item {k} at step {step}")
-                return
+                return f"DIFFERS item {k} at step {step}"
         actions = [torch.multinomial(m.reshape(-1, m.shape[-1]).float(), 1, generator=gen).reshape(m.shape[:-1])
                    for m in masks[0]]
         results = [b.step(actions) for b in (cpu, gpu)]
         for x, y in zip(results[0][1] + [results[0][2]], results[1][1] + [results[1][2]]):
             if not torch.equal(x, y):
-                print(f"DIFFERS rewards or dones at step {step}")
-                return
+                return f"DIFFERS rewards or dones at step {step}"
         outs = [r[0] for r in results]
-    print(f"IDENTICAL {steps}")
+    return f"IDENTICAL {steps}"
 
 
-def main() -> None:
-    perturb = "--perturb" in sys.argv
-    if "--games" in sys.argv:
-        games(perturb)
-        return
+def feature_rows(perturb: bool) -> str:
+    """The default mode (module docstring): its line."""
     env = StarCraftCapabilityEnvWrapper(seed=4, **{**get_scenario("terran_5_vs_5").env_args(), "conic_fov": True})
     rng = np.random.default_rng(0)
     checked = 0
@@ -115,12 +114,20 @@ def main() -> None:
             avail, obs, state = gpu_rows(env, perturb)
             for name, x, y in (("avail", cpu_avail, avail), ("obs", cpu_obs, obs), ("state", cpu_state, state)):
                 if not np.array_equal(x, y):
-                    print(f"DIFFERS {name} at state {checked}")
-                    return
+                    return f"DIFFERS {name} at state {checked}"
             checked += 1
             actions = [int(rng.choice(np.flatnonzero(r))) for r in cpu_avail]
             _, terminated, _ = env.step(actions)
-    print(f"IDENTICAL {checked}")
+    return f"IDENTICAL {checked}"
+
+
+def main() -> None:
+    if "--all" in sys.argv:
+        for name, run in (("rows", feature_rows), ("games", games)):
+            for perturb in (False, True):
+                print(name + ("-perturb" if perturb else ""), run(perturb), flush=True)
+        return
+    print((games if "--games" in sys.argv else feature_rows)("--perturb" in sys.argv))
 
 
 if __name__ == "__main__":

@@ -11,11 +11,11 @@ multiply-adds, which would round differently from the CPU.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,18 +25,48 @@ pytest.importorskip("numba.cuda")
 HERE = Path(__file__).parent
 
 
-def _run(script: str, *args: str) -> list[str]:
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    out = subprocess.run([sys.executable, str(HERE / script), *args], capture_output=True, text=True, timeout=600,
-                         env=env)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return out.stdout.strip().splitlines()
+CASES = [["MMM", 2, 30, False, {}], ["1c3s5z", 2, 30, False, {}], ["bane_vs_bane", 1, 32, False, {}],
+         ["2s3z", 2, 4, True, {"perturb": True}]]
 
 
-def test_simulated_gpu_build_plays_the_cpu_builds_games():
-    cases = [["MMM", 2, 30, False, {}], ["1c3s5z", 2, 30, False, {}], ["bane_vs_bane", 1, 32, False, {}],
-             ["2s3z", 2, 4, True, {"perturb": True}]]
-    lines = dict(line.split(" ", 1) for line in _run("gpu_sim_games.py", json.dumps(cases)))
+class _Script:
+    """One of this directory's scripts in a fresh process, started at once; ``lines()`` waits for it.
+    The module starts both of its scripts together: each is one single-threaded Python process, so
+    where a second core is free they run side by side."""
+
+    def __init__(self, script: str, *args: str) -> None:
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+        self.out, self.err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen([sys.executable, str(HERE / script), *args], stdout=self.out, stderr=self.err,
+                                     text=True, env=env)
+
+    def lines(self) -> list[str]:
+        try:
+            returncode = self.proc.wait(timeout=600)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise
+        self.out.seek(0), self.err.seek(0)
+        assert returncode == 0, self.err.read()[-3000:]
+        return self.out.read().strip().splitlines()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.out.close(), self.err.close()
+
+
+@pytest.fixture(scope="module")
+def scripts():
+    started = {"games": _Script("gpu_sim_games.py", json.dumps(CASES)), "ptx": _Script("gpu_ptx.py")}
+    yield started
+    for script in started.values():
+        script.close()
+
+
+def test_simulated_gpu_build_plays_the_cpu_builds_games(scripts):
+    lines = dict(line.split(" ", 1) for line in scripts["games"].lines())
     results = {}
     for name in ("MMM", "1c3s5z", "bane_vs_bane"):
         assert lines[name].startswith("IDENTICAL"), f"{name}: {lines[name]}"
@@ -50,21 +80,21 @@ def test_simulated_gpu_build_plays_the_cpu_builds_games():
     assert "differs" in lines["2s3z"], lines["2s3z"]
 
 
-@functools.cache
-def _compiled() -> str:
-    (line,) = _run("gpu_ptx.py")
+@pytest.fixture(scope="module")
+def compiled(scripts) -> str:
+    (line,) = scripts["ptx"].lines()
     return line
 
 
-def test_gpu_kernels_type_and_lower_for_a_gpu():
+def test_gpu_kernels_type_and_lower_for_a_gpu(compiled):
     """Every kernel types and lowers for a compute capability 9.0 GPU (numba-cuda's simulator does
     not type the code it runs); to PTX where NVVM is installed, else to LLVM IR."""
-    words = _compiled().split()
+    words = compiled.split()
     assert words[0] in ("KERNELS", "LOWERED") and int(words[1]) == 17
 
 
-def test_gpu_kernels_compile_for_a_gpu_without_fused_multiply_add():
-    line = _compiled()
+def test_gpu_kernels_compile_for_a_gpu_without_fused_multiply_add(compiled):
+    line = compiled
     if line.startswith("LOWERED"):
         pytest.skip(f"CUDA compiler libraries not installed: {line}")
     _, kernels, _, off, on = line.split()

@@ -1,6 +1,7 @@
 """SMACv2 on the simulator (envs/smac/smacv2_*.py): every scenario plays, the draws follow SMACv2's
 distributions, the sight cone and the EPO mask on hand cases, bad configurations, seeding."""
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -454,39 +455,38 @@ def test_single_player_battle_against_the_scripted_enemy():
     assert lost.all()
 
 
-def test_gpu_build_of_the_smacv2_rules_gives_the_cpu_builds_rows():
-    """The ``*_v2`` rules compiled as the GPU build's device functions (numba-cuda's simulator, in a
-    fresh process) give the CPU build's masks, observations and state on an episode with sight
-    cones; 1 % longer sight ranges on the GPU side are found."""
+@functools.cache
+def _gpu_sim_smacv2() -> dict[str, str]:
+    """``gpu_sim_smacv2.py --all`` in one fresh process (its four runs: a process's start-up costs
+    more than each run): ``{run: its line}``."""
     import os
     import subprocess
     import sys
 
-    pytest.importorskip("numba.cuda")
     script = Path(__file__).with_name("gpu_sim_smacv2.py")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    outs = [subprocess.run([sys.executable, str(script), *extra], capture_output=True, text=True, timeout=600,
-                           env=env) for extra in ([], ["--perturb"])]
-    for out in outs:
-        assert out.returncode == 0, out.stderr[-3000:]
-    assert outs[0].stdout.strip().startswith("IDENTICAL") and int(outs[0].stdout.split()[1]) >= 12
-    assert outs[1].stdout.strip().startswith("DIFFERS")
+    out = subprocess.run([sys.executable, str(script), "--all"], capture_output=True, text=True, timeout=900, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in out.stdout.strip().splitlines())
+    assert set(lines) == {"rows", "rows-perturb", "games", "games-perturb"}, out.stdout
+    return lines
+
+
+def test_gpu_build_of_the_smacv2_rules_gives_the_cpu_builds_rows():
+    """The ``*_v2`` rules compiled as the GPU build's device functions (numba-cuda's simulator, in a
+    fresh process) give the CPU build's masks, observations and state on an episode with sight
+    cones; 1 % longer sight ranges on the GPU side are found."""
+    pytest.importorskip("numba.cuda")
+    lines = _gpu_sim_smacv2()
+    assert lines["rows"].startswith("IDENTICAL") and int(lines["rows"].split()[1]) >= 12, lines["rows"]
+    assert lines["rows-perturb"].startswith("DIFFERS"), lines["rows-perturb"]
 
 
 def test_gpu_build_plays_the_cpu_builds_smacv2_games():
     """Batched SMACv2 games (EPO, cones, two seats, per-game unit constants) on the GPU build's
     SMACv2 kernels under numba-cuda's simulator, in a fresh process, are the CPU build's games
     step for step; a 0.1 % faster unit on the GPU side is found."""
-    import os
-    import subprocess
-    import sys
-
     pytest.importorskip("numba.cuda")
-    script = Path(__file__).with_name("gpu_sim_smacv2.py")
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    outs = [subprocess.run([sys.executable, str(script), "--games", *extra], capture_output=True, text=True,
-                           timeout=900, env=env) for extra in ([], ["--perturb"])]
-    for out in outs:
-        assert out.returncode == 0, out.stderr[-3000:]
-    assert outs[0].stdout.strip() == "IDENTICAL 12", outs[0].stdout
-    assert outs[1].stdout.strip().startswith("DIFFERS"), outs[1].stdout
+    lines = _gpu_sim_smacv2()
+    assert lines["games"] == "IDENTICAL 12", lines["games"]
+    assert lines["games-perturb"].startswith("DIFFERS"), lines["games-perturb"]

@@ -841,15 +841,18 @@ class LeagueDriver:
     def _nodes_lost(self, wait_s: float = NODE_DEATH_WAIT_S) -> None:
         """Whether each event's node is gone, as the cluster says.  The cluster notices a node's death
         some seconds after its actors': while a lost worker's node is still listed alive, ask again
-        (every half second, for up to ``wait_s`` seconds)."""
+        (every half second, for up to ``wait_s`` seconds) — unless that node is the driver's own, which
+        is alive (the driver runs on it)."""
         deadline = time.perf_counter() + wait_s
+        here = self.ray.get_runtime_context().get_node_id()
         while True:
             alive = {n["NodeID"]: n["Alive"] for n in self.ray.nodes()}
             for e in self.events:
                 if e["node"] is not None:
                     e["node_lost"] = not alive.get(e["node"], False)
             if time.perf_counter() >= deadline or not any(
-                    e["event"] == "worker lost" and e["node"] is not None and not e["node_lost"] for e in self.events):
+                    e["event"] == "worker lost" and e["node"] not in (None, here) and not e["node_lost"]
+                    for e in self.events):
                 return
             time.sleep(0.5)
 
