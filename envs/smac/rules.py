@@ -271,7 +271,7 @@ def scripted_orders(side, unit, static, flags, sc):
     distance to its current target.
 
     The leash (``units.ACQUIRE_LEASH_RADIUS``): a unit that acquires a target while idle (no trigger
-    order, or standing at its attack-move point) remembers where (``leash_origin``); it drops the
+    order, or standing at its attack-move point, and attacking nothing) remembers where (``leash_origin``); it drops the
     chase once farther than the leash radius from there and walks back, acquiring nothing until
     within the reset radius of it; when its target ends otherwise it walks back too, acquiring on the
     way.  Back there it is idle again.  A unit under an attack-move is not leashed: it chases an
@@ -321,7 +321,9 @@ def scripted_orders(side, unit, static, flags, sc):
         oy = unit.leash_origin[i, 1]
         d_origin = distance(ox - unit.pos[i, 0], oy - unit.pos[i, 1])
         at_point = distance(gx - unit.pos[i, 0], gy - unit.pos[i, 1]) <= HALF
-        idle = mode == LEASH_NONE and (kind == NO_ORDER or (kind == ORDER_AMOVE and at_point))
+        tgt = unit.target[i]
+        busy = unit.order[i] == ATTACK and alive[tgt]
+        idle = mode == LEASH_NONE and not busy and (kind == NO_ORDER or (kind == ORDER_AMOVE and at_point))
         if mode == LEASH_CHASE and d_origin > LEASH_RADIUS:
             mode = LEASH_PASSED
         if mode == LEASH_PASSED and d_origin <= LEASH_RESET_RADIUS:
@@ -332,8 +334,7 @@ def scripted_orders(side, unit, static, flags, sc):
         if not found and la_ok:
             best = la_rel
             found = True
-        tgt = unit.target[i]
-        attacking = unit.order[i] == ATTACK and alive[tgt] and may_acquire
+        attacking = busy and may_acquire
         in_range = attacking and sc.tedge[i] <= static.weapon_range[i]
         new_target = tgt if (in_range or not found) else best + t0
         if in_range or found or attacking:
