@@ -89,7 +89,8 @@ class BattleEngine:
     ``detonate`` (E, U: a baneling killed in the last loop, whose blast goes off in the next),
     ``cur_speed`` (E, U: the speed of accelerating units), ``vel`` (E, U, 2: the last loop's
     displacement, which collision avoidance reads), the attack under way (``shot_target``,
-    ``shot_wind``, ``shot_in``, ``shot_hits``: ``records.UnitState``).  ``mirror_spawns``: side 1 starts at the
+    ``shot_wind``, ``shot_in``, ``shot_hits``: ``records.UnitState``), a scripted unit's acquisition leash
+    (``leash``, ``leash_origin``: ``rules.scripted_orders``).  ``mirror_spawns``: side 1 starts at the
     mirror image of side 0's placement rule (``MapSpec.spawn_positions(1, mirrored=True)``), for a
     mirrored seat in two-player mode.  ``device``: "cpu" or "cuda" (a torch device of either type)."""
 
@@ -263,7 +264,8 @@ class BattleEngine:
             setattr(self, name, torch.zeros(E, U, device=dev))
         self.shot_target = torch.zeros(E, U, dtype=torch.long, device=dev)
         self.shot_hits = torch.zeros(E, U, dtype=torch.long, device=dev)
-        for name in ("pos", "goal", "trigger_goal", "vel"):
+        self.leash = torch.zeros(E, U, dtype=torch.long, device=dev)
+        for name in ("pos", "goal", "trigger_goal", "vel", "leash_origin"):
             setattr(self, name, torch.zeros(E, U, 2, device=dev))
         self.order = torch.zeros(E, U, dtype=torch.long, device=dev)
         self.target = torch.zeros(E, U, dtype=torch.long, device=dev)

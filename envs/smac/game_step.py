@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from .feature_rules import avail_actions, finish, observations, outcome, rewards, seat_positions, state
-from .rules import STOP, ZERO, advance_game, command_game, game_rows, static_rows
+from .rules import LEASH_NONE, STOP, ZERO, advance_game, command_game, game_rows, static_rows
 from .units import MEDIVAC_START_ENERGY
 
 START_ENERGY = np.float32(MEDIVAC_START_ENERGY)
@@ -178,6 +178,9 @@ def start_units(unit, static, spawn, goals):
         unit.shot_wind[u] = ZERO
         unit.shot_in[u] = ZERO
         unit.shot_hits[u] = 0
+        unit.leash[u] = LEASH_NONE
+        unit.leash_origin[u, 0] = spawn[u, 0]
+        unit.leash_origin[u, 1] = spawn[u, 1]
 
 
 def start_episode(e, unit, seat0, seat1, ep):

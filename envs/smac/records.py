@@ -28,12 +28,12 @@ import numpy as np
 
 STATE_FIELDS = ("pos", "hp", "shield", "energy", "cooldown", "since_damage", "order", "target", "goal",
                 "trigger_goal", "cur_speed", "last_attacker", "detonate", "vel", "shot_target", "shot_wind", "shot_in",
-                "shot_hits")
+                "shot_hits", "leash", "leash_origin")
 
 
 class UnitState(NamedTuple):
     """Dynamic state (``engine.BattleEngine`` docstring): float32 but ``order``, ``target``,
-    ``last_attacker``, ``shot_target``, ``shot_hits`` (int64) and ``detonate`` (bool)."""
+    ``last_attacker``, ``shot_target``, ``shot_hits``, ``leash`` (int64) and ``detonate`` (bool)."""
 
     pos: np.ndarray  # (E, U, 2)
     hp: np.ndarray
@@ -53,6 +53,8 @@ class UnitState(NamedTuple):
     shot_wind: np.ndarray  # loops until it launches (the damage point),
     shot_in: np.ndarray  # loops until its next hit lands,
     shot_hits: np.ndarray  # and its hits still to land (0: no attack under way)
+    leash: np.ndarray  # a scripted unit's acquired order from idle: rules.LEASH_NONE, _CHASE, _RETURN, _PASSED
+    leash_origin: np.ndarray  # (E, U, 2) where that order began: the point it returns to
 
 
 class UnitStatic(NamedTuple):

@@ -42,6 +42,9 @@ from .maps import MAP_SIZE
 from .pathing import NEIGHBOURS
 from .records import OrcaScratch, OrcaStatic, OrcaUnits, Scratch, UnitState, UnitStatic
 from .units import (
+    ACQUIRE_LEASH_RADIUS,
+    ACQUIRE_LEASH_RESET_RADIUS,
+    ACQUIRE_MOVEMENT_LIMIT,
     COLOSSUS_LANCE_DAMAGE_DELAY_S,
     COLOSSUS_LANCE_HALF_LENGTH,
     COLOSSUS_LANCE_PERIOD_S,
@@ -64,6 +67,9 @@ INF = F(np.inf)
 ZERO, HALF, ONE = F(0.0), F(0.5), F(1.0)
 EPS6, EPS3 = F(1e-6), F(1e-3)
 SIGHT = F(SIGHT_RANGE)
+LEASH_RADIUS = F(ACQUIRE_LEASH_RADIUS)
+LEASH_RESET_RADIUS = F(ACQUIRE_LEASH_RESET_RADIUS)
+MOVEMENT_LIMIT = F(ACQUIRE_MOVEMENT_LIMIT)
 MOVE_STEP = F(MOVE_AMOUNT)
 LANCE_FIRST, LANCE_STEP, LANCE_RADIUS = F(-COLOSSUS_LANCE_HALF_LENGTH), F(COLOSSUS_LANCE_STEP), F(COLOSSUS_LANCE_RADIUS)
 LANCE_POINTS = round(2 * COLOSSUS_LANCE_HALF_LENGTH / COLOSSUS_LANCE_STEP) + 1
@@ -91,6 +97,9 @@ NEIGHBOUR_Y = tuple(dy for _, dy in NEIGHBOURS)
 STOP, MOVE, ATTACK, HEAL, AMOVE = 0, 1, 2, 3, 4
 # the scripted side's trigger order (UnitStatic.trigger_kind)
 NO_ORDER, ORDER_AMOVE, ORDER_ATTACK_GROUP = 0, 1, 2
+# a scripted unit's acquired order from idle (UnitState.leash): none; chasing its acquired target; returning
+# to where the order began after the target ended; returning after passing the leash
+LEASH_NONE, LEASH_CHASE, LEASH_RETURN, LEASH_PASSED = 0, 1, 2, 3
 
 
 # ------------------------------------------------------------------------------- records
@@ -99,7 +108,7 @@ def game_rows(state, e):
     return UnitState(state.pos[e], state.hp[e], state.shield[e], state.energy[e], state.cooldown[e],
                      state.since_damage[e], state.order[e], state.target[e], state.goal[e], state.trigger_goal[e],
                      state.cur_speed[e], state.last_attacker[e], state.detonate[e], state.vel[e], state.shot_target[e],
-                     state.shot_wind[e], state.shot_in[e], state.shot_hits[e])
+                     state.shot_wind[e], state.shot_in[e], state.shot_hits[e], state.leash[e], state.leash_origin[e])
 
 
 def static_rows(static, e):
@@ -254,11 +263,19 @@ def scripted_orders(side, unit, static, flags, sc):
     """Orders of ``side``'s units when it is scripted: the map trigger's order and SC2's
     auto-acquisition.  A unit keeps a target within weapon range; else it acquires, among the enemies
     it can hit within its scan range (edge distance), the closest that can shoot back, else the
-    closest; else the unit that last fired at it (within sight); else it chases its living target
-    while within sight; else it returns to the trigger's order (attack-move, or idle).  On an
-    attack-units trigger (2c_vs_64zg) it attacks the current group member while it lives, else the
-    closest member.  A scripted Medivac heals the most hurt bio ally within sight, else follows its
-    army's centroid.  ``sc.tedge`` holds each unit's edge distance to its current target."""
+    closest; else the unit that last fired at it (within ``ACQUIRE_MOVEMENT_LIMIT``); else it chases
+    its living target (the maps turn the fog off: every target stays visible); else it returns to the
+    trigger's order (attack-move, or idle).  On an attack-units trigger (2c_vs_64zg) it attacks the
+    current group member while it lives, else the closest member.  A scripted Medivac heals the most
+    hurt bio ally within sight, else follows its army's centroid.  ``sc.tedge`` holds each unit's edge
+    distance to its current target.
+
+    The leash (``units.ACQUIRE_LEASH_RADIUS``): a unit that acquires a target while idle (no trigger
+    order, or standing at its attack-move point, and attacking nothing) remembers where (``leash_origin``); it drops the
+    chase once farther than the leash radius from there and walks back, acquiring nothing until
+    within the reset radius of it; when its target ends otherwise it walks back too, acquiring on the
+    way.  Back there it is idle again.  A unit under an attack-move is not leashed: it chases an
+    acquired target until the target dies, then resumes the attack-move."""
     U = unit.hp.shape[0]
     alive = sc.alive
     n0 = flags.n0
@@ -296,37 +313,61 @@ def scripted_orders(side, unit, static, flags, sc):
             if flags.group_order and static.group_target[j] and alive[j] and edge < g_d:
                 g_d = edge
                 g_best = jj
-        found = best_s < INF
-        la_ok = la >= t0 and la < t1 and la_hittable and la_edge <= SIGHT
+        kind = static.trigger_kind[i]
+        gx = unit.trigger_goal[i, 0]
+        gy = unit.trigger_goal[i, 1]
+        mode = unit.leash[i]
+        ox = unit.leash_origin[i, 0]
+        oy = unit.leash_origin[i, 1]
+        d_origin = distance(ox - unit.pos[i, 0], oy - unit.pos[i, 1])
+        at_point = distance(gx - unit.pos[i, 0], gy - unit.pos[i, 1]) <= HALF
+        tgt = unit.target[i]
+        busy = unit.order[i] == ATTACK and alive[tgt]
+        idle = mode == LEASH_NONE and not busy and (kind == NO_ORDER or (kind == ORDER_AMOVE and at_point))
+        if mode == LEASH_CHASE and d_origin > LEASH_RADIUS:
+            mode = LEASH_PASSED
+        if mode == LEASH_PASSED and d_origin <= LEASH_RESET_RADIUS:
+            mode = LEASH_RETURN
+        may_acquire = mode != LEASH_PASSED
+        found = best_s < INF and may_acquire
+        la_ok = la >= t0 and la < t1 and la_hittable and la_edge <= MOVEMENT_LIMIT and may_acquire
         if not found and la_ok:
             best = la_rel
             found = True
-        tgt = unit.target[i]
-        attacking = unit.order[i] == ATTACK and alive[tgt]
+        attacking = busy and may_acquire
         in_range = attacking and sc.tedge[i] <= static.weapon_range[i]
-        chasing = attacking and sc.tedge[i] <= SIGHT
-        kind = static.trigger_kind[i]
         new_target = tgt if (in_range or not found) else best + t0
-        if in_range or found or chasing:
+        if in_range or found or attacking:
             new_order = ATTACK
-        elif kind == ORDER_AMOVE:
-            new_order = AMOVE
+            if idle:
+                ox = unit.pos[i, 0]
+                oy = unit.pos[i, 1]
+            if idle or mode == LEASH_RETURN:
+                mode = LEASH_CHASE
+        elif mode != LEASH_NONE and d_origin > HALF:
+            new_order = AMOVE  # the walk back: a walk to the point (``plan_moves``), acquiring as above
+            gx, gy = ox, oy
+            if mode == LEASH_CHASE:
+                mode = LEASH_RETURN
         else:
-            new_order = STOP
+            mode = LEASH_NONE
+            new_order = AMOVE if kind == ORDER_AMOVE else STOP
         if flags.group_order and kind == ORDER_ATTACK_GROUP and g_d < INF:
             new_order = ATTACK
             new_target = tgt if (attacking and static.group_target[tgt]) else g_best + t0
-        gx = unit.trigger_goal[i, 0]
-        gy = unit.trigger_goal[i, 1]
         if healer_side and static.heals[i]:
             h_best, h_f = most_hurt_ally(unit, static, alive, i, o0, o1)
             new_order = HEAL if h_f < INF else MOVE
             new_target = h_best + o0
             gx, gy = cx, cy
+            mode = LEASH_NONE
         unit.order[i] = new_order
         unit.target[i] = new_target
         unit.goal[i, 0] = gx
         unit.goal[i, 1] = gy
+        unit.leash[i] = mode
+        unit.leash_origin[i, 0] = ox
+        unit.leash_origin[i, 1] = oy
 
 
 # ------------------------------------------------------------------------- one game loop

@@ -65,6 +65,17 @@ ATTRIBUTE_NAMES = {"light": LIGHT, "armored": ARMORED, "bio": BIO, "mech": MECH,
 MIN_SCAN_RANGE = 5.0
 SCAN_RANGE_MARGIN = 0.5
 
+# The acquisition leash (game data: Core ``GameData.xml``, the ``CGame`` defaults, which neither Liberty
+# nor the maps' ``_RL`` units override; the fields' hints in Core ``EditorCatalogStrings.txt``).  A unit
+# that auto-acquires a target while idle may move up to ``AcquireLeashRadius`` from where it was "while
+# performing acquired orders before it must return to its original location"; returning after passing
+# it, it may acquire again within ``AcquireLeashResetRadius`` of that location; it does not acquire a
+# target farther than ``AcquireMovementLimit`` ("maximum pathing distance ... for an acquired order").
+# Units under an attack-move are not leashed (``rules.scripted_orders``; docs/design/smac-rules.md).
+ACQUIRE_LEASH_RADIUS = 21.0
+ACQUIRE_LEASH_RESET_RADIUS = 5.0
+ACQUIRE_MOVEMENT_LIMIT = 21.0
+
 # Collision avoidance between ground units every game loop: ORCA (optimal reciprocal collision
 # avoidance, van den Berg et al. 2011, the RVO2 library), as SMAClite moves its units (Michalski et
 # al. 2023, smaclite/env/rvo2/rvo2.py): time horizon 1 s (``TAU``); a unit standing still does not

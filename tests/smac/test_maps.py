@@ -184,6 +184,76 @@ def test_acquisition_range_is_the_scan_range():
     assert eng.hp[0, 0].item() < 45.0 or eng.cooldown[0, 1].item() > 0  # it shot
 
 
+def chase_duel(idle):
+    """A scripted marine at (2, 16), idle at its attack-move point (``idle``) or attack-moving to
+    (2, 2), acquires a stalker 5.2 away (edge; scan range 5.5, weapon range 5) that runs east to (31, 16): faster than
+    the marine (2.95 against 2.25), so the marine chases it without reaching its range 5 until the
+    stalker stands at x = 31 (the marine is in range from x = 31 - 5 - 1 = 25)."""
+    eng = duel(["stalker"], ["marine"])
+    reach = UNIT_STATS["stalker"].radius + UNIT_STATS["marine"].radius
+    eng.pos[0] = torch.tensor([[2.0 + 5.2 + reach, 16.0], [2.0, 16.0]])
+    eng.trigger_goal[0, 1] = torch.tensor([2.0, 16.0] if idle else [2.0, 2.0])
+    eng.order[0, 0], eng.goal[0, 0] = MOVE, torch.tensor([31.0, 16.0])
+    eng.advance(1)
+    assert eng.order[0, 1].item() == ATTACK and eng.target[0, 1].item() == 0
+    return eng
+
+
+def test_idle_unit_leashes_at_the_acquire_leash_radius():
+    """The game data's leash (``AcquireLeashRadius`` 21, ``AcquireLeashResetRadius`` 5): the idle
+    marine chases its auto-acquired target (visible: fog off) beyond SMAC's sight 9, drops it once
+    more than 21 from where it acquired it (x > 23), before reaching it, and walks back to (2, 16);
+    on the way it ignores the stalker within its scan range until within 5 of that point."""
+    eng = chase_duel(idle=True)
+    xs = []
+    for _ in range(16 * 14):
+        eng.advance(1)
+        xs.append(eng.pos[0, 1, 0].item())
+        if eng.order[0, 1].item() != ATTACK:
+            break
+    far = max(xs)
+    assert 23.0 < far <= 23.0 + 2.25 / 16 + 1e-4  # dropped on the first loop beyond 21, turning back
+    assert xs[-1] < far and eng.pos[0, 0, 0].item() - far - 1.0 > 5.0  # never within its range 5
+    assert eng.order[0, 1].item() == AMOVE and eng.goal[0, 1].tolist() == [2.0, 16.0]
+    assert eng.shield[0, 0].item() == 80.0
+    eng.order[0, 0] = STOP
+    for _ in range(16 * 12):  # back to 5 from (2, 16), the stalker kept 3 (edge) behind it: not acquired
+        x = eng.pos[0, 1, 0].item()
+        eng.pos[0, 0] = torch.tensor([x + 3.0 + 1.0, 16.0])
+        eng.advance(1)
+        if eng.pos[0, 1, 0].item() - 2.0 <= 5.0:
+            break
+        assert eng.order[0, 1].item() == AMOVE
+    eng.advance(1)
+    assert eng.order[0, 1].item() == ATTACK and eng.target[0, 1].item() == 0  # within 5: acquires again
+
+
+def test_idle_unit_returns_when_its_target_dies():
+    """The idle marine whose chased target dies walks back to where it acquired it and is idle there."""
+    eng = chase_duel(idle=True)
+    eng.advance(32)
+    x = eng.pos[0, 1, 0].item()
+    assert x > 4.0 and eng.order[0, 1].item() == ATTACK
+    eng.hp[0, 0] = 0.0
+    eng.advance(1)
+    assert eng.order[0, 1].item() == AMOVE and eng.goal[0, 1].tolist() == [2.0, 16.0]
+    eng.advance(16 * 4)
+    assert eng.pos[0, 1].tolist() == pytest.approx([2.0, 16.0], abs=0.5)
+    assert eng.goal[0, 1].tolist() == [2.0, 16.0] and eng.order[0, 1].item() == AMOVE
+
+
+def test_attack_moving_unit_is_not_leashed():
+    """Under the trigger's attack-move the marine chases its acquired target past 21 from where it
+    acquired it and shoots it once in range (x >= 25)."""
+    eng = chase_duel(idle=False)
+    for _ in range(16 * 14):
+        eng.advance(1)
+        assert eng.order[0, 1].item() == ATTACK and eng.target[0, 1].item() == 0
+        if eng.shield[0, 0].item() < 80.0:
+            break
+    assert eng.pos[0, 1, 0].item() >= 25.0 - 1e-3 and eng.shield[0, 0].item() < 80.0
+
+
 def test_acquisition_prefers_a_unit_that_can_shoot_back():
     """A scripted marine with a Medivac (cannot attack) closer than a marine takes the marine."""
     eng = duel(["medivac", "marine"], ["marine"])

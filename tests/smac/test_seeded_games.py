@@ -17,7 +17,7 @@ from selfplay.envs.smac.battle import SMACBattle
 # map -> (two-player battle, battle against the scripted AI, SMACEnv)
 RECORDED = {
     '3m': ('b6faa4b8a8156b33', 'dc567492e6677558', '7bb595d9de91595b'),
-    '3s5z': ('d3056bb1dbcafffc', 'f1e6beeedb3c0aeb', 'e01df9819f40011e'),
+    '3s5z': ('d3056bb1dbcafffc', 'f1e6beeedb3c0aeb', '453b5147df840b1d'),
     'MMM': ('3d37877d82226bb8', 'f452e95ea1d75899', 'abcdc52cc5b0a964'),
     'bane_vs_bane': ('17c211f1ff1e0659', 'bb5c91eed8b58529', '82afa851d89c8968'),
     '2c_vs_64zg': ('93ef3a7b3a1b260f', 'b18da58c554ca4be', '16a8e700be4ba77b'),
