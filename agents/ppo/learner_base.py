@@ -204,8 +204,9 @@ class PPOLearnerBase:
     def _update_written_out(self, actions, old_log_probs, advantages, returns) -> list[dict]:
         """The epochs of ``update`` with ``mlp_step.mlp_ppo_step`` (feed-forward) or ``lstm_step.lstm_ppo_step``
         (LSTM) in place of the autograd loss and backward: the same shuffles (``_minibatches``'s draws), the
-        same clipping and Adam step. The feed-forward samples are flattened once, so that a minibatch is one
-        index per tensor; recurrent minibatches are ``_minibatch_indices``' sequences."""
+        same clipping and Adam step. The samples (feed-forward) or sequences (recurrent: those of
+        ``_minibatch_indices``) are laid out once per update and shuffled once per epoch, so that a minibatch
+        is a slice of each tensor."""
         from .lstm_step import lstm_ppo_step
         from .mlp_step import mlp_ppo_step
 
@@ -213,11 +214,22 @@ class PPOLearnerBase:
         coefs = (cfg.clip_coef, cfg.value_coef, cfg.entropy_coef)
         stats = []
         if self.recurrent:
+            T, L = s.rollout_length, s.sequence_length
+
+            def by_sequence(t):  # (T, N, ...) -> (sequences, L, ...); sequence k·N + n: steps kL … kL + L − 1 of game n
+                return t[:T].unflatten(0, (T // L, L)).transpose(1, 2).flatten(0, 1)
+
+            sequences = [by_sequence(t) for t in (buf.obs, buf.starts, actions, old_log_probs, advantages, returns)]
+            first_states = [h[:T:L].flatten(0, 1) for h in buf.rnn]  # the state stored at each sequence's first step
             for _ in range(cfg.epochs):
-                for idx, (t0, game) in self._minibatch_indices():
-                    stats.append(lstm_ppo_step(self.network, buf.obs[idx], tuple(h[t0, game] for h in buf.rnn),
-                                               buf.starts[idx], actions[idx], old_log_probs[idx], advantages[idx],
-                                               returns[idx], *coefs))
+                order = torch.randperm(s.num_sequences, generator=self.generator, device=self.device)
+                shuffled = [t[order].transpose(0, 1) for t in sequences]  # time-major again: (L, sequences, ...)
+                states = [h[order] for h in first_states]
+                for start in range(0, s.num_sequences, s.sequences_per_minibatch):
+                    part = slice(start, start + s.sequences_per_minibatch)
+                    obs, starts, act, old, adv, ret = (t[:, part] for t in shuffled)
+                    stats.append(lstm_ppo_step(self.network, obs, tuple(h[part] for h in states), starts, act, old,
+                                               adv, ret, *coefs))
                     self._clip_and_step()
             return stats
         flat = [t.reshape(-1, *t.shape[2:]) for t in (buf.obs[:s.rollout_length], actions, old_log_probs,
