@@ -81,7 +81,7 @@ def lstm_ppo_step(network, obs, state, starts, actions, old_log_probs, advantage
     for t in range(T):
         pre = torch.addmm(x_t[t], h_t[t], w_hh_t)
         torch.sigmoid(pre, out=gate_t[t])
-        g_t[t].copy_(torch.tanh(pre[:, 2 * H:3 * H]))
+        torch.tanh(pre[:, 2 * H:3 * H], out=g_t[t])
         torch.addcmul(f_t[t] * c_t[t], i_t[t], g_t[t], out=c_t[t + 1])
         torch.tanh(c_t[t + 1], out=tc_t[t])
         torch.mul(o_t[t], tc_t[t], out=h_t[t + 1])
