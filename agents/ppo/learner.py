@@ -88,9 +88,9 @@ class PPOLearner(ActorCriticHolder, PPOLearnerBase):
         self._all_legal = bool(self.buffer.masks[:self.buffer.rollout_length].all())
 
     def _written_out_gradient(self) -> bool:
-        """A feed-forward network on a rollout with every action legal takes ``mlp_step``'s written-out
-        gradient (the same loss; autograd's graph is most of a tiny network's update)."""
-        return not self.recurrent and self._all_legal
+        """A rollout with every action legal takes the written-out gradient (``mlp_step``, ``lstm_step``:
+        the same loss; autograd's graph and the LSTM's per-piece calls are most of a small network's update)."""
+        return self._all_legal
 
     def _clip_groups(self):
         return self._parameters

@@ -10,8 +10,10 @@ The update (``PPOLearnerBase.update``), once the rollout is full:
         clip the gradient norm of each separately optimised network to ``max_grad_norm``; one Adam step
 
 A learner may take the loss's gradient written out instead of autograd's (``_written_out_gradient``:
-the MLP learner on a rollout with every action legal, ``mlp_step.mlp_ppo_step``): the same loss and
-minibatches, equal to float rounding, without the autograd graph that is most of a tiny network's update.
+the one-unit learner on a rollout with every action legal, ``mlp_step.mlp_ppo_step`` for the MLP body,
+``lstm_step.lstm_ppo_step`` for the LSTM): the same loss and minibatches, equal to float rounding,
+without the autograd graph (and, for the LSTM, the per-piece oneDNN calls) that is most of a small
+network's update.
 
 One Adam variant for both: PyTorch's fused kernel (``torch.optim.Adam(fused=True)``, CPU and CUDA), the
 same update rule as the plain for-each loop in one kernel per step. It is the variant the one-unit
@@ -176,9 +178,7 @@ class PPOLearnerBase:
                                                  cfg.entropy_coef, None if weight is None else weight[idx].float())
                 self.optimizer.zero_grad()
                 loss.backward()
-                for group in self._clip_groups():
-                    torch.nn.utils.clip_grad_norm_(group, cfg.max_grad_norm)
-                self.optimizer.step()
+                self._clip_and_step()
                 stats.append(minibatch_stats)
 
         metrics = {name: torch.stack([s[name] for s in stats]).mean().item() for name in stats[0]}
@@ -197,38 +197,70 @@ class PPOLearnerBase:
         """What a subclass reads once per update (before the minibatches); nothing here."""
 
     def _written_out_gradient(self) -> bool:
-        """Whether this update takes ``mlp_step``'s written-out gradient (a subclass's choice); no here."""
+        """Whether this update takes the written-out gradient (``mlp_step`` / ``lstm_step``; a subclass's
+        choice); no here."""
         return False
 
     def _update_written_out(self, actions, old_log_probs, advantages, returns) -> list[dict]:
-        """The epochs of ``update`` with ``mlp_step.mlp_ppo_step`` in place of the autograd loss and
-        backward: the same shuffles (``_minibatches``'s draws), the same clipping and Adam step. The
-        feed-forward samples are flattened once, so that a minibatch is one index per tensor."""
+        """The epochs of ``update`` with ``mlp_step.mlp_ppo_step`` (feed-forward) or ``lstm_step.lstm_ppo_step``
+        (LSTM) in place of the autograd loss and backward: the same shuffles (``_minibatches``'s draws), the
+        same clipping and Adam step. The samples (feed-forward) or sequences (recurrent: those of
+        ``_minibatch_indices``) are laid out once per update and shuffled once per epoch, so that a minibatch
+        is a slice of each tensor."""
+        from .lstm_step import lstm_ppo_step
         from .mlp_step import mlp_ppo_step
 
-        cfg, s = self.config, self.sizes
-        flat = [t.reshape(-1, *t.shape[2:]) for t in (self.buffer.obs[:s.rollout_length], actions, old_log_probs,
-                                                      advantages, returns)]
+        cfg, s, buf = self.config, self.sizes, self.buffer
+        coefs = (cfg.clip_coef, cfg.value_coef, cfg.entropy_coef)
         stats = []
+        if self.recurrent:
+            T, L = s.rollout_length, s.sequence_length
+
+            def by_sequence(t):  # (T, N, ...) -> (sequences, L, ...); sequence k·N + n: steps kL … kL + L − 1 of game n
+                return t[:T].unflatten(0, (T // L, L)).transpose(1, 2).flatten(0, 1)
+
+            sequences = [by_sequence(t) for t in (buf.obs, buf.starts, actions, old_log_probs, advantages, returns)]
+            first_states = [h[:T:L].flatten(0, 1) for h in buf.rnn]  # the state stored at each sequence's first step
+            for _ in range(cfg.epochs):
+                order = torch.randperm(s.num_sequences, generator=self.generator, device=self.device)
+                shuffled = [t[order].transpose(0, 1) for t in sequences]  # time-major again: (L, sequences, ...)
+                states = [h[order] for h in first_states]
+                for start in range(0, s.num_sequences, s.sequences_per_minibatch):
+                    part = slice(start, start + s.sequences_per_minibatch)
+                    obs, starts, act, old, adv, ret = (t[:, part] for t in shuffled)
+                    stats.append(lstm_ppo_step(self.network, obs, tuple(h[part] for h in states), starts, act, old,
+                                               adv, ret, *coefs))
+                    self._clip_and_step()
+            return stats
+        flat = [t.reshape(-1, *t.shape[2:]) for t in (buf.obs[:s.rollout_length], actions, old_log_probs,
+                                                      advantages, returns)]
         for _ in range(cfg.epochs):
             order = torch.randperm(s.num_sequences, generator=self.generator, device=self.device)
             shuffled = [t[order] for t in flat]
             for start in range(0, s.num_sequences, s.sequences_per_minibatch):
                 obs, act, old, adv, ret = (t[start:start + s.sequences_per_minibatch] for t in shuffled)
-                stats.append(mlp_ppo_step(self.network, obs, act, old, adv, ret, cfg.clip_coef, cfg.value_coef,
-                                          cfg.entropy_coef))
-                for group in self._clip_groups():
-                    torch.nn.utils.clip_grad_norm_(group, cfg.max_grad_norm)
-                self.optimizer.step()
+                stats.append(mlp_ppo_step(self.network, obs, act, old, adv, ret, *coefs))
+                self._clip_and_step()
         return stats
 
-    def _minibatches(self):
-        """Yield ``(idx, logits, values)`` per shuffled minibatch; ``idx`` indexes ``(T, num_envs, ...)``
-        rollout tensors.
+    def _clip_and_step(self) -> None:
+        for group in self._clip_groups():
+            torch.nn.utils.clip_grad_norm_(group, self.config.max_grad_norm)
+        self.optimizer.step()
 
-        Feed-forward bodies: ``idx`` is a pair of flat (time, game) index tensors of samples.
-        Recurrent bodies: whole sequences; ``idx`` is a pair of ``(L, n_seq)`` index tensors and the
-        subclass replays each sequence from the recurrent state stored at its first step.
+    def _minibatches(self):
+        """Yield ``(idx, logits, values)`` per shuffled minibatch of ``_minibatch_indices``."""
+        for idx, starts in self._minibatch_indices():
+            yield (idx, *self._evaluate(idx, starts))
+
+    def _minibatch_indices(self):
+        """Yield ``(idx, starts)`` per shuffled minibatch; ``idx`` indexes ``(T, num_envs, ...)`` rollout
+        tensors.
+
+        Feed-forward bodies: ``idx`` is a pair of flat (time, game) index tensors of samples, ``starts``
+        ``None``. Recurrent bodies: whole sequences; ``idx`` is a pair of ``(L, n_seq)`` index tensors and
+        ``starts`` the ``(t0, game)`` of each sequence's first step, from whose stored recurrent state the
+        subclass replays it.
         """
         s = self.sizes
         N, L = s.num_envs, s.sequence_length
@@ -237,12 +269,10 @@ class PPOLearnerBase:
         for start in range(0, s.num_sequences, s.sequences_per_minibatch):
             seq = order[start:start + s.sequences_per_minibatch]
             if not self.recurrent:
-                idx = (seq // N, seq % N)
-                yield (idx, *self._evaluate(idx, None))
+                yield (seq // N, seq % N), None
                 continue
             t0, game = (seq // N) * L, seq % N
-            idx = (t0[None, :] + steps, game[None, :].expand(L, -1))
-            yield (idx, *self._evaluate(idx, (t0, game)))
+            yield (t0[None, :] + steps, game[None, :].expand(L, -1)), (t0, game)
 
     def _new_optimizer(self) -> torch.optim.Adam:
         return torch.optim.Adam(self.network.parameters(), lr=self.config.learning_rate, eps=self.config.adam_eps,

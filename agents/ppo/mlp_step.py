@@ -17,7 +17,8 @@ equal arguments, ``clamp`` passes it inside [1 − ε, 1 + ε] bounds included):
     ∂loss/∂h2    = ∂z Wπ + ∂V Wv,  ∂(h2 pre-activation) = ∂h2 (1 − h2²),  and so on down to W1
 
 ``tests/ppo/test_ppo_learning.py`` checks every parameter's gradient and the statistics against
-autograd on ``ppo_loss``.
+autograd on ``ppo_loss``. ``heads_ppo_step`` is the heads' part (from ∂loss/∂z and ∂loss/∂V to
+∂loss/∂h2), which the LSTM's written-out step (``lstm_step``) shares.
 """
 
 from __future__ import annotations
@@ -32,13 +33,28 @@ def mlp_ppo_step(network, obs, actions, old_log_probs, advantages, returns, clip
     on this minibatch (all arguments ``(B, ...)``); returns the statistics ``ppo_loss`` returns."""
     body = network.body
     w1, b1, w2, b2 = body.fc1.weight, body.fc1.bias, body.fc2.weight, body.fc2.bias
-    wp, bp, wv, bv = (network.policy_head.weight, network.policy_head.bias, network.value_head.weight,
-                      network.value_head.bias)
-    B = obs.shape[0]
     h1 = torch.tanh(torch.addmm(b1, obs, w1.t()))
     h2 = torch.tanh(torch.addmm(b2, h1, w2.t()))
-    logits = torch.addmm(bp, h2, wp.t())
-    values = torch.addmm(bv, h2, wv.t())  # (B, 1)
+    d_h2, stats = heads_ppo_step(network, h2, actions, old_log_probs, advantages, returns, clip_coef, value_coef,
+                                 entropy_coef)
+    d_z2 = d_h2 * (1 - h2 * h2)
+    d_z1 = (d_z2 @ w2) * (1 - h1 * h1)
+    for param, grad in ((w1, d_z1.t() @ obs), (b1, d_z1.sum(0)), (w2, d_z2.t() @ h1), (b2, d_z2.sum(0))):
+        param.grad = grad
+    return stats
+
+
+@torch.no_grad()
+def heads_ppo_step(network, features, actions, old_log_probs, advantages, returns, clip_coef: float,
+                   value_coef: float, entropy_coef: float) -> tuple[torch.Tensor, dict]:
+    """The heads' part of the written-out step, for any body: from the body's ``features`` ``(B, hidden)``,
+    set the policy and value heads' ``.grad`` to the PPO loss's gradient (no mask) and return
+    ``(∂loss/∂features, statistics)`` (the statistics ``ppo_loss`` returns)."""
+    wp, bp, wv, bv = (network.policy_head.weight, network.policy_head.bias, network.value_head.weight,
+                      network.value_head.bias)
+    B = features.shape[0]
+    logits = torch.addmm(bp, features, wp.t())
+    values = torch.addmm(bv, features, wv.t())  # (B, 1)
     log_probs = torch.log_softmax(logits, dim=-1)
     probs = log_probs.exp()
     picked = actions[:, None]
@@ -56,13 +72,10 @@ def mlp_ppo_step(network, obs, actions, old_log_probs, advantages, returns, clip
     d_logits = d_log_probs - probs * d_log_probs.sum(-1, keepdim=True)
     error = values.squeeze(-1) - returns
     d_values = (error * (value_coef / B))[:, None]
-    d_h2 = torch.addmm(d_values * wv, d_logits, wp)
-    d_z2 = d_h2 * (1 - h2 * h2)
-    d_z1 = (d_z2 @ w2) * (1 - h1 * h1)
-    for param, grad in ((w1, d_z1.t() @ obs), (b1, d_z1.sum(0)), (w2, d_z2.t() @ h1), (b2, d_z2.sum(0)),
-                        (wp, d_logits.t() @ h2), (bp, d_logits.sum(0)), (wv, d_values.t() @ h2), (bv, d_values.sum(0))):
+    d_features = torch.addmm(d_values * wv, d_logits, wp)
+    for param, grad in ((wp, d_logits.t() @ features), (bp, d_logits.sum(0)), (wv, d_values.t() @ features), (bv, d_values.sum(0))):
         param.grad = grad
-    return {
+    return d_features, {
         "policy_loss": torch.maximum(unclipped, clipped).mean(),
         "value_loss": 0.5 * (error * error).mean(),
         "entropy": entropy.mean(),

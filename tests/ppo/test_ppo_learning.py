@@ -153,30 +153,89 @@ def test_written_out_mlp_gradient_equals_autograd():
         assert stats[name].item() == pytest.approx(value.item(), abs=1e-6)
 
 
-def test_mlp_update_takes_the_written_out_gradient_and_keeps_the_shuffles(monkeypatch):
-    # An MLP learner on a rollout with every action legal updates through mlp_step; from the same state
-    # the autograd path gives the same weights (to float rounding) and draws the same permutations.
-    from selfplay.agents.ppo import mlp_step
+@pytest.mark.parametrize("body, step_name", [("mlp", "mlp_ppo_step"), ("lstm", "lstm_ppo_step")])
+def test_update_takes_the_written_out_gradient_and_keeps_the_shuffles(monkeypatch, body, step_name):
+    # A learner on a rollout with every action legal updates through mlp_step / lstm_step; from the same
+    # state the autograd path gives the same weights (to float rounding) and draws the same permutations.
+    # The LSTM's sequences (bptt 4) hold episode starts at varied steps, so that they are cut into pieces.
+    from selfplay.agents.ppo import lstm_step, mlp_step
     from selfplay.agents.ppo.learner import PPOLearner as Learner
 
+    module = mlp_step if body == "mlp" else lstm_step
     calls = []
-    step = mlp_step.mlp_ppo_step
-    monkeypatch.setattr(mlp_step, "mlp_ppo_step", lambda *a, **k: calls.append(1) or step(*a, **k))
+    step = getattr(module, step_name)
+    monkeypatch.setattr(module, step_name, lambda *a, **k: calls.append(1) or step(*a, **k))
+    bptt = 4 if body == "lstm" else None
 
     def filled(seed=0):
-        learner = Learner(5, 3, PPOConfig(horizon=64, minibatch_size=16, epochs=2), seed=seed)
+        learner = Learner(5, 3, PPOConfig(horizon=64, minibatch_size=16, epochs=2, body=body, bptt_length=bptt),
+                          seed=seed)
         g = torch.Generator().manual_seed(1)
+        state, start = learner.initial_state(8), torch.ones(8, dtype=torch.bool)
         while not learner.ready():
-            learner.act(torch.randn(8, 5, generator=g))
-            learner.record(torch.randn(8, generator=g).sign(), torch.rand(8, generator=g) < 0.2)
+            _, state, _ = learner.act(torch.randn(8, 5, generator=g), state, None, start)
+            start = torch.rand(8, generator=g) < 0.2
+            learner.record(torch.randn(8, generator=g).sign(), start)
         return learner
 
     fast, slow = filled(), filled()
     assert fast._written_out_gradient() is False  # decided per update, from the rollout's masks
     slow._written_out_gradient = lambda: False
     m_fast, m_slow = fast.update(), slow.update()
-    assert fast._all_legal and len(calls) == 2 * 64 // 16  # every minibatch of both epochs, none of the slow path
+    assert fast._all_legal and len(calls) == 2 * fast.sizes.num_minibatches  # every minibatch of both epochs
     for a, b in zip(fast.network.parameters(), slow.network.parameters()):
         assert torch.allclose(a, b, atol=1e-6)
     assert torch.equal(fast.generator.get_state(), slow.generator.get_state())
-    assert m_fast["policy_loss"] == pytest.approx(m_slow["policy_loss"], abs=1e-6)
+    for name in ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction"):
+        assert m_fast[name] == pytest.approx(m_slow[name], abs=1e-6)
+
+
+def test_lstm_pieces_hand_computed():
+    # Two sequences of 5 steps: the first cut before steps 2 and 3, the second starting an episode at
+    # step 0 (a piece like any other) and never again: pieces [0-1], [2], [3-4] and [0-4].
+    from selfplay.agents.ppo.lstm_step import pack_pieces
+
+    starts = torch.tensor([[False, True], [False, False], [True, False], [True, False], [False, False]])
+    piece, step, first, pieces, longest = pack_pieces(starts)
+    assert piece.tolist() == [[0, 3], [0, 3], [1, 3], [2, 3], [2, 3]]
+    assert step.tolist() == [[0, 0], [1, 1], [0, 2], [0, 3], [1, 4]]
+    assert first.tolist() == [0, 3] and (pieces, longest) == (4, 5)
+
+
+def test_written_out_lstm_gradient_equals_autograd():
+    # lstm_step's gradient of every parameter and its statistics against autograd through the body's unroll
+    # and ppo_loss: four sequences of 6 steps from stored states, cut by episode starts at row 0 and inside
+    # (one sequence never cut), ratios inside, below and above the clip range (ε = 0.2; none on its bound:
+    # the oneDNN forward autograd takes rounds differently from the written-out one, so a ratio on the
+    # bound may land on either side).
+    from selfplay.agents.ppo.lstm_step import lstm_ppo_step
+    from selfplay.agents.ppo.network import ActorCritic, NetworkSpec
+
+    g = torch.Generator().manual_seed(3)
+    net = ActorCritic(NetworkSpec(7, 3, "lstm", 5), torch.Generator().manual_seed(4))
+    for p in net.parameters():  # larger weights than the initialisation's, so that every term matters
+        p.data += 0.3 * torch.randn(p.shape, generator=g)
+    L, B = 6, 4
+    obs, actions = torch.randn(L, B, 7, generator=g), torch.randint(0, 3, (L, B), generator=g)
+    state = (torch.randn(B, 5, generator=g), torch.randn(B, 5, generator=g))
+    starts = torch.zeros(L, B, dtype=torch.bool)
+    starts[[0, 4], 1] = True
+    starts[[2, 3], 0] = True
+    starts[[1, 5], 3] = True
+    adv, returns = torch.randn(L, B, generator=g), torch.randn(L, B, generator=g)
+    with torch.no_grad():
+        now = torch.log_softmax(net.heads(net.body.unroll(obs, state, starts)[0])[0], -1)
+    now = now.gather(-1, actions[..., None]).squeeze(-1)
+    ratios = torch.tensor([1.0, 1.1, 0.9, 1.5, 0.5, 1.3, 0.7, 1.0, 1.25, 0.75, 1.05, 1.0] * 2).view(L, B)
+    old = now - torch.log(ratios)
+    logits, values = net.heads(net.body.unroll(obs, state, starts)[0])
+    log_probs = torch.log_softmax(logits, -1)
+    loss, expected = ppo_loss(log_probs.gather(-1, actions[..., None]).squeeze(-1), old, adv, values, returns,
+                              -(log_probs.exp() * log_probs).sum(-1), 0.2, 0.5, 0.01)
+    reference = torch.autograd.grad(loss, list(net.parameters()))
+    stats = lstm_ppo_step(net, obs, state, starts, actions, old, adv, returns, 0.2, 0.5, 0.01)
+    for p, want in zip(net.parameters(), reference):
+        assert want.abs().max() > 1e-3  # every parameter has a gradient to check
+        assert torch.allclose(p.grad, want, atol=1e-6, rtol=1e-5)
+    for name, value in expected.items():
+        assert stats[name].item() == pytest.approx(value.item(), abs=1e-6)
