@@ -147,6 +147,16 @@ class RunSpec:
         return f"{self.scheme} ({self.agent}, seed {self.seed})"
 
 
+RECURRENT_AGENTS = ("ppo-rnn", "alphastar", "mappo")  # their runs cost the most per episode (docs/results/speed.md)
+
+
+def slowest_first(agents: list[str]) -> list[int]:
+    """The order in which to start the runs of these agents: recurrent agents' runs first, each group in its
+    given order. With more runs than processes, the last runs to start decide when training ends; starting
+    the slowest first leaves the short ones to fill the processes at the end (longest processing time first)."""
+    return sorted(range(len(agents)), key=lambda i: agents[i] not in RECURRENT_AGENTS)
+
+
 def _train_one(args: tuple[TrainConfig, str]) -> dict:
     config, out = args
     result = train(config, out)
@@ -353,10 +363,14 @@ def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
     atomic_write_json(out / "compare_config.json", asdict(config))
     started = time.perf_counter()
 
-    # 1. training, in parallel processes (each single-threaded)
+    # 1. training, in parallel processes (each single-threaded), the slowest runs first
     jobs = config.jobs or min(len(runs), os.cpu_count() or 1)
     run_map = executor.map if executor is not None else _local_map(config.progress)
-    trained = run_map(_train_one, tasks, jobs)
+    order = slowest_first([r.agent for r in runs])
+    trained_in_order = run_map(_train_one, [tasks[i] for i in order], jobs)
+    trained = [None] * len(runs)
+    for i, result in zip(order, trained_in_order):
+        trained[i] = result
     train_seconds = time.perf_counter() - started
 
     # 2. the t-SNE fits start now (they need only the trajectories) and run beside the evaluation

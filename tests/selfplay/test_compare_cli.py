@@ -141,3 +141,11 @@ def test_tsne_fits_started_beside_the_evaluation_give_the_same_embedding(tmp_pat
         saved = np.load(tmp_path / "runs" / "ppo-mlp" / f"embedding_s{seed}.npz")
         assert np.array_equal(saved["run/naive"], run_points["0"])
         assert all(np.array_equal(saved[f"basis/{k}"], v) for k, v in basis_points.items())
+
+
+def test_recurrent_agents_runs_start_first_and_keep_their_order():
+    from selfplay.evaluation.compare import slowest_first
+
+    agents = ["ppo-mlp", "ppo-mlp", "ppo-rnn", "ppo-mlp", "ppo-rnn", "mappo"]
+    assert slowest_first(agents) == [2, 4, 5, 0, 1, 3]
+    assert slowest_first(["ppo-mlp"] * 3) == [0, 1, 2]
