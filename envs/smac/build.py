@@ -5,8 +5,8 @@ The rule modules are plain Python: their functions call each other by their modu
 ``jit``, and points every copy's globals at that namespace, so that each rule calls the compiled
 version of the others (numba resolves a global dispatcher at compile time):
 
-- ``cpu()``: ``numba.njit`` of the rules and of the CPU drivers (``cpu_drivers.py``, loops over
-  games; ``cpu_parallel.py``, chunks of games on numba's threads, with ``parallel=True``), without
+- ``cpu()``: ``numba.njit`` of the rules (``CPU_INLINE`` inlined into their callers) and of the CPU
+  drivers (``cpu_drivers.py``, loops over games; ``cpu_parallel.py``, chunks of games on numba's threads, with ``parallel=True``), without
   reference counting; cached on disk under ``__pycache__/rules-<hash>``, the hash of
   every source the compiled code depends on (``CACHE_SOURCES``).  numba alone would check only each
   function's own file: a cached driver would keep an edited rule's old code, and every function a
@@ -80,10 +80,24 @@ def cpu() -> types.SimpleNamespace:
     The parallel drivers (``cpu_parallel``) are compiled with ``parallel=True`` as well."""
     from numba import njit
 
-    jit = njit(cache=True, _nrt=False)
+    plain = njit(cache=True, _nrt=False)
+    inline = njit(cache=True, _nrt=False, inline="always")
     parallel = njit(cache=True, _nrt=False, parallel=True)
+
+    def jit(f):
+        return (inline if f.__name__ in CPU_INLINE else plain)(f)
+
     with _cache_dir(os.path.join(os.path.dirname(__file__), "__pycache__", f"rules-{source_hash()}")):
         return compile_modules([(m, jit) for m in RULE_MODULES] + [(cpu_drivers, jit), (cpu_parallel, parallel)])
+
+
+# Rules the CPU build inlines into their callers (numba's ``inline="always"``, before LLVM sees the code):
+# LLVM leaves these large functions as calls, and numba passes a record as its arrays one by one, several
+# words each, so every call of ``game_loop`` (8 per step, ~90 arrays) and of ``orca_lines`` (per moving
+# unit, 14 arrays) copied hundreds of words.  Inlined, a step of 3s5z took ~11 % less time and one of 3m
+# ~19 % less, the same games (docs/results/speed.md).  The GPU build is left to NVVM, which inlines
+# device functions itself.
+CPU_INLINE = frozenset({"game_loop", "orca_lines"})
 
 
 def source_hash() -> str:
