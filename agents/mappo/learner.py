@@ -20,12 +20,18 @@ runs the whole update (``update``'s body is all of it, in order):
                 one Adam step after clipping the actor's gradient norm to ``max_grad_norm``
         critic: ValueNorm.update(R);  L_V = rules.value_loss(V, V_old, normalize(R), ε, δ, clipped, w)
                 (w: the active masks when ``value_active_masks``); one Adam step on c_v · L_V, clipped
+
+Two shortcuts leave these numbers as they are (up to float summation order): a sequence with no active
+step carries zero weight in a masked loss, so it is left out of the actor's pass (``policy_active_masks``)
+and of the critic's (``value_active_masks``; the value normaliser still sees every return); and the
+actor's and critic's passes share nothing, so with ``update_threads=2`` they run at once on two threads.
 """
 
 from __future__ import annotations
 
 import copy
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 from torch import nn
@@ -33,13 +39,39 @@ from torch import nn
 from selfplay.utils.seeding import Stream, derive_seed
 
 from . import rules
-from .config import MAPPOConfig
+from .config import MAPPOConfig, without_speed_settings
 from .network import MAPPONetwork, actor_inputs, critic_inputs, masked_logits
 
 
 def active_agents(mask: torch.Tensor) -> torch.Tensor:
     """``(B, U)`` bool: more than the no-op (action 0) available, i.e. alive in SMAC."""
     return mask[..., 1:].any(-1)
+
+
+def actor_loss(net: MAPPONetwork, mb: dict, h0: torch.Tensor, c: MAPPOConfig) -> tuple:
+    """``(L_π, mean_active(entropy), statistics)`` of the minibatch ``mb`` of sequences (``(L, S, ...)`` each,
+    recurrent states ``h0`` ``(S, H)``) under the current actor; the weights are the active masks where
+    ``policy_active_masks``. A sequence without an active step adds nothing to either mean (zero weight)."""
+    weight = mb["active"] if c.policy_active_masks else None
+    feats = net.actor.unroll(mb["actor_in"], h0, mb["starts"])
+    log_probs = torch.log_softmax(masked_logits(net.policy_head(feats), mb["masks"]), -1)
+    log_prob = log_probs.gather(-1, mb["actions"][..., None]).squeeze(-1)
+    entropy = rules.masked_mean(-(log_probs.exp() * log_probs).sum(-1), weight)
+    pi_loss, ratio = rules.policy_loss(log_prob, mb["log_probs"], mb["advantages"], c.clip_coef, weight)
+    with torch.no_grad():
+        log_ratio = log_prob - mb["log_probs"]
+        stats = {"policy_loss": pi_loss.detach(), "entropy": entropy.detach(), "ratio": rules.masked_mean(ratio, weight),
+                 "approx_kl": rules.masked_mean((ratio - 1) - log_ratio, weight),
+                 "clip_fraction": rules.masked_mean(((ratio - 1).abs() > c.clip_coef).float(), weight)}
+    return pi_loss, entropy, stats
+
+
+def critic_loss(net: MAPPONetwork, mb: dict, h0: torch.Tensor, c: MAPPOConfig, value_norm) -> torch.Tensor:
+    """``L_V`` of the minibatch ``mb`` under the current critic, against the normalised returns; weighted by
+    the active masks where ``value_active_masks`` (then a sequence without an active step adds nothing)."""
+    values = net.value_head(net.critic.unroll(mb["critic_in"], h0, mb["starts"])).squeeze(-1)
+    return rules.value_loss(values, mb["old_values"], value_norm.normalize(mb["returns"]), c.clip_coef,
+                            c.huber_delta, c.clipped_value_loss, mb["active"] if c.value_active_masks else None)
 
 
 class MAPPOPolicy:
@@ -242,42 +274,58 @@ class MAPPOLearner:
         h0_actor = buf["h_actor"][::L].reshape(C * N, -1)
         h0_critic = buf["h_critic"][::L].reshape(C * N, -1)
 
-        stats = []
-        for _ in range(c.epochs):
-            order = torch.randperm(C * N, generator=self.generator)
-            for idx in order.tensor_split(c.num_minibatches):
-                # one minibatch holds every sequence: the shuffle changes nothing but the summation order
-                whole = c.num_minibatches == 1
-                mb = data if whole else {k: v[:, idx] for k, v in data.items()}
-                h0_a, h0_c = (h0_actor, h0_critic) if whole else (h0_actor[idx], h0_critic[idx])
-                weight = mb["active"] if c.policy_active_masks else None
-                feats = net.actor.unroll(mb["actor_in"], h0_a, mb["starts"])
-                log_probs = torch.log_softmax(masked_logits(net.policy_head(feats), mb["masks"]), -1)
-                log_prob = log_probs.gather(-1, mb["actions"][..., None]).squeeze(-1)
-                entropy = rules.masked_mean(-(log_probs.exp() * log_probs).sum(-1), weight)
-                pi_loss, ratio = rules.policy_loss(log_prob, mb["log_probs"], mb["advantages"], c.clip_coef, weight)
+        # one permutation per epoch, drawn before either pass so both see the same minibatches
+        orders = [torch.randperm(C * N, generator=self.generator) for _ in range(c.epochs)]
+        live = data["active"].any(0)  # (C·N,): sequences with at least one active step
+
+        def minibatches(skip_dead: bool):
+            """Each epoch's minibatches as ``(every index, kept index)``; ``None`` is every sequence (one
+            minibatch: the shuffle would change nothing but the summation order). ``skip_dead`` keeps only
+            the sequences with an active step: the others carry zero weight in the masked loss."""
+            every_live = None if live.all() else live.nonzero().squeeze(1)
+            for order in orders:
+                for idx in order.tensor_split(c.num_minibatches):
+                    if c.num_minibatches == 1:
+                        yield None, every_live if skip_dead else None
+                    else:
+                        yield idx, idx[live[idx]] if skip_dead else idx
+
+        def take(idx, names, h0):
+            return ({k: data[k] for k in names}, h0) if idx is None else ({k: data[k][:, idx] for k in names}, h0[idx])
+
+        actor_stats, critic_stats = [], []
+
+        def actor_pass():
+            for _, kept in minibatches(c.policy_active_masks):
+                mb, h0 = take(kept, ("actor_in", "starts", "masks", "actions", "log_probs", "advantages", "active"),
+                              h0_actor)
+                pi_loss, entropy, stats = actor_loss(net, mb, h0, c)
                 self.actor_optimizer.zero_grad()
                 (pi_loss - c.entropy_coef * entropy).backward()
-                actor_norm = nn.utils.clip_grad_norm_(net.actor_parameters(), c.max_grad_norm)
+                stats["actor_grad_norm"] = nn.utils.clip_grad_norm_(net.actor_parameters(), c.max_grad_norm).detach()
                 self.actor_optimizer.step()
+                actor_stats.append(stats)
 
-                values_now = net.value_head(net.critic.unroll(mb["critic_in"], h0_c, mb["starts"])).squeeze(-1)
-                self.value_norm.update(mb["returns"])
-                v_loss = rules.value_loss(values_now, mb["old_values"], self.value_norm.normalize(mb["returns"]),
-                                          c.clip_coef, c.huber_delta, c.clipped_value_loss,
-                                          mb["active"] if c.value_active_masks else None)
+        def critic_pass():
+            for idx, kept in minibatches(c.value_active_masks):
+                self.value_norm.update(data["returns"] if idx is None else data["returns"][:, idx])
+                mb, h0 = take(kept, ("critic_in", "starts", "old_values", "returns", "active"), h0_critic)
+                v_loss = critic_loss(net, mb, h0, c, self.value_norm)
                 self.critic_optimizer.zero_grad()
                 (c.value_coef * v_loss).backward()
-                critic_norm = nn.utils.clip_grad_norm_(net.critic_parameters(), c.max_grad_norm)
+                norm = nn.utils.clip_grad_norm_(net.critic_parameters(), c.max_grad_norm)
                 self.critic_optimizer.step()
-                with torch.no_grad():
-                    w = weight
-                    log_ratio = log_prob - mb["log_probs"]
-                    stats.append({"policy_loss": pi_loss.detach(), "value_loss": v_loss.detach(),
-                                  "entropy": entropy.detach(), "ratio": rules.masked_mean(ratio, w),
-                                  "approx_kl": rules.masked_mean((ratio - 1) - log_ratio, w),
-                                  "clip_fraction": rules.masked_mean(((ratio - 1).abs() > c.clip_coef).float(), w),
-                                  "actor_grad_norm": actor_norm.detach(), "critic_grad_norm": critic_norm.detach()})
+                critic_stats.append({"value_loss": v_loss.detach(), "critic_grad_norm": norm.detach()})
+
+        if c.update_threads == 2:  # two disjoint graphs and optimisers: the same numbers as one after the other
+            with ThreadPoolExecutor(1) as pool:
+                critic_done = pool.submit(critic_pass)
+                actor_pass()
+                critic_done.result()
+        else:
+            actor_pass()
+            critic_pass()
+        stats = [{**a, **v} for a, v in zip(actor_stats, critic_stats)]
         metrics = {k: torch.stack([s[k] for s in stats]).mean().item() for k in stats[0]}
         y, v = returns.flatten(), values[:T].flatten()
         metrics.update(explained_variance=(1.0 - ((y - v).var() / y.var()).item()) if y.var() > 0 else float("nan"),
@@ -306,7 +354,8 @@ class MAPPOLearner:
                               "value_norm": self.value_norm.state_dict(), "generator": self.generator.get_state()})
 
     def load_state_dict(self, state: dict) -> None:
-        if state.get("config") != self.config.to_dict():
+        if not isinstance(state.get("config"), dict) or \
+                without_speed_settings(state["config"]) != without_speed_settings(self.config.to_dict()):
             raise ValueError(f"state['config'] must match this learner's config {self.config.to_dict()}, "
                              f"got {state.get('config')}")
         self.network.load_state_dict(state["network"])
