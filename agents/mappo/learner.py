@@ -1,9 +1,11 @@
 """Recurrent MAPPO for one side of ``B`` SMAC games (Yu et al. 2022; config: ``config.MAPPOConfig``).
 
 Acting (``act``), per step of the ``B`` games of ``U`` agents: each agent's actor input (``network.actor_inputs``)
-and critic input (``network.critic_inputs``: agent-specific or global state, death-masked) go through the
-shared GRU actor and critic; actions are sampled from the masked policy. The learner keeps the games'
-recurrent states and last actions; where ``start`` is true (a game's first step) they are zeroed first.
+goes through the shared GRU actor and actions are sampled from the masked policy; the critic input
+(``network.critic_inputs``: agent-specific or global state, death-masked) is stored, and the critic reads
+the whole rollout at once when it is full (``evaluate_rollout``: the same values as a step-by-step
+critic, since the weights do not change within a rollout). The learner keeps the games' recurrent
+states and last actions; where ``start`` is true (a game's first step) they are zeroed first.
 An agent is *active* while it has more than the no-op available (SMAC gives a dead agent only the no-op).
 
 ``record(reward, done)`` follows every ``act``; after ``rollout_length`` steps ``ready()`` is true and
@@ -157,7 +159,7 @@ class MAPPOLearner:
             "actor_in": z(T, B, U, n["actor_input_size"]), "critic_in": z(T, B, U, n["critic_input_size"]),
             "masks": torch.ones(T, B, U, A, dtype=torch.bool), "starts": z(T, B, dtype=torch.bool),
             "active": z(T, B, U, dtype=torch.bool), "h_actor": z(T, B, U, H), "h_critic": z(T, B, U, H),
-            "actions": z(T, B, U, dtype=torch.long), "log_probs": z(T, B, U), "values": z(T + 1, B, U),
+            "actions": z(T, B, U, dtype=torch.long), "log_probs": z(T, B, U),
             "rewards": z(T, B), "dones": z(T, B, dtype=torch.bool),
         }
         self.h_actor, self.h_critic = z(B, U, H), z(B, U, H)
@@ -184,12 +186,6 @@ class MAPPOLearner:
             raise ValueError(f"start must have shape ({B},), got {tuple(start.shape)}")
         return obs, state, mask, start
 
-    def _critic_value(self, c_in, starts):
-        """Values ``(B, U)`` and new critic states of inputs ``c_in`` ``(B, U, D)``; ``starts`` ``(B·U,)``."""
-        B, U = c_in.shape[:2]
-        f, h = self.network.critic.step(c_in.reshape(B * U, -1), self.h_critic.reshape(B * U, -1), starts)
-        return self.network.value_head(f).view(B, U), h.view(B, U, -1)
-
     @torch.no_grad()
     def act(self, obs, state, mask, start) -> torch.Tensor:
         """Sample every agent's action in every game and store the step; ``(B, U)`` actions.
@@ -211,17 +207,17 @@ class MAPPOLearner:
             self.last_action *= (~start)[:, None, None].float()
         active = active_agents(mask)
         x = actor_inputs(obs, self.last_action, c.agent_id, c.last_action, out=buf["actor_in"][t])
-        ci = critic_inputs(state, active, c.critic_input, c.death_masking, out=buf["critic_in"][t])
-        for name, value in (("masks", mask), ("starts", start), ("active", active), ("h_actor", self.h_actor),
-                            ("h_critic", self.h_critic)):
+        critic_inputs(state, active, c.critic_input, c.death_masking, out=buf["critic_in"][t])
+        for name, value in (("masks", mask), ("starts", start), ("active", active), ("h_actor", self.h_actor)):
             buf[name][t] = value
+        if t == 0:
+            buf["h_critic"][0] = self.h_critic
         starts = start.repeat_interleave(U)
         f, h = net.actor.step(x.view(B * U, -1), self.h_actor.view(B * U, -1), starts)
         log_probs = torch.log_softmax(masked_logits(net.policy_head(f).view(B, U, -1), mask), -1)
         action = torch.multinomial(log_probs.exp().view(B * U, -1), 1, generator=self.generator).view(B, U)
         buf["actions"][t] = action
         torch.gather(log_probs, -1, action[..., None], out=buf["log_probs"][t][..., None])
-        buf["values"][t], self.h_critic = self._critic_value(ci, starts)
         self.h_actor = h.view(B, U, -1)
         if c.last_action:
             self.last_action = nn.functional.one_hot(action, self.n_actions).float()
@@ -246,6 +242,28 @@ class MAPPOLearner:
 
     # ------------------------------------------------------------------ the update
 
+    @torch.no_grad()
+    def evaluate_rollout(self, state, mask, start) -> None:
+        """The critic's values of the full rollout, under the weights that acted (``update`` calls it first):
+        ``buffer["values"]`` ``(T+1, B, U)``, the last row the bootstrap value of the step after the rollout
+        (``state``, ``mask``, ``start``), and the critic's recurrent states ``buffer["h_critic"]`` before every
+        step. One unroll from the critic's state at the rollout's start, as acting step by step would give
+        (the critic does not act, so acting leaves it out); its state after the rollout's last step carries
+        over to the next rollout. Calling it again gives the same."""
+        if not self.ready():
+            raise RuntimeError("evaluate_rollout() needs a full rollout: call it when ready() is true")
+        c, buf = self.config, self.buffer
+        obs_dummy = torch.zeros(self.num_envs, self.n_agents, self.obs_size)
+        _, state, mask, start = self._checked(obs_dummy, state, mask, start)
+        T, B, U = c.rollout_length, self.num_envs, self.n_agents
+        last = critic_inputs(state, active_agents(mask), c.critic_input, c.death_masking)
+        x = torch.cat([buf["critic_in"], last[None]]).view(T + 1, B * U, -1)
+        starts = torch.cat([buf["starts"], start[None]])[:, :, None].expand(T + 1, B, U).reshape(T + 1, B * U)
+        features, states = self.network.critic.unroll(x, buf["h_critic"][0].view(B * U, -1), starts, with_states=True)
+        buf["values"] = self.network.value_head(features).view(T + 1, B, U)
+        buf["h_critic"][1:] = states[: T - 1].view(T - 1, B, U, -1)
+        self.h_critic = states[T - 1].view(B, U, -1).clone()
+
     def update(self, state, mask, start) -> dict:
         """One MAPPO update (module docstring); ``state``, ``mask``, ``start``: the step after the rollout."""
         if not self.ready():
@@ -254,9 +272,8 @@ class MAPPOLearner:
         obs_dummy = torch.zeros(self.num_envs, self.n_agents, self.obs_size)
         _, state, mask, start = self._checked(obs_dummy, state, mask, start)
         T, B, U, L = c.rollout_length, self.num_envs, self.n_agents, c.chunk_length
+        self.evaluate_rollout(state, mask, start)
         with torch.no_grad():
-            ci = critic_inputs(state, active_agents(mask), c.critic_input, c.death_masking)
-            buf["values"][T] = self._critic_value(ci, start.repeat_interleave(U))[0]
             values = self.value_norm.denormalize(buf["values"])
             advantages, returns = rules.gae(buf["rewards"], values, buf["dones"], c.gamma, c.gae_lambda)
             active = buf["active"]
