@@ -69,7 +69,7 @@ def measure(map_name: str, settings: dict, updates: int, seed: int = 0) -> dict:
     learner = MAPPOLearner.for_battle(battle, config, seed=seed)
     obs = battle.reset()
     start = torch.ones(config.num_envs, dtype=torch.bool)
-    split = {k: 0.0 for k in ("act", "env", "update", "act_cpu", "env_cpu", "update_cpu")}
+    split = {k: 0.0 for k in ("act", "env", "update", "act_cpu", "env_cpu", "update_cpu", "actor_pass", "critic_pass")}
     clock, cpu_clock = time.perf_counter, time.process_time
     for u in range(updates + 1):
         if u == 1:
@@ -92,9 +92,15 @@ def measure(map_name: str, settings: dict, updates: int, seed: int = 0) -> dict:
         learner.update(s, mask, start)
         split["update"] += clock() - a
         split["update_cpu"] += cpu_clock() - a_cpu
+        split["actor_pass"] += learner.pass_seconds["actor"]
+        split["critic_pass"] += learner.pass_seconds["critic"]
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     steps = updates * config.batch_steps
-    return {"steps": steps, "wall": wall, "cpu": cpu, **split}
+    # two free cores at this per-CPU-second speed: everything but the critic's pass on one core, that pass
+    # beside the actor's on the other (update_threads=2), assuming the two threads overlap fully
+    serial = split["act_cpu"] + split["env_cpu"] + split["update_cpu"] - split["actor_pass"] - split["critic_pass"]
+    two_cores = serial + max(split["actor_pass"], split["critic_pass"])
+    return {"steps": steps, "wall": wall, "cpu": cpu, "two_core_seconds": two_cores, **split}
 
 
 def main() -> None:
@@ -125,7 +131,12 @@ def main() -> None:
             print(f"{map_name:12s} {name:9s} {r['steps']:7d} game-steps  {rate:7.0f} /s wall  {per_cpu:7.0f} /CPU-s  "
                   f"2M in {2e6 / rate / 60:5.1f} min  (wall: act {r['act']:.1f} s, env {r['env']:.1f} s, "
                   f"update {r['update']:.1f} s; CPU: act {r['act_cpu']:.1f} s, env {r['env_cpu']:.1f} s, update "
-                  f"{r['update_cpu']:.1f} s; load {os.getloadavg()[0]:.2f})", flush=True)
+                  f"{r['update_cpu']:.1f} s, of which actor pass {r['actor_pass']:.1f} s, critic pass "
+                  f"{r['critic_pass']:.1f} s; load {os.getloadavg()[0]:.2f})", flush=True)
+            if settings.get("update_threads", 2) == 2:
+                est = r["steps"] / r["two_core_seconds"]
+                print(f"    from CPU seconds, two free cores at this speed: {est:7.0f} /s, 2M in "
+                      f"{2e6 / est / 60:5.1f} min", flush=True)
             for t in (t for t in theirs if t["map"] == smax_name(map_name)):
                 t.setdefault("steps_per_cpu_s", float("nan"))
                 print(f"    vs JaxMARL {t['algo']} on SMAX {t['map']} ({t['steps_per_s']:.0f} /s wall, "

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import copy
 import numbers
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
@@ -141,6 +142,7 @@ class MAPPOLearner:
         self.buffer: dict | None = None
         self.step_index = 0
         self.pending = False
+        self.pass_seconds = {"actor": 0.0, "critic": 0.0}  # CPU seconds of the last update's passes (profiling)
 
     @classmethod
     def for_battle(cls, battle, config: MAPPOConfig | None = None, seed: int = 0) -> MAPPOLearner:
@@ -313,6 +315,7 @@ class MAPPOLearner:
         actor_stats, critic_stats = [], []
 
         def actor_pass():
+            began = time.thread_time()
             for _, kept in minibatches(c.policy_active_masks):
                 mb, h0 = take(kept, ("actor_in", "starts", "masks", "actions", "log_probs", "advantages", "active"),
                               h0_actor)
@@ -322,8 +325,10 @@ class MAPPOLearner:
                 stats["actor_grad_norm"] = nn.utils.clip_grad_norm_(net.actor_parameters(), c.max_grad_norm).detach()
                 self.actor_optimizer.step()
                 actor_stats.append(stats)
+            self.pass_seconds["actor"] = time.thread_time() - began
 
         def critic_pass():
+            began = time.thread_time()
             for idx, kept in minibatches(c.value_active_masks):
                 self.value_norm.update(data["returns"] if idx is None else data["returns"][:, idx])
                 mb, h0 = take(kept, ("critic_in", "starts", "old_values", "returns", "active"), h0_critic)
@@ -333,6 +338,7 @@ class MAPPOLearner:
                 norm = nn.utils.clip_grad_norm_(net.critic_parameters(), c.max_grad_norm)
                 self.critic_optimizer.step()
                 critic_stats.append({"value_loss": v_loss.detach(), "critic_grad_norm": norm.detach()})
+            self.pass_seconds["critic"] = time.thread_time() - began
 
         if c.update_threads == 2:  # two disjoint graphs and optimisers: the same numbers as one after the other
             with ThreadPoolExecutor(1) as pool:
