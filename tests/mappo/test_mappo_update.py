@@ -102,3 +102,18 @@ def test_a_learner_resumes_under_another_update_thread_count_but_not_other_setti
     MAPPOLearner(5, 6, 2, 3, mappo_config(update_threads=2), seed=0).load_state_dict(saved)
     with pytest.raises(ValueError, match="state\\['config'\\] must match"):
         MAPPOLearner(5, 6, 2, 3, mappo_config(epochs=3), seed=0).load_state_dict(saved)
+
+
+def test_a_run_against_the_builtin_ai_resumes_across_update_threads(tmp_path):
+    """A run directory written with one thread count (or before the setting existed) resumes with another."""
+    from selfplay.training.vs_builtin import VsAIConfig, train_vs_builtin
+
+    settings = {"num_envs": 2, "rollout_length": 10, "epochs": 1, "eval_interval": 20, "eval_episodes": 2}
+    out = tmp_path / "run"
+    train_vs_builtin(VsAIConfig(env="smac:3m", steps=20, agent_settings={**settings, "update_threads": 1}), out,
+                     log=lambda s: None)
+    resumed = train_vs_builtin(VsAIConfig(env="smac:3m", steps=40, agent_settings=settings), out, log=lambda s: None)
+    assert (resumed.steps, resumed.updates) == (40, 2)
+    with pytest.raises(ValueError, match="other settings"):
+        train_vs_builtin(VsAIConfig(env="smac:3m", steps=60, agent_settings={**settings, "epochs": 2}), out,
+                         log=lambda s: None)
