@@ -22,9 +22,11 @@ reads ``benchmarks/jaxmarl_mappo.py``'s JSON lines and prints ours / theirs on t
 (SMAX ``3m``, ``5m_vs_6m``; ``smacv2_5_units`` for the SMACv2 5_vs_5 scenarios), wall and per CPU-second,
 and every setting's minutes to 2M game-steps at the measured rate.
 
-``--threads 2`` gives torch two threads (the issue's "2 cores"); ``--update-threads 2`` only while it
-updates (acting stays on ``--threads``: 24–320 rows per forward gain little from a second thread); the
-environment is one process either way.
+``--update-threads`` is MAPPOConfig's ``update_threads`` (default 2: the update fits the actor and the
+critic at once on two threads, the trainer's default; 1: one after the other — the same numbers);
+``--threads`` is torch's intra-op thread count (1, the trainer's). The environment is one process
+either way. The phases are also given in CPU seconds of the process (acting, environment, update: all
+threads), which a loaded machine disturbs less than wall-clock.
 """
 
 from __future__ import annotations
@@ -59,38 +61,46 @@ def smax_name(map_name: str) -> str:
     return "smacv2_5_units" if name.endswith("5_vs_5") else name
 
 
-def measure(map_name: str, settings: dict, updates: int, seed: int = 0, update_threads: int | None = None) -> dict:
-    """Seconds (wall and CPU) of ``updates`` updates after one warm-up update, split by phase."""
+def measure(map_name: str, settings: dict, updates: int, seed: int = 0) -> dict:
+    """Seconds (wall and CPU) of ``updates`` updates after one warm-up update, split by phase (wall:
+    ``act``, ``env``, ``update``; CPU: ``act_cpu``, ``env_cpu``, ``update_cpu``)."""
     config = mappo_config(**settings)
     battle = make_env(env_name(map_name), config.num_envs, seed=seed, scripted_enemy=True)
     learner = MAPPOLearner.for_battle(battle, config, seed=seed)
     obs = battle.reset()
     start = torch.ones(config.num_envs, dtype=torch.bool)
-    split = {"act": 0.0, "env": 0.0, "update": 0.0}
+    split = {k: 0.0 for k in ("act", "env", "update", "act_cpu", "env_cpu", "update_cpu", "actor_pass", "critic_pass")}
+    clock, cpu_clock = time.perf_counter, time.process_time
     for u in range(updates + 1):
         if u == 1:
             split = dict.fromkeys(split, 0.0)
-            wall0, cpu0 = time.perf_counter(), time.process_time()
+            wall0, cpu0 = clock(), cpu_clock()
         for _ in range(config.rollout_length):
-            a = time.perf_counter()
+            a, a_cpu = clock(), cpu_clock()
             o, s, mask = side_inputs(battle, config, obs)
             action = learner.act(o, s, mask, start)
-            b = time.perf_counter()
+            b, b_cpu = clock(), cpu_clock()
             obs, rewards, done, _ = battle.step([action])
             learner.record(rewards[0], done)
             start = done
             split["act"] += b - a
-            split["env"] += time.perf_counter() - b
-        a = time.perf_counter()
+            split["act_cpu"] += b_cpu - a_cpu
+            split["env"] += clock() - b
+            split["env_cpu"] += cpu_clock() - b_cpu
+        a, a_cpu = clock(), cpu_clock()
         _, s, mask = side_inputs(battle, config, obs)
-        acting_threads = torch.get_num_threads()
-        torch.set_num_threads(update_threads or acting_threads)
         learner.update(s, mask, start)
-        torch.set_num_threads(acting_threads)
-        split["update"] += time.perf_counter() - a
+        split["update"] += clock() - a
+        split["update_cpu"] += cpu_clock() - a_cpu
+        split["actor_pass"] += learner.pass_seconds["actor"]
+        split["critic_pass"] += learner.pass_seconds["critic"]
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     steps = updates * config.batch_steps
-    return {"steps": steps, "wall": wall, "cpu": cpu, **split}
+    # two free cores at this per-CPU-second speed: everything but the critic's pass on one core, that pass
+    # beside the actor's on the other (update_threads=2), assuming the two threads overlap fully
+    serial = split["act_cpu"] + split["env_cpu"] + split["update_cpu"] - split["actor_pass"] - split["critic_pass"]
+    two_cores = serial + max(split["actor_pass"], split["critic_pass"])
+    return {"steps": steps, "wall": wall, "cpu": cpu, "two_core_seconds": two_cores, **split}
 
 
 def main() -> None:
@@ -100,7 +110,8 @@ def main() -> None:
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
     parser.add_argument("--epochs", type=int, default=None, help="override every setting's epochs")
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--update-threads", type=int, default=None, help="torch threads of the update only")
+    parser.add_argument("--update-threads", type=int, default=None, choices=(1, 2),
+                        help="MAPPOConfig.update_threads (default: the config's, 2)")
     parser.add_argument("--compare", default=None, help="JSON lines of benchmarks/jaxmarl_mappo.py")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -108,17 +119,24 @@ def main() -> None:
     if args.compare:
         with open(args.compare) as f:
             theirs = [json.loads(line) for line in f if line.strip()]
-    print(f"{args.updates} updates per setting, {args.threads} torch thread(s), "
-          f"{args.update_threads or args.threads} in the update; "
+    threads = {"update_threads": args.update_threads} if args.update_threads else {}
+    print(f"{args.updates} updates per setting, {args.threads} torch thread(s), update_threads "
+          f"{mappo_config(**threads).update_threads}; "
           f"load average before {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     for map_name in args.maps:
         for name in args.settings:
-            settings = {**SETTINGS[name], **({"epochs": args.epochs} if args.epochs else {})}
-            r = measure(map_name, settings, args.updates, update_threads=args.update_threads)
+            settings = {**SETTINGS[name], **({"epochs": args.epochs} if args.epochs else {}), **threads}
+            r = measure(map_name, settings, args.updates)
             rate, per_cpu = r["steps"] / r["wall"], r["steps"] / r["cpu"]
             print(f"{map_name:12s} {name:9s} {r['steps']:7d} game-steps  {rate:7.0f} /s wall  {per_cpu:7.0f} /CPU-s  "
-                  f"2M in {2e6 / rate / 60:5.1f} min  (act {r['act']:.1f} s, env {r['env']:.1f} s, "
-                  f"update {r['update']:.1f} s; load {os.getloadavg()[0]:.2f})", flush=True)
+                  f"2M in {2e6 / rate / 60:5.1f} min  (wall: act {r['act']:.1f} s, env {r['env']:.1f} s, "
+                  f"update {r['update']:.1f} s; CPU: act {r['act_cpu']:.1f} s, env {r['env_cpu']:.1f} s, update "
+                  f"{r['update_cpu']:.1f} s, of which actor pass {r['actor_pass']:.1f} s, critic pass "
+                  f"{r['critic_pass']:.1f} s; load {os.getloadavg()[0]:.2f})", flush=True)
+            if settings.get("update_threads", 2) == 2:
+                est = r["steps"] / r["two_core_seconds"]
+                print(f"    from CPU seconds, two free cores at this speed: {est:7.0f} /s, 2M in "
+                      f"{2e6 / est / 60:5.1f} min", flush=True)
             for t in (t for t in theirs if t["map"] == smax_name(map_name)):
                 t.setdefault("steps_per_cpu_s", float("nan"))
                 print(f"    vs JaxMARL {t['algo']} on SMAX {t['map']} ({t['steps_per_s']:.0f} /s wall, "

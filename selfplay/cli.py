@@ -397,11 +397,13 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 # `train --opponent builtin-ai`: options of the run (VsAIConfig) and of the MAPPO learner (MAPPOConfig)
-VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "entropy_coef", "eval_interval", "eval_episodes")
+VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "entropy_coef", "eval_interval", "eval_episodes",
+              "update_threads")
 VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "learning_rate",
                "open_loop": "open_loop", "critic_input": "critic_input", "rollout_length": "rollout_length",
                "entropy_coef": "entropy_coef",
-               "eval_interval": "eval_interval", "eval_episodes": "eval_episodes"}  # option dest -> MAPPOConfig field
+               "eval_interval": "eval_interval", "eval_episodes": "eval_episodes",
+               "update_threads": "update_threads"}  # option dest -> MAPPOConfig field
 
 
 MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef")  # the MAPPO options that also apply under a scheme
@@ -449,6 +451,9 @@ def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
                    help=f"--opponent builtin-ai: game-steps between test evaluations (default: {MAPPOConfig.eval_interval})")
     p.add_argument("--eval-episodes", type=int, default=None,
                    help=f"--opponent builtin-ai: greedy test games per evaluation (default: {MAPPOConfig.eval_episodes})")
+    p.add_argument("--update-threads", type=int, choices=(1, 2), default=None,
+                   help=f"--opponent builtin-ai: 2 fits MAPPO's actor and critic at once on two threads, 1 one after "
+                        f"the other (the same numbers; default: {MAPPOConfig.update_threads})")
 
 
 def _train_vs_builtin(args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ import numbers
 from dataclasses import asdict, dataclass
 
 CRITIC_INPUTS = ("AS", "EP")  # agent-specific global state, environment-provided global state (paper §4.1)
+SPEED_ONLY = ("update_threads",)  # settings that change how fast, not what: a run may resume with others
 
 
 @dataclass
@@ -91,6 +92,9 @@ class MAPPOConfig:
     """Game-steps between greedy test evaluations (25 updates of 3200 steps: ``eval_interval`` 25, config.py)."""
     eval_episodes: int = 32
     """Greedy test episodes per evaluation (``--eval_episodes 32``; PyMARL's ``test_nepisode`` 32)."""
+    update_threads: int = 2
+    """1: the update fits the actor, then the critic; 2: both at once on two threads (independent networks,
+    losses and optimisers, so the numbers are the same either way; not a paper setting: the 2-core machine's)."""
 
     def __post_init__(self):
         for name in ("num_envs", "rollout_length", "epochs", "num_minibatches", "chunk_length", "hidden_size",
@@ -113,6 +117,8 @@ class MAPPOConfig:
                      "agent_id", "last_action", "open_loop", "greedy_opponents"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        if isinstance(self.update_threads, bool) or self.update_threads not in (1, 2):
+            raise ValueError(f"update_threads must be 1 or 2, got {self.update_threads!r}")
         if self.critic_input not in CRITIC_INPUTS:
             raise ValueError(f"critic_input must be one of {CRITIC_INPUTS}, got {self.critic_input!r}")
         if self.rollout_length % self.chunk_length:
@@ -142,6 +148,11 @@ def mappo_config(**overrides) -> MAPPOConfig:
     if unknown:
         raise ValueError(f"{unknown} are not settings of MAPPOConfig (known: {sorted(MAPPOConfig.__dataclass_fields__)})")
     return MAPPOConfig(**overrides)
+
+
+def without_speed_settings(settings: dict) -> dict:
+    """``settings`` (a ``MAPPOConfig.to_dict()``) less the ``SPEED_ONLY`` ones: what must agree for a resume."""
+    return {k: v for k, v in settings.items() if k not in SPEED_ONLY}
 
 
 def _check_int(name: str, value) -> None:

@@ -1,9 +1,11 @@
 """Recurrent MAPPO for one side of ``B`` SMAC games (Yu et al. 2022; config: ``config.MAPPOConfig``).
 
 Acting (``act``), per step of the ``B`` games of ``U`` agents: each agent's actor input (``network.actor_inputs``)
-and critic input (``network.critic_inputs``: agent-specific or global state, death-masked) go through the
-shared GRU actor and critic; actions are sampled from the masked policy. The learner keeps the games'
-recurrent states and last actions; where ``start`` is true (a game's first step) they are zeroed first.
+goes through the shared GRU actor and actions are sampled from the masked policy; the critic input
+(``network.critic_inputs``: agent-specific or global state, death-masked) is stored, and the critic reads
+the whole rollout at once when it is full (``evaluate_rollout``: the same values as a step-by-step
+critic, since the weights do not change within a rollout). The learner keeps the games' recurrent
+states and last actions; where ``start`` is true (a game's first step) they are zeroed first.
 An agent is *active* while it has more than the no-op available (SMAC gives a dead agent only the no-op).
 
 ``record(reward, done)`` follows every ``act``; after ``rollout_length`` steps ``ready()`` is true and
@@ -20,12 +22,19 @@ runs the whole update (``update``'s body is all of it, in order):
                 one Adam step after clipping the actor's gradient norm to ``max_grad_norm``
         critic: ValueNorm.update(R);  L_V = rules.value_loss(V, V_old, normalize(R), ε, δ, clipped, w)
                 (w: the active masks when ``value_active_masks``); one Adam step on c_v · L_V, clipped
+
+Two shortcuts leave these numbers as they are (up to float summation order): a sequence with no active
+step carries zero weight in a masked loss, so it is left out of the actor's pass (``policy_active_masks``)
+and of the critic's (``value_active_masks``; the value normaliser still sees every return); and the
+actor's and critic's passes share nothing, so with ``update_threads=2`` they run at once on two threads.
 """
 
 from __future__ import annotations
 
 import copy
 import numbers
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 from torch import nn
@@ -33,13 +42,39 @@ from torch import nn
 from selfplay.utils.seeding import Stream, derive_seed
 
 from . import rules
-from .config import MAPPOConfig
+from .config import MAPPOConfig, without_speed_settings
 from .network import MAPPONetwork, actor_inputs, critic_inputs, masked_logits
 
 
 def active_agents(mask: torch.Tensor) -> torch.Tensor:
     """``(B, U)`` bool: more than the no-op (action 0) available, i.e. alive in SMAC."""
     return mask[..., 1:].any(-1)
+
+
+def actor_loss(net: MAPPONetwork, mb: dict, h0: torch.Tensor, c: MAPPOConfig) -> tuple:
+    """``(L_π, mean_active(entropy), statistics)`` of the minibatch ``mb`` of sequences (``(L, S, ...)`` each,
+    recurrent states ``h0`` ``(S, H)``) under the current actor; the weights are the active masks where
+    ``policy_active_masks``. A sequence without an active step adds nothing to either mean (zero weight)."""
+    weight = mb["active"] if c.policy_active_masks else None
+    feats = net.actor.unroll(mb["actor_in"], h0, mb["starts"])
+    log_probs = torch.log_softmax(masked_logits(net.policy_head(feats), mb["masks"]), -1)
+    log_prob = log_probs.gather(-1, mb["actions"][..., None]).squeeze(-1)
+    entropy = rules.masked_mean(-(log_probs.exp() * log_probs).sum(-1), weight)
+    pi_loss, ratio = rules.policy_loss(log_prob, mb["log_probs"], mb["advantages"], c.clip_coef, weight)
+    with torch.no_grad():
+        log_ratio = log_prob - mb["log_probs"]
+        stats = {"policy_loss": pi_loss.detach(), "entropy": entropy.detach(), "ratio": rules.masked_mean(ratio, weight),
+                 "approx_kl": rules.masked_mean((ratio - 1) - log_ratio, weight),
+                 "clip_fraction": rules.masked_mean(((ratio - 1).abs() > c.clip_coef).float(), weight)}
+    return pi_loss, entropy, stats
+
+
+def critic_loss(net: MAPPONetwork, mb: dict, h0: torch.Tensor, c: MAPPOConfig, value_norm) -> torch.Tensor:
+    """``L_V`` of the minibatch ``mb`` under the current critic, against the normalised returns; weighted by
+    the active masks where ``value_active_masks`` (then a sequence without an active step adds nothing)."""
+    values = net.value_head(net.critic.unroll(mb["critic_in"], h0, mb["starts"])).squeeze(-1)
+    return rules.value_loss(values, mb["old_values"], value_norm.normalize(mb["returns"]), c.clip_coef,
+                            c.huber_delta, c.clipped_value_loss, mb["active"] if c.value_active_masks else None)
 
 
 class MAPPOPolicy:
@@ -107,6 +142,7 @@ class MAPPOLearner:
         self.buffer: dict | None = None
         self.step_index = 0
         self.pending = False
+        self.pass_seconds = {"actor": 0.0, "critic": 0.0}  # CPU seconds of the last update's passes (profiling)
 
     @classmethod
     def for_battle(cls, battle, config: MAPPOConfig | None = None, seed: int = 0) -> MAPPOLearner:
@@ -125,7 +161,7 @@ class MAPPOLearner:
             "actor_in": z(T, B, U, n["actor_input_size"]), "critic_in": z(T, B, U, n["critic_input_size"]),
             "masks": torch.ones(T, B, U, A, dtype=torch.bool), "starts": z(T, B, dtype=torch.bool),
             "active": z(T, B, U, dtype=torch.bool), "h_actor": z(T, B, U, H), "h_critic": z(T, B, U, H),
-            "actions": z(T, B, U, dtype=torch.long), "log_probs": z(T, B, U), "values": z(T + 1, B, U),
+            "actions": z(T, B, U, dtype=torch.long), "log_probs": z(T, B, U),
             "rewards": z(T, B), "dones": z(T, B, dtype=torch.bool),
         }
         self.h_actor, self.h_critic = z(B, U, H), z(B, U, H)
@@ -152,12 +188,6 @@ class MAPPOLearner:
             raise ValueError(f"start must have shape ({B},), got {tuple(start.shape)}")
         return obs, state, mask, start
 
-    def _critic_value(self, c_in, starts):
-        """Values ``(B, U)`` and new critic states of inputs ``c_in`` ``(B, U, D)``; ``starts`` ``(B·U,)``."""
-        B, U = c_in.shape[:2]
-        f, h = self.network.critic.step(c_in.reshape(B * U, -1), self.h_critic.reshape(B * U, -1), starts)
-        return self.network.value_head(f).view(B, U), h.view(B, U, -1)
-
     @torch.no_grad()
     def act(self, obs, state, mask, start) -> torch.Tensor:
         """Sample every agent's action in every game and store the step; ``(B, U)`` actions.
@@ -179,17 +209,17 @@ class MAPPOLearner:
             self.last_action *= (~start)[:, None, None].float()
         active = active_agents(mask)
         x = actor_inputs(obs, self.last_action, c.agent_id, c.last_action, out=buf["actor_in"][t])
-        ci = critic_inputs(state, active, c.critic_input, c.death_masking, out=buf["critic_in"][t])
-        for name, value in (("masks", mask), ("starts", start), ("active", active), ("h_actor", self.h_actor),
-                            ("h_critic", self.h_critic)):
+        critic_inputs(state, active, c.critic_input, c.death_masking, out=buf["critic_in"][t])
+        for name, value in (("masks", mask), ("starts", start), ("active", active), ("h_actor", self.h_actor)):
             buf[name][t] = value
+        if t == 0:
+            buf["h_critic"][0] = self.h_critic
         starts = start.repeat_interleave(U)
         f, h = net.actor.step(x.view(B * U, -1), self.h_actor.view(B * U, -1), starts)
         log_probs = torch.log_softmax(masked_logits(net.policy_head(f).view(B, U, -1), mask), -1)
         action = torch.multinomial(log_probs.exp().view(B * U, -1), 1, generator=self.generator).view(B, U)
         buf["actions"][t] = action
         torch.gather(log_probs, -1, action[..., None], out=buf["log_probs"][t][..., None])
-        buf["values"][t], self.h_critic = self._critic_value(ci, starts)
         self.h_actor = h.view(B, U, -1)
         if c.last_action:
             self.last_action = nn.functional.one_hot(action, self.n_actions).float()
@@ -214,6 +244,28 @@ class MAPPOLearner:
 
     # ------------------------------------------------------------------ the update
 
+    @torch.no_grad()
+    def evaluate_rollout(self, state, mask, start) -> None:
+        """The critic's values of the full rollout, under the weights that acted (``update`` calls it first):
+        ``buffer["values"]`` ``(T+1, B, U)``, the last row the bootstrap value of the step after the rollout
+        (``state``, ``mask``, ``start``), and the critic's recurrent states ``buffer["h_critic"]`` before every
+        step. One unroll from the critic's state at the rollout's start, as acting step by step would give
+        (the critic does not act, so acting leaves it out); its state after the rollout's last step carries
+        over to the next rollout. Calling it again gives the same."""
+        if not self.ready():
+            raise RuntimeError("evaluate_rollout() needs a full rollout: call it when ready() is true")
+        c, buf = self.config, self.buffer
+        obs_dummy = torch.zeros(self.num_envs, self.n_agents, self.obs_size)
+        _, state, mask, start = self._checked(obs_dummy, state, mask, start)
+        T, B, U = c.rollout_length, self.num_envs, self.n_agents
+        last = critic_inputs(state, active_agents(mask), c.critic_input, c.death_masking)
+        x = torch.cat([buf["critic_in"], last[None]]).view(T + 1, B * U, -1)
+        starts = torch.cat([buf["starts"], start[None]])[:, :, None].expand(T + 1, B, U).reshape(T + 1, B * U)
+        features, states = self.network.critic.unroll(x, buf["h_critic"][0].view(B * U, -1), starts, with_states=True)
+        buf["values"] = self.network.value_head(features).view(T + 1, B, U)
+        buf["h_critic"][1:] = states[: T - 1].view(T - 1, B, U, -1)
+        self.h_critic = states[T - 1].view(B, U, -1).clone()
+
     def update(self, state, mask, start) -> dict:
         """One MAPPO update (module docstring); ``state``, ``mask``, ``start``: the step after the rollout."""
         if not self.ready():
@@ -222,9 +274,8 @@ class MAPPOLearner:
         obs_dummy = torch.zeros(self.num_envs, self.n_agents, self.obs_size)
         _, state, mask, start = self._checked(obs_dummy, state, mask, start)
         T, B, U, L = c.rollout_length, self.num_envs, self.n_agents, c.chunk_length
+        self.evaluate_rollout(state, mask, start)
         with torch.no_grad():
-            ci = critic_inputs(state, active_agents(mask), c.critic_input, c.death_masking)
-            buf["values"][T] = self._critic_value(ci, start.repeat_interleave(U))[0]
             values = self.value_norm.denormalize(buf["values"])
             advantages, returns = rules.gae(buf["rewards"], values, buf["dones"], c.gamma, c.gae_lambda)
             active = buf["active"]
@@ -242,42 +293,62 @@ class MAPPOLearner:
         h0_actor = buf["h_actor"][::L].reshape(C * N, -1)
         h0_critic = buf["h_critic"][::L].reshape(C * N, -1)
 
-        stats = []
-        for _ in range(c.epochs):
-            order = torch.randperm(C * N, generator=self.generator)
-            for idx in order.tensor_split(c.num_minibatches):
-                # one minibatch holds every sequence: the shuffle changes nothing but the summation order
-                whole = c.num_minibatches == 1
-                mb = data if whole else {k: v[:, idx] for k, v in data.items()}
-                h0_a, h0_c = (h0_actor, h0_critic) if whole else (h0_actor[idx], h0_critic[idx])
-                weight = mb["active"] if c.policy_active_masks else None
-                feats = net.actor.unroll(mb["actor_in"], h0_a, mb["starts"])
-                log_probs = torch.log_softmax(masked_logits(net.policy_head(feats), mb["masks"]), -1)
-                log_prob = log_probs.gather(-1, mb["actions"][..., None]).squeeze(-1)
-                entropy = rules.masked_mean(-(log_probs.exp() * log_probs).sum(-1), weight)
-                pi_loss, ratio = rules.policy_loss(log_prob, mb["log_probs"], mb["advantages"], c.clip_coef, weight)
+        # one permutation per epoch, drawn before either pass so both see the same minibatches
+        orders = [torch.randperm(C * N, generator=self.generator) for _ in range(c.epochs)]
+        live = data["active"].any(0)  # (C·N,): sequences with at least one active step
+
+        def minibatches(skip_dead: bool):
+            """Each epoch's minibatches as ``(every index, kept index)``; ``None`` is every sequence (one
+            minibatch: the shuffle would change nothing but the summation order). ``skip_dead`` keeps only
+            the sequences with an active step: the others carry zero weight in the masked loss."""
+            every_live = None if live.all() else live.nonzero().squeeze(1)
+            for order in orders:
+                for idx in order.tensor_split(c.num_minibatches):
+                    if c.num_minibatches == 1:
+                        yield None, every_live if skip_dead else None
+                    else:
+                        yield idx, idx[live[idx]] if skip_dead else idx
+
+        def take(idx, names, h0):
+            return ({k: data[k] for k in names}, h0) if idx is None else ({k: data[k][:, idx] for k in names}, h0[idx])
+
+        actor_stats, critic_stats = [], []
+
+        def actor_pass():
+            began = time.thread_time()
+            for _, kept in minibatches(c.policy_active_masks):
+                mb, h0 = take(kept, ("actor_in", "starts", "masks", "actions", "log_probs", "advantages", "active"),
+                              h0_actor)
+                pi_loss, entropy, stats = actor_loss(net, mb, h0, c)
                 self.actor_optimizer.zero_grad()
                 (pi_loss - c.entropy_coef * entropy).backward()
-                actor_norm = nn.utils.clip_grad_norm_(net.actor_parameters(), c.max_grad_norm)
+                stats["actor_grad_norm"] = nn.utils.clip_grad_norm_(net.actor_parameters(), c.max_grad_norm).detach()
                 self.actor_optimizer.step()
+                actor_stats.append(stats)
+            self.pass_seconds["actor"] = time.thread_time() - began
 
-                values_now = net.value_head(net.critic.unroll(mb["critic_in"], h0_c, mb["starts"])).squeeze(-1)
-                self.value_norm.update(mb["returns"])
-                v_loss = rules.value_loss(values_now, mb["old_values"], self.value_norm.normalize(mb["returns"]),
-                                          c.clip_coef, c.huber_delta, c.clipped_value_loss,
-                                          mb["active"] if c.value_active_masks else None)
+        def critic_pass():
+            began = time.thread_time()
+            for idx, kept in minibatches(c.value_active_masks):
+                self.value_norm.update(data["returns"] if idx is None else data["returns"][:, idx])
+                mb, h0 = take(kept, ("critic_in", "starts", "old_values", "returns", "active"), h0_critic)
+                v_loss = critic_loss(net, mb, h0, c, self.value_norm)
                 self.critic_optimizer.zero_grad()
                 (c.value_coef * v_loss).backward()
-                critic_norm = nn.utils.clip_grad_norm_(net.critic_parameters(), c.max_grad_norm)
+                norm = nn.utils.clip_grad_norm_(net.critic_parameters(), c.max_grad_norm)
                 self.critic_optimizer.step()
-                with torch.no_grad():
-                    w = weight
-                    log_ratio = log_prob - mb["log_probs"]
-                    stats.append({"policy_loss": pi_loss.detach(), "value_loss": v_loss.detach(),
-                                  "entropy": entropy.detach(), "ratio": rules.masked_mean(ratio, w),
-                                  "approx_kl": rules.masked_mean((ratio - 1) - log_ratio, w),
-                                  "clip_fraction": rules.masked_mean(((ratio - 1).abs() > c.clip_coef).float(), w),
-                                  "actor_grad_norm": actor_norm.detach(), "critic_grad_norm": critic_norm.detach()})
+                critic_stats.append({"value_loss": v_loss.detach(), "critic_grad_norm": norm.detach()})
+            self.pass_seconds["critic"] = time.thread_time() - began
+
+        if c.update_threads == 2:  # two disjoint graphs and optimisers: the same numbers as one after the other
+            with ThreadPoolExecutor(1) as pool:
+                critic_done = pool.submit(critic_pass)
+                actor_pass()
+                critic_done.result()
+        else:
+            actor_pass()
+            critic_pass()
+        stats = [{**a, **v} for a, v in zip(actor_stats, critic_stats)]
         metrics = {k: torch.stack([s[k] for s in stats]).mean().item() for k in stats[0]}
         y, v = returns.flatten(), values[:T].flatten()
         metrics.update(explained_variance=(1.0 - ((y - v).var() / y.var()).item()) if y.var() > 0 else float("nan"),
@@ -306,7 +377,8 @@ class MAPPOLearner:
                               "value_norm": self.value_norm.state_dict(), "generator": self.generator.get_state()})
 
     def load_state_dict(self, state: dict) -> None:
-        if state.get("config") != self.config.to_dict():
+        if not isinstance(state.get("config"), dict) or \
+                without_speed_settings(state["config"]) != without_speed_settings(self.config.to_dict()):
             raise ValueError(f"state['config'] must match this learner's config {self.config.to_dict()}, "
                              f"got {state.get('config')}")
         self.network.load_state_dict(state["network"])

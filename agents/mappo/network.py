@@ -56,15 +56,18 @@ class RecurrentBase(nn.Module):
         h = self.gru(self.mlp(self.feature_norm(x)), h * (~start)[:, None].to(h.dtype))
         return self.out_norm(h), h
 
-    def unroll(self, x, h0, starts):
-        """``x`` ``(L, N, D)`` from ``h0`` ``(N, H)`` with resets ``starts`` ``(L, N)`` → features ``(L, N, H)``."""
+    def unroll(self, x, h0, starts, with_states: bool = False):
+        """``x`` ``(L, N, D)`` from ``h0`` ``(N, H)`` with resets ``starts`` ``(L, N)`` → features ``(L, N, H)``
+        (``with_states``: and the hidden state after every step, ``(L, N, H)``). The MLP runs on every step
+        at once; only the GRU goes step by step."""
         z = self.mlp(self.feature_norm(x))
         keep = (~starts).to(z.dtype)[..., None]
         h, out = h0, []
         for z_t, keep_t in zip(z.unbind(0), keep.unbind(0)):  # unbind: one backward node, not one per step
             h = self.gru(z_t, h * keep_t)
             out.append(h)
-        return self.out_norm(torch.stack(out))
+        states = torch.stack(out)
+        return (self.out_norm(states), states) if with_states else self.out_norm(states)
 
 
 class MAPPONetwork(nn.Module):

@@ -52,6 +52,7 @@ class MAPPOSpec:
 
     @classmethod
     def make(cls, obs_size: int, state_size: int, n_agents: int, n_actions: int, config: dict) -> MAPPOSpec:
+        config = mappo_config(**config).to_dict()  # a file written before a setting existed gets its default
         return cls(int(obs_size), int(state_size), int(n_agents), int(n_actions), tuple(sorted(config.items())))
 
     def to_dict(self) -> dict:

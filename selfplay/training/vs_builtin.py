@@ -24,6 +24,7 @@ from pathlib import Path
 import torch
 
 from selfplay.agents.mappo import MAPPOConfig, MAPPOLearner, mappo_config
+from selfplay.agents.mappo.config import without_speed_settings
 from selfplay.agents.mappo.network import open_loop_inputs
 from selfplay.training.registry import MATRIX_GAMES, check_env_name, is_openspiel, make_env
 from selfplay.training.rundir import RunDir
@@ -205,8 +206,15 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
 
 
 def _without_budget(run_config) -> dict | None:
-    """What must agree for a resume: everything but ``steps`` (a run may be resumed to a larger budget)."""
-    return {k: v for k, v in run_config.items() if k != "steps"} if isinstance(run_config, dict) else None
+    """What must agree for a resume: everything but ``steps`` (a run may be resumed to a larger budget) and
+    the learner's speed-only settings (``SPEED_ONLY``: they do not change the numbers)."""
+    if not isinstance(run_config, dict):
+        return None
+    kept = {k: v for k, v in run_config.items() if k != "steps"}
+    for name in ("agent_settings", "resolved_agent_settings"):
+        if isinstance(kept.get(name), dict):
+            kept[name] = without_speed_settings(kept[name])
+    return kept
 
 
 def export(run: RunDir, rows: list, update_rows: list) -> None:

@@ -116,7 +116,7 @@ def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
     out = tmp_path / "cli"
     args = ["train", "--env", "smac:3m", "--opponent", "builtin-ai", "--steps", "80", "--num-envs", "4",
             "--rollout-length", "20", "--epochs", "1", "--eval-interval", "80", "--eval-episodes", "2",
-            "--critic-input", "EP", "--open-loop", "--out", str(out)]
+            "--critic-input", "EP", "--open-loop", "--update-threads", "1", "--out", str(out)]
     assert main(args) == 0
     with open(out / "metrics.csv") as f:
         assert [int(r["step"]) for r in csv.DictReader(f)] == [0, 80]
@@ -124,6 +124,7 @@ def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
 
     config = yaml.safe_load((out / "config.yaml").read_text())
     assert config["resolved_agent_settings"]["open_loop"] is True and config["opponent"] == "builtin-ai"
+    assert config["resolved_agent_settings"]["update_threads"] == 1
     assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--open-loop", "--out", str(tmp_path / "x")]) == 2
     assert "--open-loop apply to --opponent builtin-ai only" in capsys.readouterr().err
     assert main(["train", "--opponent", "builtin-ai", "--env", "smac:3m", "--horizon", "64",
@@ -149,19 +150,36 @@ def test_a_vs_ai_directory_and_a_self_play_directory_refuse_each_other(tmp_path,
 @pytest.mark.parametrize("critic_input", ["AS", "EP"])
 def test_batched_acting_matches_each_game_acted_alone(critic_input):
     """One forward over every game and agent gives each game what its own recurrent forward gives: the
-    stored log-probabilities of the sampled actions and the values, step by step from a zero state."""
+    stored log-probabilities of the sampled actions, and the values the critic gives the rollout at once
+    (``evaluate_rollout``) are a step-by-step critic's, the bootstrap step's included; the critic's state
+    after the rollout carries over to the next one."""
+    import copy
+
+    from selfplay.agents.mappo.learner import active_agents
+    from selfplay.agents.mappo.network import critic_inputs
+
     config = mappo_config(**{**SMALL, "rollout_length": 80, "critic_input": critic_input})
     battle = SMACBattle("3m", num_envs=config.num_envs, two_player=False, seed=7)
     learner = MAPPOLearner.for_battle(battle, config, seed=1)
     obs, start = battle.reset(), torch.ones(config.num_envs, dtype=torch.bool)
-    for _ in range(config.rollout_length):
-        o, s, mask = side_inputs(battle, config, obs)
-        action = learner.act(o, s, mask, start)
-        obs, rewards, done, _ = battle.step([action])
-        learner.record(rewards[0], done)
-        start = done
-    buf, net, U = learner.buffer, learner.network, learner.n_agents
+
+    def rollout():
+        nonlocal obs, start
+        for _ in range(config.rollout_length):
+            o, s, mask = side_inputs(battle, config, obs)
+            action = learner.act(o, s, mask, start)
+            obs, rewards, done, _ = battle.step([action])
+            learner.record(rewards[0], done)
+            start = done
+        return side_inputs(battle, config, obs)[1:] + (start,)
+
+    state, mask, last_start = rollout()
+    learner.evaluate_rollout(state, mask, last_start)
+    learner.evaluate_rollout(state, mask, last_start)  # again: the same
+    buf, net, U = learner.buffer, copy.deepcopy(learner.network), learner.n_agents
+    last_in = critic_inputs(state, active_agents(mask), critic_input, config.death_masking)
     assert bool(buf["starts"][1:].any())  # some game restarted within the rollout: its state must reset
+    carried = []
     with torch.no_grad():
         for b in range(config.num_envs):
             h_a = h_c = torch.zeros(U, config.hidden_size)
@@ -173,3 +191,9 @@ def test_batched_acting_matches_each_game_acted_alone(critic_input):
                 g, h_c = net.critic.step(buf["critic_in"][t, b], h_c, starts)
                 torch.testing.assert_close(log_prob, buf["log_probs"][t, b], rtol=1e-5, atol=1e-5)
                 torch.testing.assert_close(net.value_head(g).squeeze(-1), buf["values"][t, b], rtol=1e-5, atol=1e-5)
+            carried.append(h_c)
+            g, _ = net.critic.step(last_in[b], h_c, last_start[b].repeat(U))
+            torch.testing.assert_close(net.value_head(g).squeeze(-1), buf["values"][-1, b], rtol=1e-5, atol=1e-5)
+    learner.update(state, mask, last_start)
+    rollout()
+    torch.testing.assert_close(learner.buffer["h_critic"][0], torch.stack(carried), rtol=1e-5, atol=1e-5)

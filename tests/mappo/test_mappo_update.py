@@ -1,0 +1,119 @@
+"""The MAPPO update's shortcuts keep its numbers: sequences without an active step are left out of the
+masked losses without changing them, and fitting the actor and the critic on two threads gives what
+fitting them one after the other gives."""
+
+import pytest
+import torch
+from selfplay.agents.mappo import mappo_config
+from selfplay.agents.mappo.learner import actor_loss, critic_loss
+from selfplay.agents.mappo.network import MAPPONetwork
+from selfplay.agents.mappo.rules import ValueNorm
+
+from selfplay.utils.threads import torch_threads
+from tests.mappo.test_mappo_learner import run_updates
+
+L, S, D, A, H = 5, 6, 7, 4, 8  # steps per sequence, sequences, input size, actions, hidden size
+DEAD = [1, 4]  # sequences whose every step is inactive
+
+
+def minibatch(seed: int = 0) -> dict:
+    g = torch.Generator().manual_seed(seed)
+    masks = torch.rand(L, S, A, generator=g) < 0.6
+    masks[..., 0] = True
+    active = torch.rand(L, S, generator=g) < 0.7
+    active[:, DEAD] = False
+    active[0, [0, 2, 3, 5]] = True
+    actions = torch.multinomial(masks.float().view(-1, A), 1, generator=g).view(L, S)
+    return {"actor_in": torch.randn(L, S, D, generator=g), "critic_in": torch.randn(L, S, D, generator=g),
+            "starts": torch.rand(L, S, generator=g) < 0.2, "masks": masks, "actions": actions,
+            "log_probs": -torch.rand(L, S, generator=g) * 2, "advantages": torch.randn(L, S, generator=g),
+            "old_values": torch.randn(L, S, generator=g), "returns": torch.randn(L, S, generator=g) * 3,
+            "active": active}
+
+
+def network() -> MAPPONetwork:
+    return MAPPONetwork(D, D, A, hidden_size=H, layers=1, generator=torch.Generator().manual_seed(1))
+
+
+def subset(mb: dict, h0: torch.Tensor, keep: list) -> tuple:
+    return {k: v[:, keep] for k, v in mb.items()}, h0[keep]
+
+
+def gradients(loss, params) -> list:
+    return torch.autograd.grad(loss, params)
+
+
+KEEP = [s for s in range(S) if s not in DEAD]
+
+
+def test_sequences_without_an_active_step_leave_the_actor_loss_and_gradients_unchanged():
+    net, mb = network(), minibatch()
+    h0 = torch.randn(S, H, generator=torch.Generator().manual_seed(2))
+    c = mappo_config()
+    full_pi, full_ent, full_stats = actor_loss(net, mb, h0, c)
+    part_pi, part_ent, part_stats = actor_loss(net, *subset(mb, h0, KEEP), c)
+    torch.testing.assert_close(part_pi, full_pi)
+    torch.testing.assert_close(part_ent, full_ent)
+    for k in full_stats:
+        torch.testing.assert_close(part_stats[k], full_stats[k])
+    params = net.actor_parameters()
+    for a, b in zip(gradients(full_pi - 0.01 * full_ent, params), gradients(part_pi - 0.01 * part_ent, params)):
+        torch.testing.assert_close(b, a)
+    # without the active masks the dead sequences count, and leaving them out changes the loss
+    unmasked = mappo_config(policy_active_masks=False)
+    assert not torch.allclose(actor_loss(net, mb, h0, unmasked)[0], actor_loss(net, *subset(mb, h0, KEEP), unmasked)[0])
+
+
+def test_sequences_without_an_active_step_leave_the_masked_value_loss_and_gradients_unchanged():
+    net, mb = network(), minibatch(3)
+    h0 = torch.randn(S, H, generator=torch.Generator().manual_seed(4))
+    norm = ValueNorm()
+    norm.update(mb["returns"])
+    c = mappo_config(value_active_masks=True)
+    full, part = critic_loss(net, mb, h0, c, norm), critic_loss(net, *subset(mb, h0, KEEP), c, norm)
+    torch.testing.assert_close(part, full)
+    for a, b in zip(gradients(full, net.critic_parameters()), gradients(part, net.critic_parameters())):
+        torch.testing.assert_close(b, a)
+    unmasked = mappo_config(value_active_masks=False)  # the SMAC scripts' setting: dead agents' values count
+    assert not torch.allclose(critic_loss(net, mb, h0, unmasked, norm),
+                              critic_loss(net, *subset(mb, h0, KEEP), unmasked, norm))
+
+
+@pytest.mark.parametrize("settings", [{}, {"num_minibatches": 2, "value_active_masks": True}])
+def test_fitting_actor_and_critic_on_two_threads_gives_the_same_numbers(settings):
+    with torch_threads(1):
+        one, metrics_one, actions_one = run_updates(2, **settings, update_threads=1)
+        two, metrics_two, actions_two = run_updates(2, **settings, update_threads=2)
+    assert metrics_one == metrics_two and torch.equal(actions_one, actions_two)
+    for (name, x), y in zip(one.network.state_dict().items(), two.network.state_dict().values()):
+        assert torch.equal(x, y), name
+    assert one.value_norm.state_dict() == two.value_norm.state_dict()
+
+
+def test_update_threads_is_one_or_two():
+    with pytest.raises(ValueError, match="update_threads must be 1 or 2"):
+        mappo_config(update_threads=3)
+
+
+def test_a_learner_resumes_under_another_update_thread_count_but_not_other_settings():
+    from selfplay.agents.mappo import MAPPOLearner
+
+    saved = MAPPOLearner(5, 6, 2, 3, mappo_config(update_threads=1), seed=0).state_dict()
+    MAPPOLearner(5, 6, 2, 3, mappo_config(update_threads=2), seed=0).load_state_dict(saved)
+    with pytest.raises(ValueError, match="state\\['config'\\] must match"):
+        MAPPOLearner(5, 6, 2, 3, mappo_config(epochs=3), seed=0).load_state_dict(saved)
+
+
+def test_a_run_against_the_builtin_ai_resumes_across_update_threads(tmp_path):
+    """A run directory written with one thread count (or before the setting existed) resumes with another."""
+    from selfplay.training.vs_builtin import VsAIConfig, train_vs_builtin
+
+    settings = {"num_envs": 2, "rollout_length": 10, "epochs": 1, "eval_interval": 20, "eval_episodes": 2}
+    out = tmp_path / "run"
+    train_vs_builtin(VsAIConfig(env="smac:3m", steps=20, agent_settings={**settings, "update_threads": 1}), out,
+                     log=lambda s: None)
+    resumed = train_vs_builtin(VsAIConfig(env="smac:3m", steps=40, agent_settings=settings), out, log=lambda s: None)
+    assert (resumed.steps, resumed.updates) == (40, 2)
+    with pytest.raises(ValueError, match="other settings"):
+        train_vs_builtin(VsAIConfig(env="smac:3m", steps=60, agent_settings={**settings, "epochs": 2}), out,
+                         log=lambda s: None)
