@@ -271,10 +271,8 @@ class MAPPOLearner:
         if not self.ready():
             raise RuntimeError("update() needs a full rollout: call it when ready() is true")
         c, buf, net = self.config, self.buffer, self.network
-        obs_dummy = torch.zeros(self.num_envs, self.n_agents, self.obs_size)
-        _, state, mask, start = self._checked(obs_dummy, state, mask, start)
         T, B, U, L = c.rollout_length, self.num_envs, self.n_agents, c.chunk_length
-        self.evaluate_rollout(state, mask, start)
+        self.evaluate_rollout(state, mask, start)  # checks state, mask and start
         with torch.no_grad():
             values = self.value_norm.denormalize(buf["values"])
             advantages, returns = rules.gae(buf["rewards"], values, buf["dones"], c.gamma, c.gae_lambda)
