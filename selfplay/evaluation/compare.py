@@ -27,7 +27,14 @@ from selfplay.core.schemes import make_scheme
 from selfplay.evaluation.panel import COMPARE_PANEL_GAMES
 from selfplay.evaluation.runs import SCRIPTED_GAMES, load_checkpoint_policies, open_committed, pool_map, run_mode, slug  # noqa: F401 (re-exported)
 from selfplay.training.loop import TrainConfig, train
-from selfplay.training.registry import agent_kit, check_env_name, env_for_agent, is_openspiel, is_smac
+from selfplay.training.registry import (
+    RECURRENT_AGENTS,
+    agent_kit,
+    check_env_name,
+    env_for_agent,
+    is_openspiel,
+    is_smac,
+)
 from selfplay.training.rundir import RunDir, check_out
 from selfplay.utils.checks import check_int, check_seed
 from selfplay.utils.io import atomic_write_json
@@ -147,14 +154,20 @@ class RunSpec:
         return f"{self.scheme} ({self.agent}, seed {self.seed})"
 
 
-RECURRENT_AGENTS = ("ppo-rnn", "alphastar", "mappo")  # their runs cost the most per episode (docs/results/speed.md)
-
-
 def slowest_first(agents: list[str]) -> list[int]:
     """The order in which to start the runs of these agents: recurrent agents' runs first, each group in its
     given order. With more runs than processes, the last runs to start decide when training ends; starting
     the slowest first leaves the short ones to fill the processes at the end (longest processing time first)."""
     return sorted(range(len(agents)), key=lambda i: agents[i] not in RECURRENT_AGENTS)
+
+
+def map_in_order(run_map, function, tasks: list, order: list[int], jobs: int) -> list:
+    """``run_map(function, tasks, jobs)`` with the tasks started in ``order`` (a permutation of their
+    indices); the results come back in the tasks' own order."""
+    results = [None] * len(tasks)
+    for i, result in zip(order, run_map(function, [tasks[i] for i in order], jobs), strict=True):
+        results[i] = result
+    return results
 
 
 def _train_one(args: tuple[TrainConfig, str]) -> dict:
@@ -366,11 +379,7 @@ def _compare(config: CompareConfig, out: Path, executor: Any) -> Path:
     # 1. training, in parallel processes (each single-threaded), the slowest runs first
     jobs = config.jobs or min(len(runs), os.cpu_count() or 1)
     run_map = executor.map if executor is not None else _local_map(config.progress)
-    order = slowest_first([r.agent for r in runs])
-    trained_in_order = run_map(_train_one, [tasks[i] for i in order], jobs)
-    trained = [None] * len(runs)
-    for i, result in zip(order, trained_in_order):
-        trained[i] = result
+    trained = map_in_order(run_map, _train_one, tasks, slowest_first([r.agent for r in runs]), jobs)
     train_seconds = time.perf_counter() - started
 
     # 2. the t-SNE fits start now (they need only the trajectories) and run beside the evaluation

@@ -27,6 +27,7 @@ from selfplay.envs.base import TwoPlayerBatchedEnv
 
 MATRIX_GAMES = ("rirrps", "biased-rps", "rpsls")
 AGENTS = ("ppo-mlp", "ppo-rnn", "alphastar", "mappo")
+RECURRENT_AGENTS = ("ppo-rnn", "alphastar", "mappo")  # per episode their runs cost the most (docs/results/speed.md)
 SC2_SUFFIX = "@sc2"  # smac:MAP@sc2: the real game
 SMACV2_PREFIX = "smacv2:"  # smacv2:protoss_5_vs_5
 OPENSPIEL_PREFIX = "openspiel:"  # openspiel:kuhn_poker, openspiel:goofspiel(num_cards=4)

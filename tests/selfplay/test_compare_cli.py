@@ -149,3 +149,16 @@ def test_recurrent_agents_runs_start_first_and_keep_their_order():
     agents = ["ppo-mlp", "ppo-mlp", "ppo-rnn", "ppo-mlp", "ppo-rnn", "mappo"]
     assert slowest_first(agents) == [2, 4, 5, 0, 1, 3]
     assert slowest_first(["ppo-mlp"] * 3) == [0, 1, 2]
+
+
+def test_runs_started_in_another_order_give_their_results_in_the_runs_order():
+    from selfplay.evaluation.compare import map_in_order
+
+    started = []
+
+    def recording_map(function, tasks, jobs):
+        started.extend(tasks)
+        return [function(t) for t in tasks]
+
+    results = map_in_order(recording_map, lambda t: t * 10, [0, 1, 2, 3], [2, 3, 0, 1], jobs=2)
+    assert started == [2, 3, 0, 1] and results == [0, 10, 20, 30]
