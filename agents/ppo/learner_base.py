@@ -210,36 +210,33 @@ class PPOLearnerBase:
         from .lstm_step import lstm_ppo_step
         from .mlp_step import mlp_ppo_step
 
-        cfg, s, buf = self.config, self.sizes, self.buffer
+        cfg, s, buf, net = self.config, self.sizes, self.buffer, self.network
         coefs = (cfg.clip_coef, cfg.value_coef, cfg.entropy_coef)
-        stats = []
         if self.recurrent:
             T, L = s.rollout_length, s.sequence_length
 
             def by_sequence(t):  # (T, N, ...) -> (sequences, L, ...); sequence k·N + n: steps kL … kL + L − 1 of game n
                 return t[:T].unflatten(0, (T // L, L)).transpose(1, 2).flatten(0, 1)
 
-            sequences = [by_sequence(t) for t in (buf.obs, buf.starts, actions, old_log_probs, advantages, returns)]
-            first_states = [h[:T:L].flatten(0, 1) for h in buf.rnn]  # the state stored at each sequence's first step
-            for _ in range(cfg.epochs):
-                order = torch.randperm(s.num_sequences, generator=self.generator, device=self.device)
-                shuffled = [t[order].transpose(0, 1) for t in sequences]  # time-major again: (L, sequences, ...)
-                states = [h[order] for h in first_states]
-                for start in range(0, s.num_sequences, s.sequences_per_minibatch):
-                    part = slice(start, start + s.sequences_per_minibatch)
-                    obs, starts, act, old, adv, ret = (t[:, part] for t in shuffled)
-                    stats.append(lstm_ppo_step(self.network, obs, tuple(h[part] for h in states), starts, act, old,
-                                               adv, ret, *coefs))
-                    self._clip_and_step()
-            return stats
-        flat = [t.reshape(-1, *t.shape[2:]) for t in (buf.obs[:s.rollout_length], actions, old_log_probs,
-                                                      advantages, returns)]
+            laid_out = [by_sequence(t) for t in (buf.obs, buf.starts, actions, old_log_probs, advantages, returns)]
+            laid_out += [h[:T:L].flatten(0, 1) for h in buf.rnn]  # the state stored at each sequence's first step
+
+            def step(obs, starts, act, old, adv, ret, h, c):
+                obs, starts, act, old, adv, ret = (t.transpose(0, 1) for t in (obs, starts, act, old, adv, ret))
+                return lstm_ppo_step(net, obs, (h, c), starts, act, old, adv, ret, *coefs)  # time-major: (L, B, ...)
+        else:
+            laid_out = [t.reshape(-1, *t.shape[2:]) for t in (buf.obs[:s.rollout_length], actions, old_log_probs,
+                                                              advantages, returns)]
+
+            def step(obs, act, old, adv, ret):
+                return mlp_ppo_step(net, obs, act, old, adv, ret, *coefs)
+
+        stats = []
         for _ in range(cfg.epochs):
             order = torch.randperm(s.num_sequences, generator=self.generator, device=self.device)
-            shuffled = [t[order] for t in flat]
+            shuffled = [t[order] for t in laid_out]
             for start in range(0, s.num_sequences, s.sequences_per_minibatch):
-                obs, act, old, adv, ret = (t[start:start + s.sequences_per_minibatch] for t in shuffled)
-                stats.append(mlp_ppo_step(self.network, obs, act, old, adv, ret, *coefs))
+                stats.append(step(*(t[start:start + s.sequences_per_minibatch] for t in shuffled)))
                 self._clip_and_step()
         return stats
 
