@@ -407,12 +407,13 @@ VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "lea
 
 
 MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef")  # the MAPPO options that also apply under a scheme
+MAPPO_COMPARE = ("rollout_length", "entropy_coef")  # the MAPPO options `compare` takes
 
 
 def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs: int) -> dict:
     """MAPPOConfig overrides of ``train --agent mappo`` under a scheme: ``--epochs``, ``--learning-rate``,
-    ``--critic-input``, ``--rollout-length`` (default: ``self_play_rollout_length(num_envs)``, about MAPPO's
-    3200 game-steps per update)."""
+    ``--critic-input``, ``--entropy-coef``, ``--rollout-length`` (default: ``self_play_rollout_length(num_envs)``,
+    about MAPPO's 3200 game-steps per update)."""
     from selfplay.agents.mappo.config import self_play_rollout_length
 
     ppo_only = [f"--{k.replace('_', '-')}" for k in ("horizon", "minibatch_size") if k in settings]
@@ -532,10 +533,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     config.ppo.update(overrides)
     if "mappo" in config.agents:
         config.mappo.update({k: v for k, v in overrides.items() if k in ("epochs", "learning_rate")})
-        for name in ("rollout_length", "entropy_coef"):
-            if getattr(args, name) is not None:
-                config.mappo[name] = getattr(args, name)
-    elif args.rollout_length is not None or args.entropy_coef is not None:
+        config.mappo.update({k: getattr(args, k) for k in MAPPO_COMPARE if getattr(args, k) is not None})
+    elif any(getattr(args, k) is not None for k in MAPPO_COMPARE):
         raise ValueError("--rollout-length and --entropy-coef apply to the mappo agent (--agents mappo)")
     if "alphastar" in config.agents:
         import torch
