@@ -117,3 +117,32 @@ def test_a_run_against_the_builtin_ai_resumes_across_update_threads(tmp_path):
     with pytest.raises(ValueError, match="other settings"):
         train_vs_builtin(VsAIConfig(env="smac:3m", steps=60, agent_settings={**settings, "epochs": 2}), out,
                          log=lambda s: None)
+
+
+def test_the_update_passes_exactly_the_sequences_with_an_active_step(monkeypatch):
+    """Each epoch of the actor's pass sees every (chunk, game, agent) sequence with an active step once and
+    no other: a 3m rollout against the scripted AI, long enough for marines to die."""
+    from selfplay.agents.mappo import learner as learner_module
+
+    live_counts, seen = [], []
+    evaluate = learner_module.MAPPOLearner.evaluate_rollout
+
+    def evaluate_and_count(self, *args):
+        c, active = self.config, self.buffer["active"]
+        chunks = active.view(c.rollout_length // c.chunk_length, c.chunk_length, *active.shape[1:])
+        live_counts.append(int(chunks.any(1).sum()))
+        seen.append([])
+        return evaluate(self, *args)
+
+    def counting_actor_loss(net, mb, h0, c):
+        assert bool(mb["active"].any(0).all())  # no sequence without an active step
+        seen[-1].append(mb["active"].shape[1])
+        return actor_loss(net, mb, h0, c)
+
+    monkeypatch.setattr(learner_module.MAPPOLearner, "evaluate_rollout", evaluate_and_count)
+    monkeypatch.setattr(learner_module, "actor_loss", counting_actor_loss)
+    learner, _, _ = run_updates(0, updates=3, rollout_length=40, num_minibatches=2, epochs=2)
+    c, total = learner.config, learner.config.rollout_length // learner.config.chunk_length * learner.num_envs * 3
+    assert any(n < total for n in live_counts)  # some sequences were all dead
+    for live, sizes in zip(live_counts, seen):
+        assert len(sizes) == c.epochs * c.num_minibatches and sum(sizes) == c.epochs * live
