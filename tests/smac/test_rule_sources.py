@@ -117,3 +117,16 @@ def test_max_cooldown_is_smacs_unit_max_cooldown():
             "hydralisk": 10, "zergling": 11, "baneling": 1, "spine_crawler": 15}
     assert {n: s.max_cooldown for n, s in UNIT_STATS.items()} == smac
     assert unit_stats("medivac").max_cooldown == MEDIVAC_MAX_ENERGY
+
+
+def test_smacv2_unit_ranges_are_the_unit_data():
+    """SMACv2's per-unit ranges (``use_unit_ranges``; its ``unit_shoot_range`` / ``unit_sight_range``
+    tables, ``smacv2_features``): the shoot ranges are the unit table's weapon ranges (the Medivac's heal
+    range 4), the sight ranges the maps' ``Sight`` of the ``_RL`` units."""
+    from selfplay.envs.smac.smacv2_features import V2_SHOOT_RANGE, V2_SIGHT_RANGE
+
+    assert V2_SHOOT_RANGE == {n: unit_stats(n).weapon_range for n in V2_SHOOT_RANGE}
+    sight = {}
+    for _, uid, u in rl_units():
+        assert sight.setdefault(game_unit_name(uid), u["sight"]) == u["sight"], uid
+    assert V2_SIGHT_RANGE == sight
