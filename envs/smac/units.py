@@ -25,13 +25,18 @@ MOVE_AMOUNT = 2.0  # distance of one move action (§2)
 COOLDOWN_JITTER_LOW = -1
 COOLDOWN_JITTER_HIGH = 2
 
-# Shields regenerate 2/s after 10 s without damage; zerg units regenerate 0.2734 hp/s (§8).
+# Shields regenerate 2/s after 10 s without damage (the maps' UnitData.xml: ``ShieldRegenRate`` 2,
+# ``ShieldRegenDelay`` 10 of every Protoss ``_RL`` unit); zerg units regenerate 0.2734 hp/s (``LifeRegenRate``
+# of every zerg ``_RL`` unit; Liberty.SC2Mod's stock zerg units the same).  tests/smac/test_mapdata.py.
 SHIELD_REGEN_PER_S = 2.0
 SHIELD_REGEN_DELAY_S = 10.0
 ZERG_REGEN_PER_S = 0.2734
 
-# Medivac (§8): heals 9 hp/s, 1 energy per 3 hp healed, bio targets only, range 4;
-# energy max 200, starts at 50, regenerates 0.5625/s.
+# Medivac: heals 9 hp/s, 1 energy per 3 hp healed, bio targets only, range 4 (SC2 4.6.2 Liberty.SC2Mod:
+# AbilData.xml ``MedivacHeal`` Range 4, TargetFilters Biological; EffectData.xml ``MedivacHeal``
+# RechargeVitalRate 9, DrainVitalCostFactor 0.33 energy per life, i.e. 3.03 life per energy: the 3 here is
+# the rounded reading, docs/design/smac-rules.md "Sources audit"); energy max 200, starts at 50, regenerates
+# 0.5625/s (the maps' ``Medivac_RL``: EnergyMax, EnergyStart, EnergyRegenRate).
 MEDIVAC_HEAL_PER_S = 9.0
 MEDIVAC_HP_PER_ENERGY = 3.0
 MEDIVAC_MAX_ENERGY = 200.0
@@ -141,7 +146,11 @@ class UnitStats:
         return self.speed / LOOPS_PER_SECOND
 
 
-# Spec §8, one table.  max_cooldown from §4 (SMAC's ``unit_max_cooldown``).
+# Spec §8, one table; each column's source: docs/design/smac-rules.md, "Units" (life, shields, armour,
+# attributes, speed, radius, acceleration: the maps' ``_RL`` UnitData.xml, tests/smac/test_mapdata.py and
+# test_rule_sources.py; weapons: Liquipedia's Legacy of the Void unit pages; the page's table is checked
+# against this one by test_rule_sources.py).  max_cooldown: SMAC's ``unit_max_cooldown`` (15 for any other
+# type: the spine crawler).
 UNIT_STATS: dict[str, UnitStats] = {
     s.name: s
     for s in [
