@@ -176,7 +176,6 @@ class PolicyStack:
         new_state = (unpad(h_new), unpad(c_new)) if self.recurrent else None
         return unpad(logits), unpad(value).squeeze(-1), new_state
 
-
     GROUPED_MIN_WIDTH = 64  # mean rows per policy below which forward_grouped hands over to forward (its loop is per policy)
     MIN_PRODUCT_ROWS = 4  # fewer rows take another matrix-product kernel (other rounding): products get at least this many
 
@@ -242,6 +241,7 @@ def _window(t, lo: int, rows: int):
     padded = t.new_zeros(rows, *t.shape[1:])
     padded[:t.shape[0] - lo] = t[lo:]
     return padded
+
 
 def stack_policies(frozens: Sequence[FrozenPPOPolicy], seed: int = 0) -> PolicyStack:
     """Stack frozen policies (one network spec) for batched population inference."""

@@ -56,7 +56,6 @@ def test_stack_equals_per_policy_inference(body, layout, greedy_actions_agree):
     assert torch.all(mask[torch.arange(batch), action])
 
 
-
 @pytest.mark.parametrize("body", ["mlp", "lstm"])
 @pytest.mark.parametrize("layout", ["even", "uneven", "tiny groups", "no reset"])
 def test_grouped_forward_is_forward_bit_for_bit(body, layout, monkeypatch):
@@ -85,6 +84,7 @@ def test_grouped_forward_is_forward_bit_for_bit(body, layout, monkeypatch):
     shuffled = torch.randperm(batch, generator=gen)  # not grouped: forward computes them
     assert torch.equal(stack.forward_grouped(obs[shuffled], None, index[shuffled])[0],
                        stack.forward(obs[shuffled], None, index[shuffled])[0])
+
 
 def test_stack_samples_each_rows_own_distribution():
     policies = population("mlp", 2)

@@ -36,7 +36,6 @@ def test_recurrent_classes_play_the_games_of_one_forward_pass_per_row(monkeypatc
     assert len(np.unique(shared.mean(axis=1))) > 1  # the pairs differ: not a vacuous comparison
 
 
-
 def test_recurrent_rows_grouped_by_policy_play_the_games_of_the_padded_forward(monkeypatch):
     """The rows are kept grouped by policy and every row's step is ``forward_grouped``: the same games as
     ``forward``'s padded blocks, and as the same games with the policies listed in another order (another
@@ -65,6 +64,7 @@ def test_recurrent_rows_grouped_by_policy_play_the_games_of_the_padded_forward(m
                             stack_policies=stack_policies)
     assert np.array_equal(relisted, grouped)
     assert len(np.unique(grouped.mean(axis=1))) > 1  # the pairs differ: not a vacuous comparison
+
 
 @pytest.mark.parametrize("body", ["mlp", "lstm"])
 def test_stochastic_policies_win_as_often_as_with_one_pass_per_policy(body):
