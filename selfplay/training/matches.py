@@ -238,8 +238,8 @@ def _play_deduplicated(env, stack, seat0: torch.Tensor, seat1: torch.Tensor, see
                     logits, state = _forward_grouped(stack, torch.cat(obs)[order], state, who, starts)
                 else:
                     first = torch.empty(len(classes), dtype=torch.long).scatter_(0, inverse, rows)
-                    logits, _, new_state = stack.forward(torch.cat(obs)[order[first]], index_state(state, first),
-                                                         who[first], starts[first])
+                    logits, new_state = _forward_grouped(stack, torch.cat(obs)[order[first]], index_state(state, first),
+                                                         who[first], starts[first])  # classes come policy by policy
                     logits, state = logits[inverse], index_state(new_state, inverse)
                 history = inverse
             else:
