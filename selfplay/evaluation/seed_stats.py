@@ -236,11 +236,11 @@ def run_curves(run, episodes: int, checkpoints: int) -> pd.DataFrame:
     """A run's curves over its evaluation checkpoints: the support size of the maxent Nash of the first
     k checkpoints (k = 1..n), and on SMAC each checkpoint's win rate against the scripted AI. Checkpoint
     k (from 0) was taken at episode (k + 1)·episodes/checkpoints."""
-    from selfplay.analysis.nash import maxent_nash_evolution
+    from selfplay.evaluation.runs import nash_evolution
 
     evaluation = Path(run.path) / "evaluation"
     data = np.load(evaluation / "winrate.npz")
-    P = maxent_nash_evolution(data["W"] - 0.5)
+    P = nash_evolution(evaluation, data["W"])  # saved by the run's evaluation, else computed
     support = (P > 1e-6).sum(axis=1)
     frames = [pd.DataFrame({"curve": "maxent_nash_support", "checkpoint": np.arange(len(support)),
                             "value": support.astype(float)})]
