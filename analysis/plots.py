@@ -105,13 +105,16 @@ def plot_winrate_matrix(W, p=None, ids: Sequence | None = None, title: str | Non
 
 
 def plot_nash_evolution(A, ids: Sequence | None = None, title: str | None = None,
-                        path: str | os.PathLike | None = None) -> Figure:
+                        path: str | os.PathLike | None = None, evolution: np.ndarray | None = None) -> Figure:
     """The maxent Nash of the first k checkpoints, for k = 1..n, as an image: row k, column j is
     checkpoint j's mass in the equilibrium of the first k (blank where j ≥ k: not yet there).
 
-    ``A`` is the antisymmetric evaluation matrix of the checkpoints in training order.
+    ``A`` is the antisymmetric evaluation matrix of the checkpoints in training order; ``evolution``:
+    ``maxent_nash_evolution(A)`` when already computed (else computed here).
     """
-    P = maxent_nash_evolution(A)
+    P = maxent_nash_evolution(A) if evolution is None else np.asarray(evolution)
+    if P.shape != np.shape(A):
+        raise ValueError(f"evolution must have the shape of A {np.shape(A)}, got {P.shape}")
     n = len(P)
     ids = np.arange(n) if ids is None else np.asarray(ids)
     if len(ids) != n:

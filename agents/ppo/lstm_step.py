@@ -63,14 +63,14 @@ def lstm_ppo_step(network, obs, state, starts, actions, old_log_probs, advantage
     L, B, D = obs.shape
     H = w_hh.shape[1]
     piece, step, first, S, T = pack_pieces(starts)
-    x = obs.new_zeros(T, S, D)
-    x[step, piece] = obs
-    x = x.view(T * S, D)
+    packed = (step * S + piece).reshape(L * B)  # each sample's row of the packed (T·S, ·) layout
+    x = obs.new_zeros(T * S, D).index_copy_(0, packed, obs.reshape(L * B, D))
     inputs = torch.addmm(b_ih + b_hh, x, w_ih.t()).view(T, S, 4 * H)
 
     hs, cs = obs.new_zeros(T + 1, S, H), obs.new_zeros(T + 1, S, H)  # row t: the state entering step t
     keep = (~starts[0]).to(obs.dtype)[:, None]
-    hs[0, first], cs[0, first] = state[0] * keep, state[1] * keep
+    hs[0].index_copy_(0, first, state[0] * keep)
+    cs[0].index_copy_(0, first, state[1] * keep)
     gates = obs.new_empty(T, S, 4 * H)  # σ of every pre-activation; the g block holds tanh instead
     tanh_c = obs.new_empty(T, S, H)
     i_gate, f_gate, g_gate, o_gate = gates.split(H, dim=2)
@@ -86,11 +86,10 @@ def lstm_ppo_step(network, obs, state, starts, actions, old_log_probs, advantage
         torch.tanh(c_t[t + 1], out=tc_t[t])
         torch.mul(o_t[t], tc_t[t], out=h_t[t + 1])
 
-    d_features, stats = heads_ppo_step(network, hs[1:][step, piece].view(L * B, H), actions.reshape(-1),
+    d_features, stats = heads_ppo_step(network, hs[1:].view(T * S, H).index_select(0, packed), actions.reshape(-1),
                                        old_log_probs.reshape(-1), advantages.reshape(-1), returns.reshape(-1),
                                        clip_coef, value_coef, entropy_coef)
-    d_h = obs.new_zeros(T, S, H)
-    d_h[step, piece] = d_features.view(L, B, H)
+    d_h = obs.new_zeros(T * S, H).index_copy_(0, packed, d_features).view(T, S, H)
 
     # δa = (per gate block) [g, c, i, tanh c'] · σ' (or 1 − g²) times [δc, δc, δc, δh]
     slope = gates * (1 - gates)

@@ -11,6 +11,13 @@ intermediate tensors stay cache-sized.) The LSTM cell is written out (PyTorch's 
     gates = x·W_ihᵀ + h·W_hhᵀ + b_ih + b_hh;  c' = σ(f)·c + σ(i)·tanh(g);  h' = σ(o)·tanh(c')
 
 with tanh(x) computed as 2σ(2x) − 1 (the cell gate's weights are stored doubled).
+
+``forward_grouped`` is the same computation for rows already grouped by policy (``policy_index``
+non-decreasing, as a caller that keeps its rows in that order provides): each policy's rows are read in
+place and multiplied at once, without the padded copies of the inputs, the padding rows' arithmetic, the
+gathers of the stacked weights and the copies back. A row's numbers are those of ``forward`` bit for bit
+(with MKL's single-precision products a row's result does not depend on how many rows, from four on,
+are multiplied with it; the element-wise kernels are the same; ``tests/ppo/test_ppo_population.py``).
 """
 
 from __future__ import annotations
@@ -168,6 +175,72 @@ class PolicyStack:
             value[lo:lo + block] = torch.baddbmm(self.value_b[g][:, None, :], xb, self.value_w[g])
         new_state = (unpad(h_new), unpad(c_new)) if self.recurrent else None
         return unpad(logits), unpad(value).squeeze(-1), new_state
+
+    GROUPED_MIN_WIDTH = 64  # mean rows per policy below which forward_grouped hands over to forward (its loop is per policy)
+    MIN_PRODUCT_ROWS = 4  # fewer rows take another matrix-product kernel (other rounding): products get at least this many
+
+    @torch.no_grad()
+    def forward_grouped(self, obs, state, policy_index, episode_start=None):
+        """``(logits, state)`` of ``forward``, bit for bit, for rows grouped by policy: ``policy_index``
+        non-decreasing (else, and where the policies have fewer than ``GROUPED_MIN_WIDTH`` rows on average,
+        ``forward`` itself computes them). ``forward`` copies the rows into a zero-padded layout of equal
+        segments and multiplies block after block of them; here each policy's rows are read in place and
+        multiplied at once. The same numbers: a row's product does not depend on how many rows are
+        multiplied with it (from ``MIN_PRODUCT_ROWS`` rows on; a policy with fewer is multiplied in a window
+        of that many rows, its neighbours' or zeros past the batch's end), and every element-wise step is
+        the same kernel on the same values (``tests/ppo/test_ppo_population.py`` checks both bodies)."""
+        obs = check_obs(obs, self.spec.obs_size, self.device)
+        batch = obs.shape[0]
+        index = torch.as_tensor(policy_index, device=self.device)
+        if index.shape != (batch,) or index.is_floating_point() or index.dtype == torch.bool:
+            raise ValueError(f"policy_index must be an integer tensor of shape ({batch},), got {index.dtype} {tuple(index.shape)}")
+        groups, counts = torch.unique_consecutive(index, return_counts=True)
+        if (batch < self.GROUPED_MIN_WIDTH * len(groups) or bool((index[1:] < index[:-1]).any())
+                or bool(((groups < 0) | (groups >= len(self))).any())):
+            logits, _, new_state = self.forward(obs, state, index, episode_start)
+            return logits, new_state
+        h = c = out = None
+        if self.recurrent:
+            h, c = state if state is not None else self.initial_state(batch)
+            if episode_start is not None:
+                keep = (~torch.as_tensor(episode_start, dtype=torch.bool, device=self.device)).to(h.dtype)[:, None]
+                h, c = h * keep, c * keep
+            out = (torch.empty_like(h), torch.empty_like(c))
+        logits = obs.new_empty(batch, self.spec.n_actions)
+        lo = 0
+        for g, rows in zip(groups.tolist(), counts.tolist()):
+            x, hc = (_window(t, lo, max(rows, self.MIN_PRODUCT_ROWS)) for t in (obs, (h, c)))
+            x = self._policy_body(g, x, hc, out, lo, rows)
+            logits[lo:lo + rows] = torch.baddbmm(self.policy_b[g:g + 1, None], x[None], self.policy_w[g:g + 1])[0, :rows]
+            lo += rows
+        return logits, out
+
+    def _policy_body(self, g: int, x, hc, out, lo: int, rows: int):
+        """The body's features of rows multiplied with policy ``g``'s weights (``forward``'s arithmetic);
+        recurrent: the first ``rows`` rows of (h', c') written to ``out`` from row ``lo``."""
+        if not self.recurrent:
+            for weight, bias in self.layers:
+                x = torch.baddbmm(bias[g:g + 1, None], x[None], weight[g:g + 1])[0].tanh_()
+            return x
+        h, c = hc
+        gates = torch.baddbmm(self.b_lstm[g:g + 1, None], x[None], self.w_ih[g:g + 1]).baddbmm_(h[None], self.w_hh[g:g + 1])[0]
+        i, f, cell, o = gates.sigmoid_().chunk(4, dim=-1)  # cell = σ(2g)
+        cb = f.mul(c).addcmul_(i, cell.mul_(2).sub_(1))  # σ(f)·c + σ(i)·tanh(g)
+        x = o.mul(torch.sigmoid(cb * 2).mul_(2).sub_(1))  # σ(o)·tanh(c')
+        out[0][lo:lo + rows], out[1][lo:lo + rows] = x[:rows], cb[:rows]
+        return x
+
+
+def _window(t, lo: int, rows: int):
+    """Rows ``lo … lo + rows − 1`` of ``t`` (a tensor or a tuple of them; ``None`` stays ``None``): a view
+    where they lie inside it, else a copy padded with zeros."""
+    if isinstance(t, tuple):
+        return tuple(_window(u, lo, rows) for u in t)
+    if t is None or lo + rows <= t.shape[0]:
+        return None if t is None else t[lo:lo + rows]
+    padded = t.new_zeros(rows, *t.shape[1:])
+    padded[:t.shape[0] - lo] = t[lo:]
+    return padded
 
 
 def stack_policies(frozens: Sequence[FrozenPPOPolicy], seed: int = 0) -> PolicyStack:

@@ -216,6 +216,7 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
 
 def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, scripted_games: int,
                      max_games: int | None, blocks: Any) -> dict:
+    from selfplay.evaluation.runs import save_nash_evolution
     from selfplay.training.matches import MAX_GAMES, evaluate_population
 
     run_dir = run.root
@@ -235,6 +236,7 @@ def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, script
                              max_games=max_games or MAX_GAMES, blocks=blocks)
     run.evaluation.mkdir(parents=True, exist_ok=True)
     np.savez(run.evaluation / "winrate.npz", W=ev.W, counts=ev.counts, nash=ev.nash, ids=np.array(ids))
+    save_nash_evolution(run.evaluation, ev.W)  # here, in the parallel evaluation, for the curves and figures after it
     summary = {
         "lower_triangle_winrate": ev.lower_triangle_winrate,
         "nash_support": int((ev.nash > 1e-6).sum()),

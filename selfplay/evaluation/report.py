@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from selfplay.evaluation.runs import markdown_table
+from selfplay.evaluation.runs import markdown_table, nash_evolution
 from selfplay.utils.io import atomic_write_json, atomic_write_text
 
 SUMMARY_COLUMNS = ["scheme", "agent", "seed", "lower_triangle_winrate", "nash_support", "episodes", "seconds",
@@ -150,7 +150,8 @@ def write_comparison(config, out: Path, runs, rows: list[dict], evaluations: dic
         plots.plot_winrate_matrix(ev["W"], ev["nash"], title=r.label, path=path)
         figure_paths["winrate"].append(path)
         path = figures / f"nash_evolution_{name}.png"
-        plots.plot_nash_evolution(ev["W"] - 0.5, title=r.label, path=path)
+        plots.plot_nash_evolution(ev["W"] - 0.5, title=r.label, path=path,
+                                  evolution=nash_evolution(r.path / "evaluation", ev["W"]))
         figure_paths["nash"].append(path)
 
     rpp_tables = seed_stats.rpp_tables  # agent → the mean over seeds of the same-seed tables

@@ -88,6 +88,30 @@ def load_checkpoint_policies(run_dir: str | Path) -> tuple[list[int], list[Any]]
     return menagerie.ids, [e.policy for e in menagerie]
 
 
+NASH_EVOLUTION = "nash_evolution.npz"  # a run's maxent Nash of its first k checkpoints, k = 1..n, with its W (evaluation/)
+
+
+def save_nash_evolution(evaluation: Path, W: np.ndarray) -> None:
+    """``maxent_nash_evolution(W − ½)`` of a run's winrate matrix ``W``, saved with ``W`` in its ``evaluation``
+    folder (read by ``nash_evolution``: the curves over training and the nash-evolution figure)."""
+    from selfplay.analysis.nash import maxent_nash_evolution
+
+    np.savez(Path(evaluation) / NASH_EVOLUTION, W=W, P=maxent_nash_evolution(W - 0.5))
+
+
+def nash_evolution(evaluation: Path, W: np.ndarray) -> np.ndarray:
+    """``maxent_nash_evolution(W − ½)``: the one the run's evaluation saved (``save_nash_evolution``) if it was
+    computed from this very ``W``, else computed here (an evaluation from before the file, another matrix)."""
+    from selfplay.analysis.nash import maxent_nash_evolution
+
+    path = Path(evaluation) / NASH_EVOLUTION
+    if path.exists():
+        with np.load(path) as saved:
+            if saved["W"].shape == np.shape(W) and np.array_equal(saved["W"], W):
+                return saved["P"]
+    return maxent_nash_evolution(W - 0.5)
+
+
 def rpp_pair(args: tuple) -> float:
     """v(P, Q) between the checkpoint populations of two run directories; ``args``: ``(env, agent, path_p,
     path_q, matches, seed)``."""

@@ -184,20 +184,36 @@ def rpp_values(config, runs, agent: str, jobs: int = 1, cross_seed: bool = True,
     """v(X seed i, Y seed j) for every ordered pair of schemes (both orientations, v(Y, X) = −v(X, Y)).
     ``run_map(function, tasks, jobs)`` plays the population pairs in groups (``rpp_groups``; ``RayExecutor.map``:
     one Ray task per group); ``None``: the local process pool. Same values either way (each pair has its own seed)."""
+    return rpp_values_of_agents(config, runs, [agent], jobs, cross_seed, run_map)[agent]
+
+
+def rpp_values_of_agents(config, runs, agents: list[str], jobs: int = 1, cross_seed: bool = True,
+                         run_map=None) -> dict[str, pd.DataFrame]:
+    """``rpp_values`` of each agent, every agent's groups played in one ``run_map`` — the recurrent agents'
+    first (``compare.slowest_first``: their games are the slowest, and the short ones left to the end fill
+    the processes; one map per agent would wait at its end for its last, longest group)."""
+    from selfplay.evaluation.compare import map_in_order, slowest_first
     from selfplay.evaluation.runs import pool_map, rpp_pairs
 
-    tasks = rpp_tasks(config, runs, agent, cross_seed)
-    groups = rpp_groups(tasks, jobs)
-    grouped = (run_map or pool_map)(rpp_pairs, [[tasks[k][-1] for k in g] for g in groups], jobs)
-    values = [0.0] * len(tasks)
-    for group, group_values in zip(groups, grouped):
-        for k, v in zip(group, group_values):
-            values[k] = v
-    rows = []
-    for (x, sx, y, sy, _), v in zip(tasks, values):
-        rows.append({"scheme_x": x, "seed_x": sx, "scheme_y": y, "seed_y": sy, "value": float(v)})
-        rows.append({"scheme_x": y, "seed_x": sy, "scheme_y": x, "seed_y": sx, "value": 0.0 - float(v)})
-    return pd.DataFrame(rows, columns=["scheme_x", "seed_x", "scheme_y", "seed_y", "value"])
+    plans = []  # (agent, tasks, groups)
+    for agent in agents:
+        tasks = rpp_tasks(config, runs, agent, cross_seed)
+        plans.append((agent, tasks, rpp_groups(tasks, jobs)))
+    work = [(agent, [tasks[k][-1] for k in group]) for agent, tasks, groups in plans for group in groups]
+    grouped = iter(map_in_order(run_map or pool_map, rpp_pairs, [w for _, w in work],
+                                slowest_first([a for a, _ in work]), jobs) if work else [])
+    out = {}
+    for agent, tasks, groups in plans:
+        values = [0.0] * len(tasks)
+        for group in groups:
+            for k, v in zip(group, next(grouped)):
+                values[k] = v
+        rows = []
+        for (x, sx, y, sy, _), v in zip(tasks, values):
+            rows.append({"scheme_x": x, "seed_x": sx, "scheme_y": y, "seed_y": sy, "value": float(v)})
+            rows.append({"scheme_x": y, "seed_x": sy, "scheme_y": x, "seed_y": sx, "value": 0.0 - float(v)})
+        out[agent] = pd.DataFrame(rows, columns=["scheme_x", "seed_x", "scheme_y", "seed_y", "value"])
+    return out
 
 
 def rpp_seed_table(values: pd.DataFrame, schemes: list[str], seed: int) -> pd.DataFrame:
@@ -236,11 +252,11 @@ def run_curves(run, episodes: int, checkpoints: int) -> pd.DataFrame:
     """A run's curves over its evaluation checkpoints: the support size of the maxent Nash of the first
     k checkpoints (k = 1..n), and on SMAC each checkpoint's win rate against the scripted AI. Checkpoint
     k (from 0) was taken at episode (k + 1)·episodes/checkpoints."""
-    from selfplay.analysis.nash import maxent_nash_evolution
+    from selfplay.evaluation.runs import nash_evolution
 
     evaluation = Path(run.path) / "evaluation"
     data = np.load(evaluation / "winrate.npz")
-    P = maxent_nash_evolution(data["W"] - 0.5)
+    P = nash_evolution(evaluation, data["W"])  # saved by the run's evaluation, else computed
     support = (P > 1e-6).sum(axis=1)
     frames = [pd.DataFrame({"curve": "maxent_nash_support", "checkpoint": np.arange(len(support)),
                             "value": support.astype(float)})]
@@ -348,11 +364,11 @@ def rpp_over_seeds(config, runs, bootstrap: BootstrapConfig, run_map=None) -> Rp
     and builds its per-seed tables, their mean (the same-seed mean) and the interval rows."""
     out, rows = RppOverSeeds(), []
     seeds, schemes = list(config.seeds), list(config.schemes)
-    for agent in config.agents:
-        if len(schemes) < 2:
-            continue
-        values = rpp_values(config, runs, agent, jobs=config.jobs or 2, run_map=run_map,
-                            cross_seed=getattr(config, "rpp_cross_seed", True) and len(seeds) > 1)
+    agents = list(config.agents) if len(schemes) >= 2 else []
+    every = rpp_values_of_agents(config, runs, agents, jobs=config.jobs or 2, run_map=run_map,
+                                 cross_seed=getattr(config, "rpp_cross_seed", True) and len(seeds) > 1)
+    for agent in agents:
+        values = every[agent]
         out.values[agent] = values
         out.seed_tables[agent] = {s: rpp_seed_table(values, schemes, s) for s in seeds}
         out.mean_tables[agent] = sum(out.seed_tables[agent].values()) / len(seeds)

@@ -174,6 +174,19 @@ def _can_deduplicate(env, stack, classes: int) -> bool:
     return classes * n_ids < 2**62 if stack.recurrent else len(stack) * n_ids <= MAX_TABLE_ROWS
 
 
+def _rows(t: torch.Tensor, order: torch.Tensor | None) -> torch.Tensor:
+    """The games' rows ``t`` in the loop's row order (``_play_deduplicated``): ``t[order]``, or ``t`` itself."""
+    return t if order is None else t[order]
+
+
+def _forward_grouped(stack, obs, state, who, starts):
+    """``(logits, state)`` of every row, grouped by policy: the stack's ``forward_grouped`` where it has one."""
+    if hasattr(stack, "forward_grouped"):
+        return stack.forward_grouped(obs, state, who, starts)
+    logits, _, state = stack.forward(obs, state, who, starts)
+    return logits, state
+
+
 def _play_deduplicated(env, stack, seat0: torch.Tensor, seat1: torch.Tensor, seed: int, cache: dict):
     """``_play_games`` computing each distinct (policy, history) once.
 
@@ -188,13 +201,21 @@ def _play_deduplicated(env, stack, seat0: torch.Tensor, seat1: torch.Tensor, see
     rows of a population evaluation; ``cache`` keeps the table for the next batch of the same policies).
     Rows 0..n−1 are seat 0, n..2n−1 seat 1: a policy's rows of both seats share classes. Actions are
     drawn by inverse transform sampling with a generator seeded with ``seed``.
+
+    Recurrent stacks see the rows grouped by policy (a stable sort of the rows by policy, fixed for the
+    block: ``order``), so that a step computing every row reads each policy's rows in place
+    (``PolicyStack.forward_grouped``: the numbers of ``forward`` bit for bit, without its padded copies);
+    each row keeps its own uniform draw, and its action goes back to its game.
     """
     n = len(seat0)
     n_ids = env.n_observation_ids
     who = torch.cat([seat0, seat1])
     P, rows = len(stack), torch.arange(2 * n)
     generator = torch.Generator().manual_seed(int(seed))
+    order = None  # recurrent: row k of the loop below is row order[k] of the games' rows
     if stack.recurrent:
+        order = torch.argsort(who, stable=True)
+        who = who[order]
         state, history = stack.initial_state(2 * n), who.clone()
     else:  # logits of (policy, observation id) at row policy·n_ids + id, filled as pairs occur
         if not cache:
@@ -208,17 +229,17 @@ def _play_deduplicated(env, stack, seat0: torch.Tensor, seat1: torch.Tensor, see
     ended = torch.zeros(n, dtype=torch.bool)
     with torch.no_grad():
         while not bool(ended.all()):
-            ids = torch.cat(env.observation_ids())
-            starts = torch.cat([start, start])
+            ids = _rows(torch.cat(env.observation_ids()), order)
+            starts = _rows(torch.cat([start, start]), order)
             if stack.recurrent:  # classes [0, P): a policy at its episode start; P + c: a continued class c
                 history = torch.where(starts, who, history + P)
                 classes, inverse = torch.unique(history * n_ids + ids, return_inverse=True)
                 if len(classes) > DEDUPLICATE_BELOW * len(rows):  # few repeats: every row is cheaper than gathering
-                    logits, _, state = stack.forward(torch.cat(obs), state, who, starts)
+                    logits, state = _forward_grouped(stack, torch.cat(obs)[order], state, who, starts)
                 else:
                     first = torch.empty(len(classes), dtype=torch.long).scatter_(0, inverse, rows)
-                    logits, _, new_state = stack.forward(torch.cat(obs)[first], index_state(state, first),
-                                                         who[first], starts[first])
+                    logits, new_state = _forward_grouped(stack, torch.cat(obs)[order[first]], index_state(state, first),
+                                                         who[first], starts[first])  # classes come policy by policy
                     logits, state = logits[inverse], index_state(new_state, inverse)
                 history = inverse
             else:
@@ -235,13 +256,15 @@ def _play_deduplicated(env, stack, seat0: torch.Tensor, seat1: torch.Tensor, see
                     cache["table"][missing], known[missing] = logits_new, True
                     cache["cdf"][missing] = torch.softmax(logits_new, dim=-1).cumsum_(-1)
                 logits = cache["table"][key]
-            masks = torch.cat(env.action_masks())
+            masks = _rows(torch.cat(env.action_masks()), order)
             if not stack.recurrent and bool(masks.all()):
                 cdf = cache["cdf"][key]  # every action legal: the table's distribution as it is
             else:
                 cdf = torch.softmax(logits.masked_fill(~masks, float("-inf")), dim=-1).cumsum_(-1)
-            u = torch.rand(2 * n, 1, generator=generator) * cdf[:, -1:]
+            u = _rows(torch.rand(2 * n, 1, generator=generator), order) * cdf[:, -1:]
             action = (cdf <= u).sum(-1).clamp_(max=cdf.shape[1] - 1)  # the first action whose cdf exceeds u
+            if order is not None:  # back to the games' rows
+                action = torch.empty_like(action).index_copy_(0, order, action)
             obs, _, done, info = env.step([action[:n], action[n:]])
             first_end = done & ~ended
             winner[first_end] = info["winner"][first_end]

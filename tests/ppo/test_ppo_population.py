@@ -56,6 +56,36 @@ def test_stack_equals_per_policy_inference(body, layout, greedy_actions_agree):
     assert torch.all(mask[torch.arange(batch), action])
 
 
+@pytest.mark.parametrize("body", ["mlp", "lstm"])
+@pytest.mark.parametrize("layout", ["even", "uneven", "tiny groups", "no reset"])
+def test_grouped_forward_is_forward_bit_for_bit(body, layout, monkeypatch):
+    """Rows grouped by policy, each policy's rows multiplied in place (``forward_grouped``), give exactly the
+    logits and state of ``forward``'s padded blocks: evaluation games then sample the same actions."""
+    policies = population(body, 6)
+    stack = stack_policies(policies)
+    stack.BLOCK_ELEMENTS = 64 * 256 * 8  # forward: several blocks of segments
+    gen = torch.Generator().manual_seed(1)
+    sizes = {"even": [100] * 6, "uneven": [700, 3, 150, 0, 90, 1], "tiny groups": [400, 1, 2, 3, 200, 2],
+             "no reset": [64, 80, 0, 300, 5, 70]}[layout]  # 1–3 rows: a product window of MIN_PRODUCT_ROWS
+    index = torch.arange(6).repeat_interleave(torch.tensor(sizes))
+    batch = len(index)
+    obs = torch.rand(batch, OBS, generator=gen)
+    state = None if body == "mlp" else (torch.randn(batch, 64, generator=gen), torch.randn(batch, 64, generator=gen))
+    start = None if layout == "no reset" else torch.rand(batch, generator=gen) < 0.3
+    logits, _, new_state = stack.forward(obs, state, index, start)
+    calls = []
+    monkeypatch.setattr(stack, "forward", lambda *a: calls.append(1))  # the grouped path must not hand over
+    grouped_logits, grouped_state = stack.forward_grouped(obs, state, index, start)
+    assert not calls
+    assert torch.equal(grouped_logits, logits)
+    if body == "lstm":
+        assert torch.equal(grouped_state[0], new_state[0]) and torch.equal(grouped_state[1], new_state[1])
+    monkeypatch.undo()
+    shuffled = torch.randperm(batch, generator=gen)  # not grouped: forward computes them
+    assert torch.equal(stack.forward_grouped(obs[shuffled], None, index[shuffled])[0],
+                       stack.forward(obs[shuffled], None, index[shuffled])[0])
+
+
 def test_stack_samples_each_rows_own_distribution():
     policies = population("mlp", 2)
     # Make the two policies near-deterministic and different: policy 0 plays 0, policy 1 plays 2.

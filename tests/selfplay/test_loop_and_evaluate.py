@@ -202,3 +202,31 @@ def test_unknown_smac_maps_and_asymmetric_compare_are_refused():
         TrainConfig(env="smac:4m")
     with pytest.raises(ValueError, match="asymmetric"):
         CompareConfig(env="smac:2m_vs_1z").validate()
+
+
+def test_the_runs_evaluation_saves_the_nash_evolution_that_curves_and_figures_read(tmp_path, monkeypatch):
+    """The maxent Nash of every prefix of checkpoints is computed once, in the run's (parallel) evaluation:
+    the curves over training read it back; a matrix it was not computed from gets its own."""
+    from selfplay.analysis import nash
+
+    from selfplay.evaluation.compare import evaluate_run_dir
+    from selfplay.evaluation.runs import NASH_EVOLUTION, nash_evolution
+    from selfplay.evaluation.seed_stats import run_curves
+
+    train(small_config(), tmp_path)
+    evaluate_run_dir(tmp_path, matches=4, figures=False)
+    W = np.load(tmp_path / "evaluation" / "winrate.npz")["W"]
+    expected = nash.maxent_nash_evolution(W - 0.5)
+    assert np.array_equal(np.load(tmp_path / "evaluation" / NASH_EVOLUTION)["P"], expected)
+
+    def not_again(*args, **kwargs):
+        raise AssertionError("the saved evolution was computed again")
+
+    monkeypatch.setattr(nash, "maxent_nash_evolution", not_again)
+    run = type("Run", (), {"path": tmp_path, "seed": 3, "scheme": "delta-uniform:delta=0", "agent": "ppo-mlp"})
+    curves = run_curves(run, 320, 4)
+    assert np.array_equal(curves["value"].to_numpy(), (expected > 1e-6).sum(axis=1).astype(float))
+    monkeypatch.undo()
+    other = W.copy()
+    other[0, 1], other[1, 0] = 1.0, 0.0  # checkpoint 0 now beats checkpoint 1: another equilibrium path
+    assert np.array_equal(nash_evolution(tmp_path / "evaluation", other), nash.maxent_nash_evolution(other - 0.5))

@@ -36,6 +36,36 @@ def test_recurrent_classes_play_the_games_of_one_forward_pass_per_row(monkeypatc
     assert len(np.unique(shared.mean(axis=1))) > 1  # the pairs differ: not a vacuous comparison
 
 
+def test_recurrent_rows_grouped_by_policy_play_the_games_of_the_padded_forward(monkeypatch):
+    """The rows are kept grouped by policy and every row's step is ``forward_grouped``: the same games as
+    ``forward``'s padded blocks, and as the same games with the policies listed in another order (another
+    grouping of the games' rows: a draw or an action taken from the wrong row would show)."""
+    from selfplay.agents.ppo.stack import PolicyStack
+
+    policies = population("lstm", 4, head_scale=300.0)
+    pairs = round_robin_pairs(4)
+    monkeypatch.setattr(matches, "DEDUPLICATE_BELOW", 0.0)  # every step computes every row
+    calls = []
+    grouped_forward = PolicyStack.forward_grouped
+    monkeypatch.setattr(PolicyStack, "forward_grouped", lambda self, *a: calls.append(1) or grouped_forward(self, *a))
+    grouped = play_matches("rirrps", policies, pairs, 100, seed=4, stack_policies=stack_policies)
+    assert calls, "the grouped forward was not taken"
+
+    def padded(self, obs, state, who, starts):
+        logits, _, new_state = self.forward(obs, state, who, starts)
+        return logits, new_state
+
+    monkeypatch.setattr(PolicyStack, "forward_grouped", padded)
+    assert np.array_equal(play_matches("rirrps", policies, pairs, 100, seed=4, stack_policies=stack_policies), grouped)
+    monkeypatch.setattr(PolicyStack, "forward_grouped", grouped_forward)
+    listing = [2, 0, 3, 1]  # policies[listing[k]] is listed k-th
+    place = np.argsort(listing)
+    relisted = play_matches("rirrps", [policies[k] for k in listing], place[pairs], 100, seed=4,
+                            stack_policies=stack_policies)
+    assert np.array_equal(relisted, grouped)
+    assert len(np.unique(grouped.mean(axis=1))) > 1  # the pairs differ: not a vacuous comparison
+
+
 @pytest.mark.parametrize("body", ["mlp", "lstm"])
 def test_stochastic_policies_win_as_often_as_with_one_pass_per_policy(body):
     """Sampling each row's own action from its class's distribution: the win rates of both computations

@@ -181,3 +181,30 @@ def test_rpp_groups_hold_every_pair_once_within_one_seed_pair():
     assert len(groups) == 9 and all(len({(tasks[k][1], tasks[k][3]) for k in g}) == 1 for g in groups)
     same_seed = [t for t in tasks if t[1] == t[3]]
     assert [len(g) for g in rpp_groups(same_seed, jobs=2)] == [2] * 9  # 3 seed pairs cut in 3: about 4 groups a process
+
+
+def test_every_agents_rpp_groups_go_in_one_map_recurrent_agents_first(tmp_path):
+    """One map over both agents' groups (no wait between the agents), the recurrent agent's groups first;
+    each pair's value lands in its own row of its own agent."""
+    from selfplay.evaluation.seed_stats import rpp_tasks, rpp_values_of_agents
+
+    config = CompareConfig(agents=["ppo-mlp", "ppo-rnn"], schemes=["naive", "psro", "delta-uniform:delta=0"],
+                           seeds=[0, 1], episodes=10, checkpoints=2, matches=2)
+    runs = config.run_specs(tmp_path)
+    maps = []
+
+    def run_map(function, groups, jobs):  # a pair's value from its own seed and agent, as a stand-in for its games
+        maps.append([group[0][1] for group in groups])
+        return [[(seed % 997) / 997 + (agent == "ppo-rnn") for _, agent, _, _, _, seed in group] for group in groups]
+
+    every = rpp_values_of_agents(config, runs, config.agents, jobs=2, cross_seed=True, run_map=run_map)
+    assert len(maps) == 1
+    started = maps[0]
+    assert set(started) == {"ppo-mlp", "ppo-rnn"} and started == sorted(started, key=lambda a: a != "ppo-rnn")
+    for agent in config.agents:
+        values = every[agent].set_index(["scheme_x", "seed_x", "scheme_y", "seed_y"])["value"]
+        tasks = rpp_tasks(config, runs, agent, cross_seed=True)
+        assert len(values) == 2 * len(tasks) == 2 * 3 * 4  # 3 scheme pairs × 4 seed pairs, both orientations
+        for x, sx, y, sy, (_, _, _, _, _, seed) in tasks:
+            expected = (seed % 997) / 997 + (agent == "ppo-rnn")
+            assert values[(x, sx, y, sy)] == expected and values[(y, sy, x, sx)] == -expected
