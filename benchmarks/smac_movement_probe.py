@@ -1,0 +1,120 @@
+"""What a SMAC self-play checkpoint's units do when no enemy is in sight, against the built-in AI.
+
+    .venv/bin/python benchmarks/smac_movement_probe.py RUN [--games 32] [--checkpoints 3,5] [--out probe.csv]
+
+For each checkpoint of a self-play run, ``games`` greedy games in seat 0 against the map's built-in AI
+(the agent's frame is side 0's: the enemy starts east). Per checkpoint: the outcomes (win, loss,
+timeout, mutual), the share of unit-steps in which a living unit has no living enemy within its sight
+range (``SIGHT_RANGE``, SMAC's ``unit_sight_range`` 9), and over those unit-steps the mean probability
+the policy gives stop, north, south, east and west (SMAC's actions 1–5) and the share of greedy moves
+east; the mean x position of the living own units at step 10 (they start near x = 9, the enemy near 23); the mean time of
+the first contact (some own unit with an enemy in sight). A policy that walks to the fight puts its
+out-of-sight probability on east; one that times out against the AI does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+
+SIGHT_RANGE = 9.0  # SMAC's unit_sight_range (starcraft2.py), the range of the observation's enemy features
+MOVE_NAMES = ("stop", "north", "south", "east", "west")  # SMAC's actions 1..5
+
+
+def probe(env_name: str, policy, games: int, seed: int) -> dict:
+    """Outcomes and out-of-sight movement of ``policy`` (greedy, seat 0) against the built-in AI."""
+    import numpy as np
+    import torch
+    from selfplay.envs.smac.panel import panel_member
+
+    from selfplay.training.registry import make_env
+
+    env = make_env(env_name, games, seed=seed)
+    obs = env.reset()
+    ai = panel_member("builtin", env, 1)
+    units = env.units
+    own, other = units.side_slices
+    state = policy.initial_state(games)
+    ai_state = ai.initial_state(games)
+    start = torch.ones(games, dtype=torch.bool)
+    ended = torch.zeros(games, dtype=torch.bool)
+    counts = {"win": 0, "loss": 0, "timeout": 0, "mutual": 0}
+    blind_probs, blind_east, blind_n, alive_n = torch.zeros(5), 0, 0, 0
+    x10, contact = [], torch.full((games,), -1)
+    t = 0
+    with torch.no_grad():
+        while not bool(ended.all()):
+            masks = env.action_masks()
+            action, state, info = policy.act(obs[0], state, masks[0], start, deterministic=True)
+            probs = torch.softmax(info["logits"], -1)
+            pos, alive = units.pos, units.alive
+            d = torch.cdist(pos[:, own], pos[:, other])
+            d = d.masked_fill(~alive[:, other][:, None, :], float("inf"))
+            blind = (d.min(-1).values > SIGHT_RANGE) & alive[:, own] & ~ended[:, None]
+            seen = ((d.min(-1).values <= SIGHT_RANGE) & alive[:, own]).any(-1) & ~ended
+            contact = torch.where((contact < 0) & seen, torch.full_like(contact, t), contact)
+            blind_probs += probs[..., 1:6][blind].sum(0)
+            blind_east += int((action[blind] == 4).sum())
+            blind_n += int(blind.sum())
+            alive_n += int((alive[:, own] & ~ended[:, None]).sum())
+            if t == 10:
+                x10.extend(pos[:, own][alive[:, own] & ~ended[:, None]][:, 0].tolist())
+            b, ai_state, _ = ai.act(obs[1], ai_state, masks[1], start)
+            obs, _, done, info = env.step([action, b])
+            for g in torch.nonzero(done & ~ended).flatten().tolist():
+                w = int(info["winner"][g])
+                key = "win" if w == 0 else "loss" if w == 1 else "timeout" if bool(info["timeout"][g]) else "mutual"
+                counts[key] += 1
+            ended |= done
+            start = done.clone()
+            t += 1
+    p = (blind_probs / max(blind_n, 1)).tolist()
+    return {**counts, "blind_share": blind_n / max(alive_n, 1), **{f"p_{n}": v for n, v in zip(MOVE_NAMES, p)},
+            "greedy_east": blind_east / max(blind_n, 1), "x_step10": float(np.mean(x10)) if x10 else float("nan"),
+            "first_contact": float(contact[contact >= 0].float().mean()) if bool((contact >= 0).any()) else float("nan"),
+            "never_met": int((contact < 0).sum())}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("run_dir", nargs="?", default=None)
+    p.add_argument("--games", type=int, default=32)
+    p.add_argument("--checkpoints", default=None, help="comma-separated checkpoint ids (default: all)")
+    p.add_argument("--seed", type=int, default=1000)
+    p.add_argument("--out", default=None)
+    p.add_argument("--env", default=None, help="with policy files instead of a finished run: smac:MAP")
+    p.add_argument("--files", default=None, help="comma-separated MAPPO policy files (a run still training)")
+    args = p.parse_args(argv)
+    if args.games < 1:
+        raise ValueError(f"games must be a positive integer, got {args.games}")
+    if args.files:
+        from selfplay.agents.mappo.selfplay import load_policy
+
+        if not args.env:
+            raise ValueError("--files needs --env smac:MAP")
+        env_name, policies = args.env, [(f, load_policy(f)) for f in args.files.split(",")]
+    else:
+        from selfplay.training.rundir import open_committed
+
+        run, state, kit = open_committed(args.run_dir)
+        checkpoints = run.committed_menagerie(state, "checkpoints", kit.load_policy)
+        ids = checkpoints.ids if args.checkpoints is None else [int(i) for i in args.checkpoints.split(",")]
+        env_name, policies = state["config"]["env"], [(i, checkpoints[i].policy) for i in ids]
+    out = open(args.out, "w", newline="") if args.out else sys.stdout
+    writer = None
+    for i, policy in policies:
+        r = probe(env_name, policy, args.games, args.seed)
+        row = {"checkpoint": i, "weight_version": policy.weight_version, **r}
+        if writer is None:
+            writer = csv.DictWriter(out, fieldnames=list(row))
+            writer.writeheader()
+        writer.writerow({k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in row.items()})
+        out.flush()
+    if args.out:
+        out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
