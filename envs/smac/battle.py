@@ -40,6 +40,7 @@ dtype, out of range or masked out) raise ``ValueError``; they are never replaced
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import fields
 
 import numpy as np
@@ -62,6 +63,15 @@ ENGINES = ("auto", "cpu", "cuda", "numba")  # "numba": the CPU build
 # themselves and gives the next step new ones (``SMACBattle._own_obs_buffers``) instead of handing out
 # copies (docs/results/speed.md); below it a copy costs less than a new buffer's first writes.
 HAND_OUT_OBS_BYTES = 1 << 20
+SPARE_OBS_SETS = 2
+
+
+def _references(arrays) -> int:
+    """The most references any of ``arrays`` has (``sys.getrefcount``, as counted in here)."""
+    return max(sys.getrefcount(a) for a in arrays)
+
+
+_UNREFERENCED = _references((np.empty(0),))  # the count of an array only the tuple holds
 
 
 def split_flags(flags: dict) -> tuple[FeatureConfig, RewardConfig]:
@@ -140,7 +150,7 @@ class SMACBattle:
 
     _FAST_LANE = ("fast_views", "fast_rewards", "_np_last_action", "_np_episode_steps", "_np_episode_return",
                   "_seats", "_episode", "_switches", "_jitter", "_start_mask", "_goals", "_calls", "_fresh",
-                  "_state_fresh", "_one_call", "_obs_lent", "_lend_obs")
+                  "_state_fresh", "_one_call", "_obs_lent", "_lend_obs", "_spare_obs")
 
     def _build_fast_lane(self) -> None:
         """The compiled features and rewards on the engine's arrays; on the CPU, numpy views of the
@@ -168,6 +178,7 @@ class SMACBattle:
         # (``_own_obs_buffers``) instead of copying them (``HAND_OUT_OBS_BYTES``)
         self._lend_obs = sum(seat.obs.nbytes for seat in self._seats) >= HAND_OUT_OBS_BYTES
         self._obs_lent = False  # the seats' observation buffers are the caller's now
+        self._spare_obs: list[tuple] = []  # buffers lent before, reused once nothing references them
 
     def _step_records(self) -> tuple[list[Seat], Episode]:
         """Each seat's ``records.Seat`` and the ``records.Episode`` of the one-call step: constants from
@@ -419,14 +430,25 @@ class SMACBattle:
 
     def _own_obs_buffers(self, keep: bool) -> None:
         """Before a compiled call writes observations: if the seats' buffers were handed out, the seats
-        get new ones (copies of them when ``keep``: the call writes only some games' rows), and the
-        calls are bound again to the new records.  A step of 2 048 games of 3s5z wrote ~20 MB of
+        get others (with the lent ones' values when ``keep``: the call writes only some games' rows),
+        and the calls are bound again to the new records.  The others are buffers lent before that
+        nothing references any more (the caller let them go: ``sys.getrefcount``), else new ones; the
+        last ``SPARE_OBS_SETS`` lent sets are kept for that.  A step of 2 048 games of 3s5z wrote ~20 MB of
         observations and then copied them to hand them out; now the step writes them into memory
         the caller gets as it is (docs/results/speed.md)."""
         if not self._obs_lent:
             return
-        old, self._seats = self._seats, [seat._replace(obs=seat.obs.copy() if keep else np.empty_like(seat.obs))
-                                         for seat in self._seats]
+        lent = tuple(seat.obs for seat in self._seats)
+        free = next((t for t in self._spare_obs if _references(t) <= _UNREFERENCED), None)
+        if free is None:
+            free = tuple(np.empty_like(a) for a in lent)
+        else:
+            self._spare_obs.remove(free)
+        if keep:
+            for a, b in zip(free, lent):
+                np.copyto(a, b)
+        self._spare_obs = [lent, *self._spare_obs][:SPARE_OBS_SETS]
+        old, self._seats = self._seats, [seat._replace(obs=a) for seat, a in zip(self._seats, free)]
         if self._calls is not None:  # the same compiled entries (the records' types are unchanged) on the new seats
             new = {id(o): n for o, n in zip(old, self._seats)}
             self._calls = self._calls[:3] + tuple(functools.partial(c.func, *(new.get(id(a), a) for a in c.args))
