@@ -110,13 +110,17 @@ def reset_games(mask, state_, static, spawn, goals):
             start_units(game_rows(state_, e), static_rows(static, e), spawn[e], goals[e])
 
 
-def start_games(mask, state_, static, spawn, goals, seat0, seat1, ep):
-    """``reset_games`` and ``start_episode`` of the games where ``mask`` is true, in one call."""
+def start_games(mask, state_, static, spawn, goals, sc, seat0, seat1, ep, switches):
+    """``reset_games``, ``start_episode`` and the features (``feature_range``; ``switches`` as in
+    ``check_actions``) of the games where ``mask`` is true, in one call: a batch where a few games
+    restart recomputes only their features, the others' stay those the step computed."""
+    rows_sc = scratch_rows(sc, 0)
     for e in range(mask.shape[0]):
         if mask[e]:
             rows = game_rows(state_, e)
             start_units(rows, static_rows(static, e), spawn[e], goals[e])
             start_episode(e, rows, seat0, seat1, ep)
+            feature_range(e, e + 1, state_, rows_sc, seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
 
 
 def first_illegal(masks, actions, n_actions, check_masks):

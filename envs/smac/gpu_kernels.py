@@ -97,12 +97,14 @@ def reset_kernel(mask, state_, static, spawn, goals):
         start_units(game_rows(state_, e), static_rows(static, e), spawn[e], goals[e])
 
 
-def start_kernel(mask, state_, static, spawn, goals, seat0, seat1, ep):
+def start_kernel(mask, state_, static, spawn, goals, sc, seat0, seat1, ep, switches):
+    """``cpu_drivers.start_games`` for game ``e``: its units, its episode and its features."""
     e = cuda.grid(1)
     if e < mask.shape[0] and mask[e]:
         rows = game_rows(state_, e)
         start_units(rows, static_rows(static, e), spawn[e], goals[e])
         start_episode(e, rows, seat0, seat1, ep)
+        feature_range(e, e + 1, state_, scratch_rows(sc, e), seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
 
 
 def score_kernel(state_, sc, seat0, seat1, ep, switches):

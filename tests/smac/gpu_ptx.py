@@ -64,8 +64,8 @@ def main(ptx: bool = True, reason: str = "") -> None:
         "feature_kernel": (eng.unit_state(), sc, *b._seats, b._episode, b._switches),
         "score_kernel": (eng.unit_state(), sc, *b._seats, b._episode, b._switches),
         "reset_kernel": (np.ones(E, np.bool_), eng.unit_state(), eng.static, eng.spawn_points(), b._goals),
-        "start_kernel": (np.ones(E, np.bool_), eng.unit_state(), eng.static, eng.spawn_points(), b._goals, *b._seats,
-                         b._episode),
+        "start_kernel": (np.ones(E, np.bool_), eng.unit_state(), eng.static, eng.spawn_points(), b._goals, sc,
+                         *b._seats, b._episode, b._switches),
     }
     v2 = SMACv2Battle("terran_5_vs_5", 2, seed=0, conic_fov=True).games  # SMACv2: every game its own draw
     v2e = v2.engine

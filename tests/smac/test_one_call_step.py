@@ -79,3 +79,74 @@ def test_pooled_jitter_draws_are_the_per_step_draws():
     assert np.array_equal(eng.trigger_goal[:, eng.side_slices[1]].numpy(), expected[:, None])
     for _ in range(3):
         assert np.array_equal(eng.draw_jitter(8), ref_jitter())
+
+
+def _attack_first(rng, masks):
+    """A random available attack of each agent where it has one, else a random available action (so
+    that games of a batch end at different steps)."""
+    noise = rng.random(masks.shape) * masks
+    noise[..., 6:] += 2.0 * masks[..., 6:]  # SMAC's attack actions are 6 on
+    return noise.argmax(-1)
+
+
+def test_restarted_games_get_their_features_in_the_start_call():
+    """With ``auto_reset``, a step where some games of a batch finish computes the restarted games'
+    features in the start call (``cpu_drivers.start_games``) and keeps the others' from the step;
+    every game's observations, state and masks still equal the tensor lane's, which recomputes
+    them all from the state, and no features call runs after such a step."""
+    import torch
+    from selfplay.envs.smac import SMACBattle
+
+    one_call = SMACBattle("3m", 8, two_player=False, seed=5)  # against the scripted AI: games end apart
+    per_rule = SMACBattle("3m", 8, two_player=False, seed=5)
+    per_rule.fast = False
+    for b in (one_call, per_rule):
+        b.reset()
+        b.get_state()  # from now on the step (and the start call) compute the state too
+    rng = np.random.default_rng(6)
+    partial = 0
+    for step in range(150):
+        masks = [m.numpy() for m in one_call.action_masks()]
+        for s, m in enumerate(per_rule.action_masks()):
+            assert np.array_equal(masks[s], m.numpy()), f"step {step}: masks of seat {s}"
+        for what in ("get_obs", "get_state"):
+            for s, (x, y) in enumerate(zip(getattr(one_call, what)(), getattr(per_rule, what)())):
+                assert np.array_equal(x.numpy(), y.numpy()), f"step {step}: {what} of seat {s}"
+        actions = [torch.from_numpy(_attack_first(rng, m)) for m in masks]
+        _, _, done, _ = one_call.step(actions)
+        _, _, done_ref, _ = per_rule.step(actions)
+        assert torch.equal(done, done_ref)
+        if bool(done.any()) and not bool(done.all()):
+            partial += 1
+            assert one_call._fresh and one_call._state_fresh  # the features are already current
+    assert partial > 0
+
+
+def test_lent_observation_buffers_stay_the_callers(monkeypatch):
+    """A large batch hands out its observation buffers themselves (``HAND_OUT_OBS_BYTES``, here forced
+    on for 8 games) and gives the next step new ones: every observation a step handed out keeps its
+    values after later steps and restarts, and equals what a battle handing out copies returns."""
+    import torch
+    from selfplay.envs.smac import SMACBattle
+    from selfplay.envs.smac import battle as battle_module
+
+    copying = SMACBattle("3m", 8, two_player=False, seed=7)
+    monkeypatch.setattr(battle_module, "HAND_OUT_OBS_BYTES", 0)
+    lending = SMACBattle("3m", 8, two_player=False, seed=7)
+    assert lending._lend_obs and not copying._lend_obs
+    rng = np.random.default_rng(8)
+    kept, expected = [lending.reset()], [copying.reset()]
+    again = lending.get_obs()  # a second call on the same state: a copy, not the lent buffer
+    assert all(np.array_equal(a.numpy(), k.numpy()) and a.data_ptr() != k.data_ptr() for a, k in zip(again, kept[0]))
+    restarts = 0
+    for _ in range(120):
+        masks = [m.numpy() for m in copying.action_masks()]
+        actions = [torch.from_numpy(_attack_first(rng, m)) for m in masks]
+        obs, _, done, _ = lending.step(actions)
+        kept.append(obs)
+        expected.append(copying.step(actions)[0])
+        restarts += int(done.any() and not done.all())
+    assert restarts > 0
+    for step, (x, y) in enumerate(zip(kept, expected)):
+        for s in range(len(y)):
+            assert torch.equal(x[s], y[s]), f"step {step}, seat {s}"
