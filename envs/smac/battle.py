@@ -39,8 +39,6 @@ dtype, out of range or masked out) raise ``ValueError``; they are never replaced
 
 from __future__ import annotations
 
-import functools
-import sys
 from dataclasses import fields
 
 import numpy as np
@@ -59,20 +57,6 @@ from .unit_table import UnitTable
 MOVE_EAST, MOVE_WEST = 4, 5
 BACKENDS = ("sim", "sc2")
 ENGINES = ("auto", "cpu", "cuda", "numba")  # "numba": the CPU build
-# From this size of the seats' observation buffers together on, a battle hands out the buffers
-# themselves and gives the next step new ones (``SMACBattle._own_obs_buffers``) instead of handing out
-# copies (docs/results/speed.md: 2 048 games of 3s5z, 16 MiB a step, 8 % of a step's CPU time); below it
-# the copy is cheap (well under a millisecond) and small batches keep handing out copies.
-HAND_OUT_OBS_BYTES = 1 << 20
-SPARE_OBS_SETS = 2
-
-
-def _references(arrays) -> int:
-    """The most references any of ``arrays`` has (``sys.getrefcount``, as counted in here)."""
-    return max(sys.getrefcount(a) for a in arrays)
-
-
-_UNREFERENCED = _references((np.empty(0),))  # the count of an array only the tuple holds
 
 
 def split_flags(flags: dict) -> tuple[FeatureConfig, RewardConfig]:
@@ -151,7 +135,7 @@ class SMACBattle:
 
     _FAST_LANE = ("fast_views", "fast_rewards", "_np_last_action", "_np_episode_steps", "_np_episode_return",
                   "_seats", "_episode", "_switches", "_jitter", "_start_mask", "_goals", "_calls", "_fresh",
-                  "_state_fresh", "_one_call", "_obs_lent", "_lend_obs", "_spare_obs")
+                  "_state_fresh", "_one_call")
 
     def _build_fast_lane(self) -> None:
         """The compiled features and rewards on the engine's arrays; on the CPU, numpy views of the
@@ -175,11 +159,6 @@ class SMACBattle:
         self._start_mask = np.zeros(self.num_envs, np.bool_)  # the games an episode starts in
         self._goals = np.zeros((self.num_envs, self.engine.num_units, 2), np.float32)  # their trigger goals
         self._calls = None
-        # a large batch hands out its observation buffers themselves and gives the step new ones
-        # (``_own_obs_buffers``) instead of copying them (``HAND_OUT_OBS_BYTES``)
-        self._lend_obs = sum(seat.obs.nbytes for seat in self._seats) >= HAND_OUT_OBS_BYTES
-        self._obs_lent = False  # the seats' observation buffers are the caller's now
-        self._spare_obs: list[tuple] = []  # buffers lent before, reused once nothing references them
 
     def _step_records(self) -> tuple[list[Seat], Episode]:
         """Each seat's ``records.Seat`` and the ``records.Episode`` of the one-call step: constants from
@@ -373,7 +352,6 @@ class SMACBattle:
             self._start_mask[...] = mask.numpy() if isinstance(mask, torch.Tensor) else mask
             self.engine.draw_trigger_goals(self._goals)
             fresh, state_fresh = self._fresh, self._state_fresh  # the other games' features, as the step left them
-            self._own_obs_buffers(keep=fresh and not self._start_mask.all())
             self._bound_calls()[3]()
             self._invalidate()
             if fresh or self._start_mask.all():  # every game's features now those of its current state
@@ -399,7 +377,6 @@ class SMACBattle:
         if with_state:
             self._switches[2] = 1  # a caller reads the state: from now on every step computes it
         if not self._fresh or (with_state and not self._state_fresh):
-            self._own_obs_buffers(keep=False)
             self._bound_calls()[2]()
             self._fresh, self._state_fresh = True, bool(self._switches[2])
         return self._seats
@@ -420,41 +397,8 @@ class SMACBattle:
         return self._xy
 
     def fast_observations(self) -> list[np.ndarray]:
-        """``get_obs`` as numpy arrays (the compiled lane): copies of the seats' buffers, or, in a large
-        batch (``_lend_obs``), the buffers themselves the first time, which the next compiled call
-        then leaves to the caller (``_own_obs_buffers``)."""
-        seats = self._fast_seats()[: self.n_seats]
-        if self._lend_obs and not self._obs_lent:
-            self._obs_lent = True
-            return [seat.obs for seat in seats]
-        return [seat.obs.copy() for seat in seats]
-
-    def _own_obs_buffers(self, keep: bool) -> None:
-        """Before a compiled call writes observations: if the seats' buffers were handed out, the seats
-        get others (with the lent ones' values when ``keep``: the call writes only some games' rows),
-        and the calls are bound again to the new records.  The others are buffers lent before that
-        nothing references any more (the caller let them go: ``sys.getrefcount``), else new ones; the
-        last ``SPARE_OBS_SETS`` lent sets are kept for that.  A step of 2 048 games of 3s5z wrote 16 MiB of
-        observations and then copied them to hand them out; now the step writes them into memory
-        the caller gets as it is (docs/results/speed.md)."""
-        if not self._obs_lent:
-            return
-        lent = tuple(seat.obs for seat in self._seats)
-        free = next((t for t in self._spare_obs if _references(t) <= _UNREFERENCED), None)
-        if free is None:
-            free = tuple(np.empty_like(a) for a in lent)
-        else:
-            self._spare_obs.remove(free)
-        if keep:
-            for a, b in zip(free, lent):
-                np.copyto(a, b)
-        self._spare_obs = [lent, *self._spare_obs][:SPARE_OBS_SETS]
-        old, self._seats = self._seats, [seat._replace(obs=a) for seat, a in zip(self._seats, free)]
-        if self._calls is not None:  # the same compiled entries (the records' types are unchanged) on the new seats
-            new = {id(o): n for o, n in zip(old, self._seats)}
-            self._calls = self._calls[:3] + tuple(functools.partial(c.func, *(new.get(id(a), a) for a in c.args))
-                                                  for c in self._calls[3:])
-        self._obs_lent = False
+        """``get_obs`` as numpy arrays (the compiled lane)."""
+        return [seat.obs.copy() for seat in self._fast_seats()[: self.n_seats]]
 
     def fast_states(self) -> list[np.ndarray]:
         """``get_state`` as numpy arrays (the compiled lane)."""
@@ -499,7 +443,7 @@ class SMACBattle:
                     self._check_actions(actions, check_masks)  # raises with its message
                 seat.actions[...] = a
         self._fast_seats()  # the masks the actions are checked against
-        check = self._bound_calls()[0]
+        check, step, _, _, score = self._bound_calls()
         if scripted and check_masks:  # a scripted seat's no-ops are not checked against its mask
             self._fast_check_actions([seat.actions for seat in self._seats[: self.n_seats]], check_masks)
         self._switches[1] = check_masks and not scripted
@@ -508,8 +452,6 @@ class SMACBattle:
                 actions = [seat.actions.copy() for seat in self._seats[: self.n_seats]]
             self._check_actions(actions, check_masks)  # raises with its message
             raise AssertionError("an action failed the compiled check but passed _check_actions")
-        self._own_obs_buffers(keep=False)  # the step writes every game's observations
-        _, step, _, _, score = self._bound_calls()
         if self._one_call:
             self.engine.draw_jitter(STEP_MUL, out=self._jitter)
             step()

@@ -121,32 +121,3 @@ def test_restarted_games_get_their_features_in_the_start_call():
             assert one_call._fresh and one_call._state_fresh  # the features are already current
     assert partial > 0
 
-
-def test_lent_observation_buffers_stay_the_callers(monkeypatch):
-    """A large batch hands out its observation buffers themselves (``HAND_OUT_OBS_BYTES``, here forced
-    on for 8 games) and gives the next step new ones: every observation a step handed out keeps its
-    values after later steps and restarts, and equals what a battle handing out copies returns."""
-    import torch
-    from selfplay.envs.smac import SMACBattle
-    from selfplay.envs.smac import battle as battle_module
-
-    copying = SMACBattle("3m", 8, two_player=False, seed=7)
-    monkeypatch.setattr(battle_module, "HAND_OUT_OBS_BYTES", 0)
-    lending = SMACBattle("3m", 8, two_player=False, seed=7)
-    assert lending._lend_obs and not copying._lend_obs
-    rng = np.random.default_rng(8)
-    kept, expected = [lending.reset()], [copying.reset()]
-    again = lending.get_obs()  # a second call on the same state: a copy, not the lent buffer
-    assert all(np.array_equal(a.numpy(), k.numpy()) and a.data_ptr() != k.data_ptr() for a, k in zip(again, kept[0]))
-    restarts = 0
-    for _ in range(120):
-        masks = [m.numpy() for m in copying.action_masks()]
-        actions = [torch.from_numpy(_attack_first(rng, m)) for m in masks]
-        obs, _, done, _ = lending.step(actions)
-        kept.append(obs)
-        expected.append(copying.step(actions)[0])
-        restarts += int(done.any() and not done.all())
-    assert restarts > 0
-    for step, (x, y) in enumerate(zip(kept, expected)):
-        for s in range(len(y)):
-            assert torch.equal(x[s], y[s]), f"step {step}, seat {s}"

@@ -52,21 +52,3 @@ def test_batches_get_parallel_slots_from_the_threshold_on():
         assert build.parallel_slots(build.PARALLEL_MIN_GAMES) == numba.get_num_threads()
     finally:
         numba.set_num_threads(before)
-
-
-def test_parallel_driver_with_lent_observations_plays_the_same_games(monkeypatch):
-    """A batch that lends its observation buffers (``battle.HAND_OUT_OBS_BYTES``, forced on here) re-makes
-    its bound parallel calls on the new buffers: the same games as the one-thread driver."""
-    from selfplay.envs.smac import battle as battle_module
-
-    threads = min(2, numba.config.NUMBA_NUM_THREADS)
-    before = numba.get_num_threads()
-    try:
-        serial = _play("MMM2", 7, slots=1, threads=1)
-        monkeypatch.setattr(battle_module, "HAND_OUT_OBS_BYTES", 0)
-        lent = _play("MMM2", 7, slots=3, threads=threads)
-    finally:
-        numba.set_num_threads(before)
-    for step, (a, b) in enumerate(zip(serial, lent)):
-        for x, y in zip(a, b):
-            assert torch.equal(x, y), f"step {step}"
