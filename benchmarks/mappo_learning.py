@@ -67,7 +67,8 @@ def train(args) -> None:
 
     for map_name in args.maps:
         for seed in args.seeds:
-            settings = {"eval_interval": args.eval_interval, **({"open_loop": True} if args.open_loop else {})}
+            settings = {"eval_interval": args.eval_interval, "update_threads": args.update_threads,
+                        **({"open_loop": True} if args.open_loop else {})}
             out = Path(args.runs) / run_name(map_name, seed, args.open_loop)
             train_vs_builtin(VsAIConfig(env=env_name(map_name), steps=args.steps, seed=seed, agent_settings=settings),
                              out, log=lambda s, tag=out.name: print(f"{tag}: {s}", flush=True))
@@ -157,6 +158,8 @@ def main() -> None:
     parser.add_argument("--eval-interval", type=int, default=16_000)
     parser.add_argument("--open-loop", action="store_true")
     parser.add_argument("--runs", default="runs/mappo")
+    parser.add_argument("--update-threads", type=int, choices=(1, 2), default=2,
+                        help="MAPPO's update on 1 or 2 threads (the same numbers; 1 on a shared machine)")
     parser.add_argument("--summarize", action="store_true", help="summarise existing runs instead of training")
     parser.add_argument("--out", default="docs/results/smac_learning")
     args = parser.parse_args()
