@@ -6,9 +6,11 @@
 
 Each (map, seed) is one ``selfplay train --env smac:MAP --opponent builtin-ai`` run in ``RUNS/MAP-sSEED``
 (``--open-loop``: ``RUNS/MAP-open-sSEED``), evaluated every ``--eval-interval`` game-steps with 32 greedy
-test games; a run already there is resumed (to a larger ``--steps`` too). ``--summarize`` copies every
-run's ``metrics.csv`` to ``OUT/MAP-sSEED.csv`` and draws ``OUT/curves.png`` (one panel per map: each
-seed's curve, thin; their mean, thick; open-loop runs dashed) and prints a table of the last evaluations.
+test games; a run already there is resumed (to a larger ``--steps`` too). ``--update-threads 1`` fits
+MAPPO's actor and critic one after the other (the same numbers as 2; one core per run on a shared
+machine). ``--summarize`` copies every run's ``metrics.csv`` to ``OUT/MAP-sSEED.csv`` (a run whose
+directory is gone is read from that copy) and draws ``OUT/curves.png`` (one panel per map: each seed's
+curve, thin; their mean, thick; open-loop runs dashed) and prints a table of the last evaluations.
 
 A map is a SMAC map (``3m``) or a SMACv2 scenario (``smacv2:protoss_5_vs_5``, run as ``RUNS/smacv2-protoss_5_vs_5-sSEED``).
 For a SMACv2 scenario the panel also draws the real game's published curves (SMACv2's repository:
@@ -67,7 +69,8 @@ def train(args) -> None:
 
     for map_name in args.maps:
         for seed in args.seeds:
-            settings = {"eval_interval": args.eval_interval, **({"open_loop": True} if args.open_loop else {})}
+            settings = {"eval_interval": args.eval_interval, "update_threads": args.update_threads,
+                        **({"open_loop": True} if args.open_loop else {})}
             out = Path(args.runs) / run_name(map_name, seed, args.open_loop)
             train_vs_builtin(VsAIConfig(env=env_name(map_name), steps=args.steps, seed=seed, agent_settings=settings),
                              out, log=lambda s, tag=out.name: print(f"{tag}: {s}", flush=True))
@@ -99,12 +102,13 @@ def summarize(args) -> None:
         for open_loop, style in ((False, "-"), (True, "--")):
             curves = []
             for seed in args.seeds:
-                src = Path(args.runs) / run_name(map_name, seed, open_loop) / "metrics.csv"
-                if not src.is_file():
-                    continue
                 name = run_name(map_name, seed, open_loop)
-                shutil.copyfile(src, out / f"{name}.csv")
-                rows = read_rows(src)
+                src, kept = Path(args.runs) / name / "metrics.csv", out / f"{name}.csv"
+                if src.is_file():
+                    shutil.copyfile(src, kept)
+                elif not kept.is_file():  # neither the run nor an earlier summary's copy of it
+                    continue
+                rows = read_rows(kept)
                 curves.append(rows)
                 ax.plot([r["step"] for r in rows], [r["test_win_rate"] for r in rows], style, color="0.6", lw=0.8)
             if not curves:
@@ -157,6 +161,8 @@ def main() -> None:
     parser.add_argument("--eval-interval", type=int, default=16_000)
     parser.add_argument("--open-loop", action="store_true")
     parser.add_argument("--runs", default="runs/mappo")
+    parser.add_argument("--update-threads", type=int, choices=(1, 2), default=2,
+                        help="MAPPO's update on 1 or 2 threads (the same numbers; 1 on a shared machine)")
     parser.add_argument("--summarize", action="store_true", help="summarise existing runs instead of training")
     parser.add_argument("--out", default="docs/results/smac_learning")
     args = parser.parse_args()

@@ -16,6 +16,9 @@ game before each compiled call that observes.
 
 from __future__ import annotations
 
+import math
+
+import numba
 import numpy as np
 
 from . import build
@@ -341,47 +344,111 @@ def special_states(games: SMACv2Games, side: int) -> np.ndarray:
     zero where EPO's ``enemy_mask`` hides the enemy, as marlbenchmark/on-policy's SMACv2
     ``get_state_agent``); itself [1, 0, 0, 0, hp, shield, centre-x, centre-y, type bits, last
     action, cone direction (``conic_fov`` only)]; its one-hot id.  Dead units' rows are zero, and a
-    dead agent's vector is zero except its id."""
+    dead agent's vector is zero except its id.
+
+    Every feature is a float32 operation on the engine's float32 arrays (distances by ``hypot``),
+    one compiled loop over games and agents (``_special_state_rows``)."""
     games.fresh()
     rec, L, eng, spec = games.seats[side], games.layouts[side], games.engine, games.spec
-    E, n, m, b = games.num_envs, int(rec.n), int(rec.m), L.bits
-    ally0, enemy0 = int(rec.ally0), int(rec.enemy0)
-    px, py = rec.px, rec.py
-    hp, shield = eng.arrays("hp"), eng.arrays("shield")
-    hp_max, shield_max = eng.static.hp_max, eng.static.shield_max
-    hp_frac = hp / hp_max
-    sh_frac = np.where(shield_max > 0, shield / np.maximum(shield_max, 1e-6), 0.0)
-    alive = hp > 0
-    cx = (px - spec.map_x / 2) / spec.playable_width
-    cy = (py - spec.map_y / 2) / spec.playable_height
-    a_sl, e_sl = slice(ally0, ally0 + n), slice(enemy0, enemy0 + m)
-    cd = np.where(rec.is_medivac, eng.arrays("energy")[:, a_sl], eng.arrays("cooldown")[:, a_sl]) / rec.max_cd
-    ally_bits = np.eye(b, dtype=np.float32)[rec.ally_type] if b else np.zeros((E, n, 0), np.float32)
-    enemy_bits = np.eye(b, dtype=np.float32)[rec.enemy_type] if b else np.zeros((E, m, 0), np.float32)
-    sa = [sh_frac[:, a_sl, None]] if L.shield else []
-    se = [sh_frac[:, e_sl, None]] if L.shield else []
-    ally_rows = np.concatenate([hp_frac[:, a_sl, None], *sa, cx[:, a_sl, None], cy[:, a_sl, None], ally_bits,
-                                rec.last_action], -1)  # the columns after the relative ones
-    alive_a, alive_e = alive[:, a_sl], alive[:, e_sl]
-    r = rec.sight[:, :, None]
-    others = np.array([[j for j in range(n) if j != i] for i in range(n)], np.int64).reshape(n, n - 1)
-    ax, ay = px[:, a_sl], py[:, a_sl]
-    dx, dy = ax[:, others] - ax[:, :, None], ay[:, others] - ay[:, :, None]
-    d = np.hypot(dx, dy)
-    allies = np.concatenate([(d < r)[..., None], (d / r)[..., None], (dx / r)[..., None], (dy / r)[..., None],
-                             cd[:, others][..., None], ally_rows[:, others]], -1) * alive_a[:, others][..., None]
-    dx, dy = px[:, None, e_sl] - ax[:, :, None], py[:, None, e_sl] - ay[:, :, None]
-    d = np.hypot(dx, dy)
-    show = (~rec.hidden)[..., None]
+    E, n = games.num_envs, int(rec.n)
+    out = np.empty((E, n, L.special_state_size), np.float32)
+    centre = np.array([spec.map_x / 2, spec.map_y / 2, spec.playable_width, spec.playable_height], np.float32)
+    sizes = np.array([int(rec.ally0), n, int(rec.enemy0), int(rec.m), L.bits, L.shield, L.n_actions_no_attack,
+                      int(L.flags.conic_fov)], np.int64)
+    _special_state_rows(out, sizes, centre, rec.px, rec.py, eng.arrays("hp"), eng.arrays("shield"),
+                        eng.arrays("energy"), eng.arrays("cooldown"), eng.static.hp_max, eng.static.shield_max,
+                        rec.is_medivac, rec.max_cd, rec.ally_type, rec.enemy_type, rec.last_action, rec.sight,
+                        rec.hidden, rec.avail, rec.fov)
+    return out
 
-    def per_enemy(x):  # (E, m, k) -> (E, n, m, k)
-        return np.broadcast_to(x[:, None], (E, n, *x.shape[1:]))
 
-    no = L.n_actions_no_attack
-    enemies = np.concatenate([rec.avail[:, :, no:no + m, None], (d / r)[..., None], (dx / r)[..., None],
-                              (dy / r)[..., None], (d < r)[..., None], per_enemy(hp_frac[:, e_sl, None]) * show,
-                              *(per_enemy(x) * show for x in se), per_enemy(enemy_bits) * show,
-                              per_enemy(cx[:, e_sl, None]), per_enemy(cy[:, e_sl, None])], -1) * alive_e[:, None, :, None]
-    own = [np.ones((E, n, 1)), np.zeros((E, n, 3)), ally_rows] + ([rec.fov] if L.flags.conic_fov else [])
-    body = np.concatenate([allies.reshape(E, n, -1), enemies.reshape(E, n, -1), *own], -1) * alive_a[..., None]
-    return np.concatenate([body, np.broadcast_to(np.eye(n), (E, n, n))], -1).astype(np.float32)
+@numba.njit(cache=True)
+def _special_state_rows(out, sizes, centre, px, py, hp, shield, energy, cooldown, hp_max, shield_max, is_medivac,
+                        max_cd, ally_type, enemy_type, last_action, sight, hidden, avail, fov):
+    """Fill ``out`` (E, n, special_state_size) with ``special_states``' vectors.  ``sizes``: [first
+    ally, n, first enemy, m, type bits, shield columns (0/1), actions before the attacks, conic fov
+    (0/1)]; ``centre``: float32 [map_x / 2, map_y / 2, playable width, playable height].  A masked
+    feature is the feature times 0 (as the vectorised definition multiplies by the alive masks)."""
+    ally0, n, enemy0, m, b, sh, no, conic = sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5], sizes[6], sizes[7]
+    A = last_action.shape[2]
+    zero, one = np.float32(0.0), np.float32(1.0)
+    for e in range(out.shape[0]):
+        for i in range(n):
+            row = out[e, i]
+            ui = ally0 + i
+            alive_i = one if hp[e, ui] > 0 else zero
+            r = sight[e, i]
+            k = 0
+            for j in range(n):  # the other allies, in order
+                if j == i:
+                    continue
+                uj = ally0 + j
+                live = (one if hp[e, uj] > 0 else zero) * alive_i
+                dx, dy = px[e, uj] - px[e, ui], py[e, uj] - py[e, ui]
+                d = np.float32(math.hypot(dx, dy))
+                cd = (energy[e, uj] if is_medivac[e, j] else cooldown[e, uj]) / max_cd[e, j]
+                k = _put(row, k, (one if d < r else zero) * live)
+                k = _put(row, k, d / r * live)
+                k = _put(row, k, dx / r * live)
+                k = _put(row, k, dy / r * live)
+                k = _put(row, k, cd * live)
+                k = _unit_columns(row, k, e, uj, j, live, sh, b, hp, shield, hp_max, shield_max, px, py, centre,
+                                  ally_type, one, zero)
+                for a in range(A):
+                    k = _put(row, k, last_action[e, j, a] * live)
+            for t in range(m):  # the enemies
+                ut = enemy0 + t
+                live = (one if hp[e, ut] > 0 else zero) * alive_i
+                show = zero if hidden[e, i, t] else one
+                dx, dy = px[e, ut] - px[e, ui], py[e, ut] - py[e, ui]
+                d = np.float32(math.hypot(dx, dy))
+                k = _put(row, k, (one if avail[e, i, no + t] else zero) * live)
+                k = _put(row, k, d / r * live)
+                k = _put(row, k, dx / r * live)
+                k = _put(row, k, dy / r * live)
+                k = _put(row, k, (one if d < r else zero) * live)
+                k = _put(row, k, hp[e, ut] / hp_max[e, ut] * show * live)
+                if sh:
+                    k = _put(row, k, _shield_frac(shield, shield_max, e, ut) * show * live)
+                for c in range(b):
+                    k = _put(row, k, (one if enemy_type[e, t] == c else zero) * show * live)
+                k = _put(row, k, (px[e, ut] - centre[0]) / centre[2] * live)
+                k = _put(row, k, (py[e, ut] - centre[1]) / centre[3] * live)
+            k = _put(row, k, alive_i)  # itself
+            for _ in range(3):
+                k = _put(row, k, zero)
+            k = _unit_columns(row, k, e, ui, i, alive_i, sh, b, hp, shield, hp_max, shield_max, px, py, centre,
+                              ally_type, one, zero)
+            for a in range(A):
+                k = _put(row, k, last_action[e, i, a] * alive_i)
+            if conic:
+                k = _put(row, k, fov[e, i, 0] * alive_i)
+                k = _put(row, k, fov[e, i, 1] * alive_i)
+            for j in range(n):  # its id
+                k = _put(row, k, one if j == i else zero)
+
+
+@numba.njit(cache=True, inline="always")
+def _put(row, k, value):
+    row[k] = value
+    return k + 1
+
+
+@numba.njit(cache=True, inline="always")
+def _shield_frac(shield, shield_max, e, u):
+    """shield / max shield, 0 without shields (the max clamped at 1e-6 as the vectorised form does)."""
+    smax = shield_max[e, u]
+    return shield[e, u] / max(smax, np.float32(1e-6)) if smax > 0 else np.float32(0.0)
+
+
+@numba.njit(cache=True, inline="always")
+def _unit_columns(row, k, e, u, j, live, sh, b, hp, shield, hp_max, shield_max, px, py, centre, types, one, zero):
+    """An ally's [hp, (shield), centre-x, centre-y, type bits] times ``live``."""
+    k = _put(row, k, hp[e, u] / hp_max[e, u] * live)
+    if sh:
+        k = _put(row, k, _shield_frac(shield, shield_max, e, u) * live)
+    k = _put(row, k, (px[e, u] - centre[0]) / centre[2] * live)
+    k = _put(row, k, (py[e, u] - centre[1]) / centre[3] * live)
+    for c in range(b):
+        k = _put(row, k, (one if types[e, j] == c else zero) * live)
+    return k

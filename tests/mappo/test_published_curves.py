@@ -55,3 +55,20 @@ def test_summary_of_a_smacv2_run_draws_the_published_band(study, tmp_path, capsy
     assert f"{med[0]:.2f} [{lo[0]:.2f}, {hi[0]:.2f}] of 5" in line and "0.50 at 2000k" in line
     assert (tmp_path / "out" / "curves.png").is_file()
     assert (tmp_path / "out" / "smacv2-protoss_5_vs_5-s0.csv").is_file()
+
+
+def test_summary_reads_a_gone_run_from_its_kept_csv(study, tmp_path, capsys):
+    """Seed 0's run directory is gone but its CSV is in OUT from an earlier summary; seed 1 runs: the
+    table's mean is over both seeds at the steps both reached."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / study.run_name("smacv2:zerg_5_vs_5", 0, False)).with_suffix(".csv").write_text(
+        "step,test_win_rate,test_return\n0,0.0,1.0\n80000,0.5,5.0\n160000,0.75,6.0\n")
+    run = tmp_path / "runs" / study.run_name("smacv2:zerg_5_vs_5", 1, False)
+    run.mkdir(parents=True)
+    (run / "metrics.csv").write_text("step,test_win_rate,test_return\n0,0.0,1.0\n80000,0.25,4.0\n")
+    args = argparse.Namespace(maps=["smacv2:zerg_5_vs_5"], seeds=[0, 1], runs=str(tmp_path / "runs"), out=str(out))
+    study.summarize(args)
+    line = [row for row in capsys.readouterr().out.splitlines() if row.startswith("| smacv2:zerg_5_vs_5")][0]
+    assert "| 2 | 0.75 (160k), 0.25 (80k) | 0.38 at 80k |" in line
+    assert (out / "smacv2-zerg_5_vs_5-s1.csv").is_file()
