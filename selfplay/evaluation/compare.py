@@ -25,10 +25,18 @@ import numpy as np
 from selfplay.core.menagerie import Menagerie
 from selfplay.core.schemes import make_scheme
 from selfplay.evaluation.panel import COMPARE_PANEL_GAMES
-from selfplay.evaluation.runs import SCRIPTED_GAMES, load_checkpoint_policies, open_committed, pool_map, run_mode, slug  # noqa: F401 (re-exported)
+from selfplay.evaluation.runs import (  # noqa: F401 (re-exported)
+    SCRIPTED_GAMES,
+    load_checkpoint_policies,
+    map_in_order,
+    open_committed,
+    pool_map,
+    run_mode,
+    slowest_first,
+    slug,
+)
 from selfplay.training.loop import TrainConfig, train
 from selfplay.training.registry import (
-    RECURRENT_AGENTS,
     agent_kit,
     check_env_name,
     env_for_agent,
@@ -152,22 +160,6 @@ class RunSpec:
     @property
     def label(self) -> str:
         return f"{self.scheme} ({self.agent}, seed {self.seed})"
-
-
-def slowest_first(agents: list[str]) -> list[int]:
-    """The order in which to start the runs of these agents: recurrent agents' runs first, each group in its
-    given order. With more runs than processes, the last runs to start decide when training ends; starting
-    the slowest first leaves the short ones to fill the processes at the end (longest processing time first)."""
-    return sorted(range(len(agents)), key=lambda i: agents[i] not in RECURRENT_AGENTS)
-
-
-def map_in_order(run_map, function, tasks: list, order: list[int], jobs: int) -> list:
-    """``run_map(function, tasks, jobs)`` with the tasks started in ``order`` (a permutation of their
-    indices); the results come back in the tasks' own order."""
-    results = [None] * len(tasks)
-    for i, result in zip(order, run_map(function, [tasks[i] for i in order], jobs), strict=True):
-        results[i] = result
-    return results
 
 
 def _train_one(args: tuple[TrainConfig, str]) -> dict:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from selfplay.training.registry import agent_kit, is_two_sided
+from selfplay.training.registry import RECURRENT_AGENTS, agent_kit, is_two_sided
 from selfplay.training.rundir import RunDirError, open_committed
 from selfplay.training.trainer import MODES
 
@@ -55,6 +55,22 @@ def _die_with_parent() -> None:
         return
     if os.getppid() == 1:  # the parent died before the call above took effect
         os._exit(1)
+
+
+def slowest_first(agents: list[str]) -> list[int]:
+    """The order in which to start the runs of these agents: recurrent agents' runs first, each group in its
+    given order. With more runs than processes, the last runs to start decide when training ends; starting
+    the slowest first leaves the short ones to fill the processes at the end (longest processing time first)."""
+    return sorted(range(len(agents)), key=lambda i: agents[i] not in RECURRENT_AGENTS)
+
+
+def map_in_order(run_map, function, tasks: list, order: list[int], jobs: int) -> list:
+    """``run_map(function, tasks, jobs)`` with the tasks started in ``order`` (a permutation of their
+    indices); the results come back in the tasks' own order."""
+    results = [None] * len(tasks)
+    for i, result in zip(order, run_map(function, [tasks[i] for i in order], jobs), strict=True):
+        results[i] = result
+    return results
 
 
 def pool_map(function, tasks: list, jobs: int, progress: str | None = None) -> list:

@@ -190,10 +190,9 @@ def rpp_values(config, runs, agent: str, jobs: int = 1, cross_seed: bool = True,
 def rpp_values_of_agents(config, runs, agents: list[str], jobs: int = 1, cross_seed: bool = True,
                          run_map=None) -> dict[str, pd.DataFrame]:
     """``rpp_values`` of each agent, every agent's groups played in one ``run_map`` — the recurrent agents'
-    first (``compare.slowest_first``: their games are the slowest, and the short ones left to the end fill
+    first (``runs.slowest_first``: their games are the slowest, and the short ones left to the end fill
     the processes; one map per agent would wait at its end for its last, longest group)."""
-    from selfplay.evaluation.compare import map_in_order, slowest_first
-    from selfplay.evaluation.runs import pool_map, rpp_pairs
+    from selfplay.evaluation.runs import map_in_order, pool_map, rpp_pairs, slowest_first
 
     plans = []  # (agent, tasks, groups)
     for agent in agents:
