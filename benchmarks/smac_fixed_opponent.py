@@ -30,6 +30,7 @@ def main(argv=None) -> int:
     p.add_argument("--updates", type=int, default=30)
     p.add_argument("--seat", type=int, default=None, choices=(0, 1))
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--epochs", type=int, default=5, help="PPO epochs per update (the pilots' 5; MAPPO's SMAC value 15)")
     args = p.parse_args(argv)
     if args.updates < 1:
         raise ValueError(f"updates must be a positive integer, got {args.updates}")
@@ -43,7 +44,7 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(1)
     env = make_env(args.env, 128, seed=args.seed + 5)
-    learner = MAPPOSelfPlayLearner.for_battle(env, 0, MAPPOConfig(epochs=5, entropy_coef=0.001, rollout_length=20),
+    learner = MAPPOSelfPlayLearner.for_battle(env, 0, MAPPOConfig(epochs=args.epochs, entropy_coef=0.001, rollout_length=20),
                                               seed=args.seed + 3)
     if args.opponent == "builtin":
         from selfplay.envs.smac.panel import panel_member

@@ -187,3 +187,43 @@ def test_stacked_policies_act_as_each_policy_alone():
         obs, _, start, _ = battle.step([action])
     with pytest.raises(ValueError, match="policy_index must lie in"):
         stack.act(obs[0], None, torch.full((6,), 3), battle.action_masks()[0])
+
+
+def test_the_self_play_game_loop_gives_mappo_what_the_vs_ai_loop_gives_it():
+    """The trainer's loop (``GameRunner`` + ``MAPPOSelfPlayLearner``, the built-in AI bound to seat 1) and
+    ``vs_builtin``'s loop (``side_inputs`` + ``MAPPOLearner``) on the same two-player battle, from the same
+    weights: every stored input of two rollouts, the bootstrap step and the updated weights are equal
+    (docs/results/smac_8m.md, "The self-play path, step by step")."""
+    import numpy as np
+    from selfplay.agents.mappo import MAPPOLearner
+    from selfplay.envs.smac.panel import panel_member
+
+    from selfplay.training.games import GameRunner
+    from selfplay.training.vs_builtin import side_inputs
+
+    config = mappo_config(**SMALL)
+    battle_p, battle_q = SMACBattle("3m", num_envs=3, seed=5), SMACBattle("3m", num_envs=3, seed=5)
+    ai = panel_member("builtin", battle_p, 1)
+    panel_member("builtin", battle_q, 1)
+    p = MAPPOSelfPlayLearner.for_battle(battle_p, 0, config, seed=3)
+    q = MAPPOLearner(p.spec.obs_size, p.spec.state_size, p.spec.n_agents, p.spec.n_actions, config, seed=3)
+    runner = GameRunner(battle_p, p, lambda k: [(0, ai)] * k, np.random.default_rng(0), seat=0)
+    runner.start()
+    obs, start = battle_q.reset(), torch.ones(3, dtype=torch.bool)
+    dones = 0
+    for _ in range(2):
+        while not p.ready():
+            runner.step()
+        while not q.ready():
+            o, s, m = side_inputs(battle_q, config, obs)
+            a = q.act(o, s, m, start)
+            obs, rewards, start, _ = battle_q.step([a, torch.zeros_like(a)])
+            q.record(rewards[0], start)
+        _, s, m = side_inputs(battle_q, config, obs)
+        assert all(torch.equal(x, y) for x, y in zip(p._bootstrap, (s, m, start)))
+        for name, value in q.buffer.items():
+            assert torch.equal(p.inner.buffer[name], value), name
+        dones += int(q.buffer["dones"].sum())
+        p.update(), q.update(s, m, start)
+        assert all(torch.equal(x, y) for x, y in zip(p.inner.network.parameters(), q.network.parameters()))
+    assert dones > 0  # the rollouts crossed game ends (resets, bootstrap cut)
