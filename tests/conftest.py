@@ -46,3 +46,21 @@ def figures_not_rendered():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Figure, "savefig", lambda self, *args, **kwargs: None)
         yield
+
+
+@pytest.fixture(scope="session")
+def load_benchmark():
+    """``load_benchmark("smac_calibration")``: the module ``benchmarks/NAME.py`` (benchmarks are scripts,
+    not a package; each test module that checks one loads it through here)."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "benchmarks"
+
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, root / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

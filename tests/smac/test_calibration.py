@@ -1,22 +1,15 @@
 """``benchmarks/smac_calibration.py``: the paper's table it compares with, its binomial interval and
 its two policies' records."""
 
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
 from selfplay.envs.smac import MAP_NAMES
 
-PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "smac_calibration.py"
-
 
 @pytest.fixture(scope="module")
-def calib():
-    spec = importlib.util.spec_from_file_location("smac_calibration", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def calib(load_benchmark):
+    return load_benchmark("smac_calibration")
 
 
 def test_paper_table_has_the_14_maps_of_table_2(calib):

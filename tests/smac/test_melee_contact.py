@@ -1,21 +1,14 @@
 """``benchmarks/smac_melee_contact.py``: which enemies count as in melee reach, and the trace's rows."""
 
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
 from selfplay.envs.smac import SMACBattle
 
-PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "smac_melee_contact.py"
-
 
 @pytest.fixture(scope="module")
-def contact():
-    spec = importlib.util.spec_from_file_location("smac_melee_contact", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def contact(load_benchmark):
+    return load_benchmark("smac_melee_contact")
 
 
 def test_in_reach_hand_made(contact):
