@@ -37,8 +37,9 @@ def first_difference(a, b, what: str) -> str | None:
 
 
 def play(map_name: str, num_envs: int, steps: int, two_player: bool, perturb: bool = False, **flags) -> str:
-    """Play both builds side by side; ``IDENTICAL games damage shield heal`` (finished games, steps
-    with hp lost, shield lost, Medivac energy spent) or the first difference."""
+    """Play both builds side by side; ``IDENTICAL games damage shield heal banelings`` (finished games,
+    steps with hp lost, shield lost, Medivac energy spent; banelings gone, i.e. exploded or killed) or
+    the first difference."""
     cpu = SMACBattle(map_name, num_envs, two_player=two_player, seed=3, **flags)
     gpu = SMACBattle(map_name, num_envs, two_player=two_player, seed=3, **flags)
     gpu.engine.use_build(GpuBuild())
@@ -46,7 +47,8 @@ def play(map_name: str, num_envs: int, steps: int, two_player: bool, perturb: bo
         gpu.engine.static.speed[:, 0] *= np.float32(1.001)
     gen = torch.Generator().manual_seed(4)
     found = first_difference([o.numpy() for o in cpu.reset()], [o.numpy() for o in gpu.reset()], "reset obs")
-    games = damage = shield = heal = 0
+    games = damage = shield = heal = banelings = 0
+    is_baneling = np.array([n == "baneling" for n in cpu.engine.unit_names])
     for step in range(steps):
         if found:
             return found
@@ -67,8 +69,9 @@ def play(map_name: str, num_envs: int, steps: int, two_player: bool, perturb: bo
         damage += bool(((cpu.engine.arrays("hp") < before["hp"]) & playing).any())
         shield += bool(((cpu.engine.arrays("shield") < before["shield"]) & playing).any())
         heal += bool(((cpu.engine.arrays("energy") < before["energy"]) & playing).any())
+        banelings += int(((before["hp"] > 0) & (cpu.engine.arrays("hp") <= 0) & playing & is_baneling).sum())
         games += int(dc.sum())
-    return found or f"IDENTICAL {games} {damage} {shield} {heal}"
+    return found or f"IDENTICAL {games} {damage} {shield} {heal} {banelings}"
 
 
 def main(cases: list[list]) -> None:
