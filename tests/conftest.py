@@ -64,3 +64,11 @@ def load_benchmark():
         return module
 
     return load
+
+
+def pytest_collection_modifyitems(config, items):
+    """The modules that hold a test marked ``slow`` run first (in their collected order, the rest after
+    them unchanged): ``make test`` spreads whole modules over the cores (pytest-xdist, ``--dist
+    loadfile``), and a long module started last would leave the other cores idle while it finishes."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)

@@ -12,6 +12,7 @@ from selfplay.cli import main
 from selfplay.evaluation.compare import load_checkpoint_policies, slug
 
 
+@pytest.mark.slow  # about 35 s at a load of 2 on 2 cores
 def test_compare_and_train_drive_the_alphastar_agent(tmp_path, sl_checkpoint):
     sl = sl_checkpoint
     out = tmp_path / "cmp"

@@ -4,6 +4,7 @@ menagerie against the SL policy and the scripted AI."""
 
 
 import numpy as np
+import pytest
 import torch
 
 from selfplay.evaluation import league as league_report
@@ -11,6 +12,7 @@ from selfplay.evaluation.league import VS_SCRIPTED, VS_START, evaluate_league, e
 from selfplay.training.league_loop import LeagueTrainConfig, LeagueTrainer
 
 
+@pytest.mark.slow  # about 65 s at a load of 2 on 2 cores
 def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path, monkeypatch, sl_checkpoint):
     sl = sl_checkpoint
     cfg = LeagueTrainConfig(env="smac:3m", agent="alphastar", steps=480, min_steps=100, max_steps=200, num_envs=4,

@@ -67,6 +67,7 @@ def scripts():
         script.close()
 
 
+@pytest.mark.slow  # waits for the simulator's games and the kernels' compile: about a minute idle
 def test_simulated_gpu_build_plays_the_cpu_builds_games(scripts):
     lines = dict(line.split(" ", 1) for line in scripts["games"].lines())
     results = {}
