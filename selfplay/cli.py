@@ -369,6 +369,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if given_vs_ai:
         raise ValueError(f"options {', '.join(given_vs_ai)} apply to --opponent builtin-ai only")
     options = {**(TRAIN_QUICK if args.quick else {}), **given(args, TRAIN_FIELDS)}
+    if "checkpoints" not in given(args, TRAIN_FIELDS):
+        options.update(_resumed_checkpoints(args.out, options.get("episodes", TrainConfig.episodes)))
     _with_defaults(args, TrainConfig, TRAIN_FIELDS)
     settings = _ppo_overrides(args)
     if mappo:
@@ -391,9 +393,29 @@ def cmd_train(args: argparse.Namespace) -> int:
               f"menagerie {info['menagerie_size']} -> {args.out}")
         return 0
     result = train(config, args.out)
+    if result.extended_from is not None:
+        print(f"extended the run from {result.extended_from} to {config.episodes} episodes "
+              f"({config.checkpoints} checkpoints); config.yaml records the new budget")
     print(f"trained {result.episodes} episodes ({result.updates} updates) in {result.seconds:.1f}s; "
           f"menagerie {result.menagerie_size}, checkpoints {result.checkpoints} -> {result.run_dir}")
     return 0
+
+
+def _resumed_checkpoints(out: str, episodes: int) -> dict:
+    """``--checkpoints`` left out when ``out`` holds a self-play run: the run's own checkpoint spacing
+    at ``episodes`` (``{"checkpoints": episodes * c / e}`` for a run of ``e`` episodes and ``c``
+    checkpoints, when that is whole), so that resuming, or extending the budget, keeps the run's spacing
+    (``training.trainer.budget_extension``); ``{}`` otherwise (the default applies)."""
+    import yaml
+
+    path = Path(out) / "config.yaml"
+    if not path.is_file():
+        return {}
+    saved = yaml.safe_load(path.read_text()) or {}
+    e, c = saved.get("episodes"), saved.get("checkpoints")
+    if not (isinstance(e, int) and isinstance(c, int) and e > 0 and isinstance(episodes, int)) or (episodes * c) % e:
+        return {}
+    return {"checkpoints": episodes * c // e}
 
 
 # `train --opponent builtin-ai`: options of the run (VsAIConfig) and of the MAPPO learner (MAPPOConfig)
