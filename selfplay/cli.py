@@ -265,7 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="a smoke-test evaluation: fewer matches per pair")
     p.add_argument("--panel", action="store_true", help="SMAC: also the last checkpoint and the maxent-Nash mixture "
                    "against every panel opponent (evaluation/panel.csv; docs: guides/smac-panel.md)")
-    p.add_argument("--panel-games", type=int, default=40, help="--panel: games per opponent and seed (half per seat)")
+    p.add_argument("--panel-games", type=int, default=40, help="--panel: games per opponent and seed (against builtin all in SMAC's single-player game, the agent in "
+                   "seat 0; against a script half per seat)")
     p.add_argument("--panel-seeds", type=int, default=3, help="--panel: evaluation seeds (the interval is over them)")
     _add_ray_options(p, "the evaluation as a Ray task")
 
@@ -316,10 +317,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output directory (sl_checkpoint.pt, sl_metrics.json)")
 
     p = _subparser(sub, "replay", "play one SMAC game between two players and write it as an animated GIF")
-    p.add_argument("--env", required=True, help="smac:MAP (the map; two-player, as in training)")
-    p.add_argument("--a", required=True, metavar="PLAYER", help="seat 0: panel:NAME (builtin, heuristic, kiting, "
-                   "focus_weakest, regroup), a run directory (its last checkpoint) or RUN@ID")
-    p.add_argument("--b", required=True, metavar="PLAYER", help="seat 1: as --a")
+    p.add_argument("--env", required=True, help="smac:MAP (the map; two-player, as in training; with --b panel:builtin "
+                   "SMAC's single-player game, as the panel evaluation)")
+    p.add_argument("--a", required=True, metavar="PLAYER", help="seat 0: panel:NAME (heuristic, kiting, "
+                   "focus_weakest, regroup; builtin only as --b), a run directory (its last checkpoint) or RUN@ID")
+    p.add_argument("--b", required=True, metavar="PLAYER", help="seat 1: as --a, or panel:builtin (the map's built-in AI)")
     p.add_argument("--out", required=True, help="the GIF to write (.gif)")
     p.add_argument("--seed", type=int, default=0, help="seed of the game")
     p.add_argument("--fps", type=float, default=8.0, help="frames (environment steps) per second of GIF")
