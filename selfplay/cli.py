@@ -265,7 +265,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="a smoke-test evaluation: fewer matches per pair")
     p.add_argument("--panel", action="store_true", help="SMAC: also the last checkpoint and the maxent-Nash mixture "
                    "against every panel opponent (evaluation/panel.csv; docs: guides/smac-panel.md)")
-    p.add_argument("--panel-games", type=int, default=40, help="--panel: games per opponent and seed (half per seat)")
+    p.add_argument("--panel-games", type=int, default=40, help="--panel: games per opponent and seed (against builtin all in SMAC's single-player game, the agent in "
+                   "seat 0; against a script half per seat)")
     p.add_argument("--panel-seeds", type=int, default=3, help="--panel: evaluation seeds (the interval is over them)")
     _add_ray_options(p, "the evaluation as a Ray task")
 
@@ -316,10 +317,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output directory (sl_checkpoint.pt, sl_metrics.json)")
 
     p = _subparser(sub, "replay", "play one SMAC game between two players and write it as an animated GIF")
-    p.add_argument("--env", required=True, help="smac:MAP (the map; two-player, as in training)")
-    p.add_argument("--a", required=True, metavar="PLAYER", help="seat 0: panel:NAME (builtin, heuristic, kiting, "
-                   "focus_weakest, regroup), a run directory (its last checkpoint) or RUN@ID")
-    p.add_argument("--b", required=True, metavar="PLAYER", help="seat 1: as --a")
+    p.add_argument("--env", required=True, help="smac:MAP (the map; two-player, as in training; with --b panel:builtin "
+                   "SMAC's single-player game, as the panel evaluation)")
+    p.add_argument("--a", required=True, metavar="PLAYER", help="seat 0: panel:NAME (heuristic, kiting, "
+                   "focus_weakest, regroup; builtin only as --b), a run directory (its last checkpoint) or RUN@ID")
+    p.add_argument("--b", required=True, metavar="PLAYER", help="seat 1: as --a, or panel:builtin (the map's built-in AI)")
     p.add_argument("--out", required=True, help="the GIF to write (.gif)")
     p.add_argument("--seed", type=int, default=0, help="seed of the game")
     p.add_argument("--fps", type=float, default=8.0, help="frames (environment steps) per second of GIF")
@@ -369,6 +371,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if given_vs_ai:
         raise ValueError(f"options {', '.join(given_vs_ai)} apply to --opponent builtin-ai only")
     options = {**(TRAIN_QUICK if args.quick else {}), **given(args, TRAIN_FIELDS)}
+    if "checkpoints" not in given(args, TRAIN_FIELDS):
+        options.update(_resumed_checkpoints(args.out, options.get("episodes", TrainConfig.episodes)))
     _with_defaults(args, TrainConfig, TRAIN_FIELDS)
     settings = _ppo_overrides(args)
     if mappo:
@@ -391,9 +395,29 @@ def cmd_train(args: argparse.Namespace) -> int:
               f"menagerie {info['menagerie_size']} -> {args.out}")
         return 0
     result = train(config, args.out)
+    if result.extended_from is not None:
+        print(f"extended the run from {result.extended_from} to {config.episodes} episodes "
+              f"({config.checkpoints} checkpoints); config.yaml records the new budget")
     print(f"trained {result.episodes} episodes ({result.updates} updates) in {result.seconds:.1f}s; "
           f"menagerie {result.menagerie_size}, checkpoints {result.checkpoints} -> {result.run_dir}")
     return 0
+
+
+def _resumed_checkpoints(out: str, episodes: int) -> dict:
+    """``--checkpoints`` left out when ``out`` holds a self-play run: the run's own checkpoint spacing
+    at ``episodes`` (``{"checkpoints": episodes * c / e}`` for a run of ``e`` episodes and ``c``
+    checkpoints, when that is whole), so that resuming, or extending the budget, keeps the run's spacing
+    (``training.trainer.budget_extension``); ``{}`` otherwise (the default applies)."""
+    import yaml
+
+    path = Path(out) / "config.yaml"
+    if not path.is_file():
+        return {}
+    saved = yaml.safe_load(path.read_text()) or {}
+    e, c = saved.get("episodes"), saved.get("checkpoints")
+    if not (isinstance(e, int) and isinstance(c, int) and e > 0 and isinstance(episodes, int)) or (episodes * c) % e:
+        return {}
+    return {"checkpoints": episodes * c // e}
 
 
 # `train --opponent builtin-ai`: options of the run (VsAIConfig) and of the MAPPO learner (MAPPOConfig)

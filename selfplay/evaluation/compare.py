@@ -191,7 +191,7 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
     check_int(panel_games, "panel_games", 0)
     check_int(panel_seeds, "panel_seeds", 1)
     if panel_games % 2:
-        raise ValueError(f"panel_games must be even (half with the agent in each seat), got {panel_games}")
+        raise ValueError(f"panel_games must be even (against a scripted member half with the agent in each seat), got {panel_games}")
     run = RunDir(run_dir)
     if run_mode(run.read_config()) == "league":
         raise ValueError(f"run_dir {str(run_dir)!r} is a league run: `selfplay league` evaluated it into its report.md")

@@ -2,14 +2,19 @@
 to the winrate matrix, which only compares a population with itself.
 
 How a number is made: for each panel member and each evaluation seed, ``games`` games on the run's
-map (``make_env``: two-player, mirrored seat 1 on a symmetric map, as in training), half with the
-agent in seat 0 and half in seat 1 (the member in the other seat); the agent plays greedily (each
-unit's most probable action, as SMAC's test games: ``matches.evaluation_act``) unless ``greedy=False``;
-each game counts 1 if the agent wins and 0 otherwise: a loss, a timeout and a mutual destruction are
-all non-wins. A seed's win rate
-is the mean over its games; the reported interval is the Student-t 95 % interval of the mean over
-seeds (``None`` with one seed). The maxent-Nash mixture of a population draws one checkpoint per
-game with the Nash probabilities (the draw seeded from the evaluation seed).
+map. Against ``builtin`` (the map's built-in AI) every game is SMAC's own single-player game, as
+SMAC's ``test_won_rate`` is made and as ``selfplay train --opponent builtin-ai`` evaluates: the agent is
+player 1 (seat 0) of the single-player battle (``make_env(..., scripted_enemy=True)``), both sides at
+the map's own spawns, the AI's side driven by the engine (``builtin_battle``). Against the scripted
+members (``SCRIPTED_MEMBERS``) the battle is the two-player one the run trained on (``make_env``:
+seat 1 mirrored on a symmetric map, its spawns the mirror image of seat 0's), half of the games with
+the agent in seat 0 and half in seat 1 (the member in the other seat), the fair symmetric setting.
+The agent plays greedily (each unit's most probable action, as SMAC's test games:
+``matches.evaluation_act``) unless ``greedy=False``; each game counts 1 if the agent wins and 0
+otherwise: a loss, a timeout and a mutual destruction are all non-wins. A seed's win rate is the mean
+over its games; the reported interval is the Student-t 95 % interval of the mean over seeds (``None``
+with one seed). The maxent-Nash mixture of a population draws one checkpoint per game with the Nash
+probabilities (the draw seeded from the evaluation seed).
 """
 
 from __future__ import annotations
@@ -26,9 +31,11 @@ from selfplay.utils.seeding import derive_seed
 
 # the members of envs.smac.panel.PANEL, in its order (kept here so that reading a report needs no simulator)
 PANEL_NAMES = ("builtin", "heuristic", "kiting", "focus_weakest", "regroup")
+BUILTIN = "builtin"  # played in SMAC's single-player game, the agent in seat 0 (module docstring)
+SCRIPTED_MEMBERS = PANEL_NAMES[1:]  # played in the mirrored two-player battle, half the games per seat
 PANEL_STREAM = "panel-games"  # seeds of the games against the panel [member, seat]
 MIXTURE_STREAM = "panel-mixture"  # the Nash mixture's draw of a checkpoint per game [member, seat]
-COMPARE_PANEL_GAMES = 20  # games per panel member of each SMAC run's final agent and Nash mixture in a comparison (10 per seat)
+COMPARE_PANEL_GAMES = 20  # games per panel member of each SMAC run's final agent and Nash mixture in a comparison
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
@@ -70,29 +77,69 @@ class PanelEvaluation:
     def how(self) -> str:
         play = ("greedily (each unit's most probable action, as SMAC's test games)" if self.greedy
                 else "with sampled actions (as in training)")
-        return (f"{self.games} games per member and seed ({self.games // 2} with the agent in each seat), "
+        settings = []
+        if BUILTIN in self.members:
+            settings.append(f"against builtin (the map's built-in AI) all {self.games} with the agent as player 1 "
+                            "(seat 0) of SMAC's single-player game: the map's own spawns, the AI's side driven by "
+                            "the engine, as SMAC's test games")
+        scripted = [m for m in self.members if m != BUILTIN]
+        if scripted:
+            settings.append(f"against {', '.join(scripted)} {self.games // 2} with the agent in each seat of the "
+                            "two-player battle the run trained on (seat 1 mirrored on a symmetric map)")
+        return (f"{self.games} games per member and seed ({'; '.join(settings)}), "
                 f"{len(self.seeds)} evaluation seed(s); the agent plays {play}; a win counts 1, a loss, timeout or mutual destruction 0; "
                 "interval: Student-t 95 % over seeds")
+
+
+def member_seats(member: str, games: int) -> list[tuple[int, int]]:
+    """(agent's seat, games) per batch of ``games`` games against ``member`` (module docstring):
+    ``builtin`` all in seat 0 (SMAC's single-player game), a scripted member half in each seat."""
+    return [(0, games)] if member == BUILTIN else [(0, games // 2), (1, games // 2)]
+
+
+def builtin_battle(env_name: str, num_envs: int, seed: int | None, device: str = "cpu") -> Any:
+    """SMAC's single-player battle of ``env_name``: the agent's side is seat 0 (player 1), the map's
+    built-in AI drives player 2, both sides spawn at the map's own positions (no mirroring); the
+    battle ``selfplay train --opponent builtin-ai`` trains and evaluates on."""
+    from selfplay.training.registry import make_env
+
+    return make_env(env_name, num_envs, seed=seed, device=device, scripted_enemy=True)
+
+
+def member_battle(env_name: str, member: str, num_envs: int, seed: int | None, device: str = "cpu") -> Any:
+    """The battle the games against ``member`` are played in (module docstring): ``builtin_battle`` for
+    ``builtin``, else the two-player battle of ``make_env`` (seat 1 mirrored on a symmetric map)."""
+    from selfplay.training.registry import make_env
+
+    if member == BUILTIN:
+        return builtin_battle(env_name, num_envs, seed, device)
+    return make_env(env_name, num_envs, seed=seed, device=device)
 
 
 def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, member: str, seat: int,
                    seed: int, device: str = "cpu", greedy: bool = True) -> np.ndarray:
     """Per game (``len(who)`` games), 1.0 if ``policies[who[g]]`` in ``seat`` beat panel member
     ``member`` (the other seat) in the game's first episode, else 0.0; ``greedy``: the policies play
-    their most probable actions (``matches.evaluation_act``)."""
+    their most probable actions (``matches.evaluation_act``). The battle: ``member_battle`` (against
+    ``builtin`` SMAC's single-player game, the agent in seat 0 only)."""
     import torch
 
     from selfplay.envs.smac.panel import panel_member
     from selfplay.training.batching import assign_state, group_by_policy, index_state
     from selfplay.training.matches import evaluation_act
-    from selfplay.training.registry import make_env
 
+    if seat not in (0, 1):
+        raise ValueError(f"seat must be 0 or 1, got {seat!r}")
+    if member == BUILTIN and seat != 0:
+        raise ValueError("seat must be 0 against 'builtin': the built-in AI is player 2 of SMAC's single-player "
+                         f"game, the agent player 1 (seat 0); got seat {seat!r}")
     n = len(who)
-    env = make_env(env_name, n, seed=seed, device=device)
+    single = member == BUILTIN
+    env = member_battle(env_name, member, n, seed, device)
     if not hasattr(env, "script_seat"):
         raise ValueError(f"the panel plays SMAC battles ('smac:MAP'), got env {env_name!r}")
     obs = env.reset()
-    opponent = panel_member(member, env, 1 - seat)
+    opponent = None if single else panel_member(member, env, 1 - seat)
     players = [policies[i] for i in who.tolist()]
     groups = group_by_policy(players)
     state = players[0].initial_state(n)
@@ -109,8 +156,12 @@ def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, memb
                                           start[idx], greedy)
                 action[idx] = torch.as_tensor(a, dtype=torch.long)
                 assign_state(state, idx, st)
-            other = opponent.act(obs[1 - seat], None, masks[1 - seat], start)[0]
-            obs, _, done, info = env.step([action, other] if seat == 0 else [other, action])
+            if opponent is None:
+                actions = [action]
+            else:
+                other = opponent.act(obs[1 - seat], None, masks[1 - seat], start)[0]
+                actions = [action, other] if seat == 0 else [other, action]
+            obs, _, done, info = env.step(actions)
             first = done & ~ended
             won[first] = (info["winner"][first] == seat).float()
             ended |= done
@@ -122,11 +173,12 @@ def evaluate_panel(env_name: str, entries: dict[str, tuple[Sequence[Any], np.nda
                    seeds: Sequence[int] = (0,), members: Sequence[str] = PANEL_NAMES,
                    device: str = "cpu", greedy: bool = True) -> PanelEvaluation:
     """Win rates of each entry ``who -> (policies, weights)`` against every panel member (module
-    docstring): ``weights`` None plays ``policies[0]``, else a checkpoint drawn per game with these
-    probabilities (the maxent-Nash mixture); ``greedy``: the policies play their most probable actions."""
+    docstring; the seats per member: ``member_seats``): ``weights`` None plays ``policies[0]``, else a
+    checkpoint drawn per game with these probabilities (the maxent-Nash mixture); ``greedy``: the
+    policies play their most probable actions."""
     check_int(games, "games", 2)
     if games % 2:
-        raise ValueError(f"games must be even (half with the agent in each seat), got {games}")
+        raise ValueError(f"games must be even (against a scripted member half with the agent in each seat), got {games}")
     for s in seeds:
         check_seed(s)
     bad = [m for m in members if m not in PANEL_NAMES]
@@ -140,13 +192,13 @@ def evaluate_panel(env_name: str, entries: dict[str, tuple[Sequence[Any], np.nda
         for seed in seeds:
             for k, member in enumerate(members):
                 scores = []
-                for seat in (0, 1):
+                for seat, n_games in member_seats(member, games):
                     if weights is None:
-                        picks = np.zeros(games // 2, dtype=np.int64)
+                        picks = np.zeros(n_games, dtype=np.int64)
                     else:
                         rng = np.random.default_rng(derive_seed(seed, MIXTURE_STREAM, k, seat))
                         p = np.clip(np.asarray(weights, dtype=float), 0, None)
-                        picks = rng.choice(len(policies), size=games // 2, p=p / p.sum())
+                        picks = rng.choice(len(policies), size=n_games, p=p / p.sum())
                     scores.append(play_vs_member(env_name, policies, picks, member, seat,
                                                  derive_seed(seed, PANEL_STREAM, k, seat), device, greedy))
                 per[member].append(float(np.concatenate(scores).mean()))
@@ -206,9 +258,12 @@ def report_section(summary, aggregate, rpp_tables: dict, games: int) -> list[str
         return []
     lines = ["", "## Against the panel of fixed opponents", "",
              f"Each run's last checkpoint (`final`) and the maxent-Nash mixture of its checkpoints (`nash`, one "
-             f"checkpoint drawn per game) played {games} games against each panel member ({games // 2} in each seat; "
-             "members: the map's built-in AI, SMAC's heuristic, kiting, focus-weakest, retreat-and-regroup — "
-             "`docs/guides/smac-panel.md`). The agents play greedily (each unit's most probable action, as SMAC's "
+             f"checkpoint drawn per game) played {games} games against each panel member (members: the map's built-in "
+             "AI, SMAC's heuristic, kiting, focus-weakest, retreat-and-regroup — `docs/guides/smac-panel.md`). "
+             f"Against the built-in AI all {games} are SMAC's own single-player game: the agent as player 1 (seat 0), "
+             "both sides at the map's spawns, the AI's side driven by the engine, as SMAC's test games. Against the "
+             f"scripts, {games // 2} with the agent in each seat of the two-player battle the runs trained on "
+             "(seat 1 mirrored on a symmetric map). The agents play greedily (each unit's most probable action, as SMAC's "
              "test games). A win counts 1; a loss, a timeout or a mutual destruction counts 0. "
              "Cells: mean over seeds [the bootstrap interval of `evaluation/aggregate.csv`]; per run: "
              "`runs/<agent>/<scheme>-s<seed>/evaluation/panel.csv`.", ""]

@@ -2,10 +2,13 @@
 
 A player is ``panel:NAME`` (a member of the SMAC panel, ``envs/smac/panel.py``) or a run directory
 ``RUN`` (its last checkpoint) or ``RUN@ID`` (checkpoint ``ID``). Player ``a`` takes seat 0 (the map's
-player 1), ``b`` seat 1; the battle is the one training uses (``make_env``: two-player, seat 1
-mirrored on a symmetric map), seeded by ``seed``; checkpoints play greedily (each unit's most probable
-action, as SMAC's test games and the panel evaluation) unless ``greedy=False``. One frame is drawn at the start and after each
-step until the game ends (``envs/smac/render.py``).
+player 1), ``b`` seat 1. The battle is the one the panel evaluation plays (``evaluation/panel.py``),
+seeded by ``seed``: with ``b`` = ``panel:builtin`` SMAC's single-player game (``builtin_battle``: the
+map's own spawns, the AI's side driven by the engine); otherwise the battle training uses
+(``make_env``: two-player, seat 1 mirrored on a symmetric map). The built-in AI plays player 2 only,
+as in SMAC (``a`` = ``panel:builtin`` is refused). Checkpoints play greedily (each unit's most
+probable action, as SMAC's test games and the panel evaluation) unless ``greedy=False``. One frame is
+drawn at the start and after each step until the game ends (``envs/smac/render.py``).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ def play_replay(env_name: str, a: str, b: str, out: str | Path, seed: int = 0, f
 
     from selfplay.envs.smac.panel import panel_member
     from selfplay.envs.smac.render import ReplayRecorder
+    from selfplay.evaluation.panel import BUILTIN, builtin_battle
     from selfplay.training.matches import evaluation_act
     from selfplay.training.registry import is_smac, make_env
     from selfplay.utils.checks import check_seed
@@ -64,11 +68,15 @@ def play_replay(env_name: str, a: str, b: str, out: str | Path, seed: int = 0, f
         raise ValueError(f"env must be a SMAC map 'smac:MAP', got {env_name!r}")
     if not str(out).lower().endswith(".gif"):
         raise ValueError(f"out must end in .gif, got {str(out)!r}")
-    battle = make_env(env_name, 1, seed=seed)
+    if a == PANEL_PREFIX + BUILTIN:
+        raise ValueError(f"a={a!r}: the built-in AI plays player 2 (seat 1) as in SMAC's single-player game; "
+                         "pass it as b")
+    single = b == PANEL_PREFIX + BUILTIN  # SMAC's own game, as the panel evaluation plays builtin
+    battle = builtin_battle(env_name, 1, seed) if single else make_env(env_name, 1, seed=seed)
     battle.auto_reset = False  # the last frame is the game's end, not the next game's start
     obs = battle.reset()
     players = []
-    for seat, spec in enumerate((a, b)):
+    for seat, spec in enumerate((a,) if single else (a, b)):
         if spec.startswith(PANEL_PREFIX):
             players.append(panel_member(spec[len(PANEL_PREFIX):], battle, seat))
         else:

@@ -299,7 +299,8 @@ def measurement_lines(config, summary: pd.DataFrame) -> list[str]:
             "enemy side; it is never trained against that AI, and plays greedily (each unit's most probable action, "
             "as SMAC's test games). A win counts 1, a loss 0, and a game that reaches the "
             "map's time limit (or where both sides die) is a draw and counts ½ (SMAC's own win rate counts it 0). "
-            "The rate is the mean over those games; intervals are over seeds.", ""]
+            "The rate is the mean over those games; intervals are over seeds. The panel's `builtin` column (where the "
+            "comparison has one) is the same game, with a timeout counted 0.", ""]
 
 
 def _slug(spec: str) -> str:

@@ -38,7 +38,7 @@ class TrainConfig:
     episodes: int = 10_000  # episodes to train (the budget)
     num_envs: int = 64  # games played at once
     seed: int = 0  # seed of the run (same seed, same machine: same results)
-    checkpoints: int = 100  # evaluation checkpoints, evenly spaced over the run
+    checkpoints: int = 100  # evaluation checkpoints, evenly spaced over the run (a resume to more episodes keeps the spacing)
     agent_settings: dict = field(default_factory=dict)  # overrides of the agent's settings dataclass (PPOConfig:
     # horizon, minibatch_size, ...; alphastar: sl_checkpoint and AlphaStarRLConfig fields); checked at construction
     device: str = "cpu"

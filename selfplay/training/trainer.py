@@ -25,10 +25,18 @@ the run directory know its layout without looking at its folders.
 round; ``"update"`` — a player plays its games until its learner updates (the league's turns).
 Games in flight at a kill are abandoned on resume (they were never counted); the run still ends
 with exactly the budgeted number of counted episodes or steps.
+
+A run with an episode budget (the self-play and per-side modes) may be resumed with a larger one
+(``budget_extension``): it continues from its last commit to the new budget, keeping everything it
+recorded, with the checkpoint spacing ``episodes / checkpoints`` unchanged; the new budget is then the
+run's configuration (``config.yaml`` and the committed state). Like any resume, the continuation is
+statistically, not bitwise, the run a fresh start with the larger budget would have made: its games
+restart from a seed of the progress made, and the games in flight at the commit are not carried over.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -65,6 +73,32 @@ class Player:
 
 
 MODES = ("self-play", "two-sided", "league")  # the modes' names, as ``mode`` in config.yaml
+BUDGET = ("episodes", "checkpoints")  # what a resume may change: a larger budget at the same checkpoint spacing
+
+
+def budget_extension(run_dir: str, saved: dict, now: dict) -> bool:
+    """Whether configuration ``now`` extends the run of configuration ``saved`` to a larger episode
+    budget (module docstring): every other setting equal, ``now["episodes"]`` larger and the checkpoint
+    spacing equal (``episodes * checkpoints_saved == episodes_saved * checkpoints``, exactly). False
+    when the budgets are equal or other settings differ (the caller names those); a smaller budget or
+    another spacing raises ``RunDirError`` naming what to pass instead."""
+    if any(k not in saved or k not in now for k in BUDGET) or now["episodes"] == saved["episodes"]:
+        return False
+    if any(saved.get(k) != now.get(k) for k in set(saved) | set(now) if k not in BUDGET):
+        return False
+    e0, c0, e, c = saved["episodes"], saved["checkpoints"], now["episodes"], now["checkpoints"]
+    if e < e0:
+        raise RunDirError(f"run directory {run_dir!r} holds a run of episodes={e0}; a resume may only extend it "
+                          f"(episodes >= {e0}), got {e}")
+    if e * c0 != e0 * c:
+        spacing = f"one checkpoint every {e0 / c0:g} episodes ({e0} episodes, {c0} checkpoints)"
+        step = e0 // math.gcd(e0, c0)  # the budgets with a whole number of checkpoints at that spacing
+        fix = (f"pass checkpoints={e * c0 // e0} (--checkpoints {e * c0 // e0}) to extend it to {e} episodes, "
+               f"got checkpoints={c}" if (e * c0) % e0 == 0 else
+               f"episodes must be a multiple of {step} to keep it (next: {-(-e // step) * step}), got {e}")
+        raise RunDirError(f"run directory {run_dir!r} holds a run with {spacing}; an extended run keeps that spacing: "
+                          + fix)
+    return True
 
 
 class TrainingMode(Protocol):
@@ -111,6 +145,7 @@ class RunResult:
     seconds: float
     menagerie_size: int
     checkpoints: int
+    extended_from: int | None = None  # the episode budget this resume extended (``budget_extension``)
 
 
 class Trainer:
@@ -131,6 +166,7 @@ class Trainer:
         self._writer = None
         self._bar = None
         self._texts = CommitTexts()  # each commit encodes only what is new since the last one
+        self.extended_from: int | None = None  # the episode budget of a run this resume extends (budget_extension)
 
     # -- state --------------------------------------------------------------------------------
     def player(self, name: str) -> Player:
@@ -212,6 +248,9 @@ class Trainer:
             raise self.run._damaged("the committed state has no configuration")
         if "mode" not in saved:  # committed before runs recorded their mode: it is the resuming trainer's
             saved = state["config"] = {"mode": self.run_config["mode"], **saved}
+        if budget_extension(str(self.run.root), saved, self.run_config):
+            self.extended_from = saved["episodes"]
+            saved = {**saved, **{k: self.run_config[k] for k in BUDGET}}
         differ = [f"{k}: {saved.get(k)!r} in the directory, {v!r} now" for k, v in self.run_config.items()
                   if saved.get(k) != v]
         differ += [f"{k}: {v!r} in the directory, absent now" for k, v in saved.items() if k not in self.run_config]
@@ -219,6 +258,8 @@ class Trainer:
             raise RunDirError(f"run directory {str(self.run.root)!r} holds a run with another configuration ("
                               + "; ".join(differ) + "); use the same settings to resume, or another --out")
         self.run.remove_strays(folders)
+        if self.extended_from is not None:  # the new budget is the run's configuration from now on
+            self.run.write_config(self.run_config)
         menageries = {folder: self.run.committed_menagerie(state, folder, self.kit.load_policy) for folder in folders}
         self.mode.load_state_dict({**state["mode"], "menageries": menageries})
         for p in self.players:
@@ -290,7 +331,7 @@ class Trainer:
         sizes = self.mode.menageries()
         return RunResult(self.run.root, min(p.episodes for p in self.players), sum(p.updates for p in self.players),
                          self.seconds, sum(len(m) for f, m in sizes.items() if f.startswith("menagerie")),
-                         sum(len(m) for f, m in sizes.items() if f.startswith("checkpoints")))
+                         sum(len(m) for f, m in sizes.items() if f.startswith("checkpoints")), self.extended_from)
 
     def _step(self, p: Player) -> None:
         finished = p.runner.step()

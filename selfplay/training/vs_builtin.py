@@ -7,6 +7,8 @@ game-steps (one step of one game counts one, as SMAC's ``total_num_steps``). Tes
 before training and then at the first update boundary after every ``eval_interval`` game-steps,
 ``eval_episodes`` games with greedy actions on environments seeded apart from training — each of
 ``eval_episodes`` games played once, so short games are not over-counted. A timeout counts as not won.
+The same game as the panel's games against ``builtin`` (``selfplay.evaluation.panel.builtin_battle``:
+the agent as player 1, both sides at the map's own spawns, the AI driven by the engine).
 Rows go to ``metrics.csv`` (``step``, ``test_win_rate``, ``test_return``, ...), per-update learner
 statistics to ``updates.csv``, the curve to ``figures/learning_curve.png``.
 

@@ -2,10 +2,18 @@
 
 import numpy as np
 import pytest
+import torch
 from selfplay.envs.smac import FocusFirePolicy, SMACBattle
-from selfplay.envs.smac.panel import PANEL
+from selfplay.envs.smac.panel import PANEL, panel_member
 
-from selfplay.evaluation.panel import PANEL_NAMES, evaluate_panel, mean_interval, play_vs_member
+from selfplay.evaluation.panel import (
+    PANEL_NAMES,
+    evaluate_panel,
+    mean_interval,
+    member_battle,
+    member_seats,
+    play_vs_member,
+)
 
 
 class Idle:
@@ -67,6 +75,80 @@ def test_agents_play_greedily_by_default_and_sample_on_request():
     assert "greedily" in greedy.how() and "sampled" in sampled.how()
 
 
+def test_the_builtin_ai_is_played_in_smacs_own_game_the_scripts_in_the_mirrored_battle():
+    """Against ``builtin`` the AI's marines start at 3m's own enemy spawns (the third at x 23.75,
+    behind its column, map data), not the mirror image of the allies' layout (x 22.25, in front) that
+    the scripted members' two-player battle gives seat 1; the agent's side starts at the allies' spawns
+    in both."""
+    own = member_battle("smac:3m", "builtin", 2, seed=0)
+    mirrored = member_battle("smac:3m", "kiting", 2, seed=0)
+    own.reset()
+    mirrored.reset()
+    assert own.n_seats == 1 and mirrored.n_seats == 2 and mirrored.mirror
+    e = own.engine
+    expected = torch.tensor([[23.0, 15.25], [23.0, 16.0], [23.75, 16.0]])
+    assert torch.equal(e.pos[:, e.side_slices[1]], expected.expand(2, 3, 2))
+    m = mirrored.engine
+    assert torch.equal(m.pos[:, m.side_slices[1]], torch.tensor([[23.0, 15.25], [23.0, 16.0], [22.25, 16.0]]).expand(2, 3, 2))
+    allies = torch.tensor([[9.0, 15.25], [9.0, 16.0], [9.75, 16.0]]).expand(2, 3, 2)
+    assert torch.equal(e.pos[:, e.side_slices[0]], allies) and torch.equal(m.pos[:, m.side_slices[0]], allies)
+
+
+def heuristic_wins(battle, ai_seat_to_script: bool) -> float:
+    """SMAC's heuristic AI (panel member ``heuristic``) in seat 0 of ``battle`` against the built-in AI:
+    its win rate over the batch's first games."""
+    obs = battle.reset()
+    n = battle.num_envs
+    me = panel_member("heuristic", battle, 0)
+    if ai_seat_to_script:
+        panel_member("builtin", battle, 1)
+    won, ended, start = torch.zeros(n), torch.zeros(n, dtype=torch.bool), torch.ones(n, dtype=torch.bool)
+    while not bool(ended.all()):
+        a = me.act(obs[0], None, None, start)[0]
+        obs, _, done, info = battle.step([a] if battle.n_seats == 1 else [a, torch.zeros_like(a)])
+        first = done & ~ended
+        won[first] = (info["winner"][first] == 0).float()
+        ended |= done
+        start = done.clone()
+    return float(won.mean())
+
+
+def test_smacs_heuristic_wins_the_single_player_rate_against_builtin_not_the_mirrored_one():
+    """SMAC's heuristic against the built-in AI on 3m, 16 games (seed 1): in the panel's battle for
+    ``builtin`` (SMAC's single-player game) it wins 14 (0.875), as in a single-player ``SMACBattle``
+    of the same seed game for game; in the mirrored two-player battle only 3 (0.19, measured)."""
+    from selfplay.envs.smac import SMACBattle
+
+    panel_rate = heuristic_wins(member_battle("smac:3m", "builtin", 16, seed=1), False)
+    single = heuristic_wins(SMACBattle("3m", 16, two_player=False, seed=1), False)
+    mirrored = heuristic_wins(member_battle("smac:3m", "heuristic", 16, seed=1), True)
+    assert panel_rate == single == 14 / 16
+    assert mirrored == 3 / 16
+
+
+class Recorder(Idle):
+    """Idle, recording the batch of every set of games it plays."""
+
+    def __init__(self):
+        self.batches = []
+
+    def initial_state(self, batch):
+        self.batches.append(batch)
+        return None
+
+
+def test_games_against_builtin_are_all_in_seat_0_and_the_scripts_half_per_seat():
+    rec = Recorder()
+    ev = evaluate_panel("smac:3m", {"r": ([rec], None)}, games=6, seeds=[0], members=["builtin", "kiting"])
+    assert rec.batches == [6, 3, 3]  # builtin: one set of 6 games in seat 0; kiting: 3 per seat
+    assert member_seats("builtin", 6) == [(0, 6)] and member_seats("kiting", 6) == [(0, 3), (1, 3)]
+    how = ev.how()
+    assert "against builtin (the map's built-in AI) all 6 with the agent as player 1 (seat 0)" in how
+    assert "against kiting 3 with the agent in each seat" in how
+    with pytest.raises(ValueError, match="seat must be 0 against 'builtin'"):
+        play_vs_member("smac:3m", [Idle()], np.zeros(2, dtype=np.int64), "builtin", 1, 0)
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="games must be even"):
         evaluate_panel("smac:3m", {"x": ([Idle()], None)}, games=3)
@@ -96,6 +178,7 @@ def test_report_section_names_both_verdicts_and_the_pairs_they_order_differently
     text = "\n".join(report_section(summary, aggregate, {"ppo": rpp}, games=20))
     assert "Panel verdict (ppo): `b`" in text and "Winrate-matrix verdict (ppo): `a`" in text
     assert "The two verdicts disagree" in text and "`a` vs `b`" in text
-    assert "0.70 [0.65, 0.75]" in text and "10 in each seat" in text and "timeout" in text
+    assert "0.70 [0.65, 0.75]" in text and "10 with the agent in each seat" in text and "timeout" in text
+    assert "Against the built-in AI all 20 are SMAC's own single-player game" in text
     assert report_section(summary.drop(columns=[c for c in summary.columns if c.startswith("panel_")]),
                           aggregate, {}, 20) == []

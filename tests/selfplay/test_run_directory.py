@@ -214,6 +214,66 @@ def test_resume_names_each_differing_setting_and_ignores_display_options(tmp_pat
     assert train(tiny_config(episodes=48, progress=True), tmp_path / "run").episodes == 48
 
 
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def _checkpoint_episodes(run: Path) -> list[int]:
+    import json
+
+    return [e["tags"]["episode"] for e in json.loads((run / "checkpoints" / "index.json").read_text())["entries"]]
+
+
+def test_a_finished_run_resumed_with_a_larger_budget_continues_to_it(tmp_path):
+    """48 episodes (2 checkpoints), then the same run resumed with 96 (4: the spacing kept): it goes
+    on from its commit at 48 and ends at 96. Nothing it recorded is lost: its first 48 games, metrics
+    rows and both checkpoints are the 48-episode run's, which are also a fresh 96-episode run's first
+    (nothing before the budget depends on it); config.yaml and the committed state record 96 and 4."""
+    import yaml
+
+    run, fresh = tmp_path / "run", tmp_path / "fresh"
+    train(tiny_config(episodes=48, checkpoints=2), run)
+    games, metrics, ckpts = _lines(run / "matches.csv"), _lines(run / "metrics.csv"), _checkpoint_episodes(run)
+    assert len(games) == 1 + 48 and ckpts == [24, 48]
+    train(tiny_config(episodes=96, checkpoints=4), fresh)
+    assert _lines(fresh / "matches.csv")[:49] == games and _lines(fresh / "metrics.csv")[:len(metrics)] == metrics
+
+    result = train(tiny_config(episodes=96, checkpoints=4), run)
+    assert (result.episodes, result.checkpoints, result.extended_from) == (96, 4, 48)
+    after = _lines(run / "matches.csv")
+    assert len(after) == 1 + 96 and after[:49] == games
+    assert _lines(run / "metrics.csv")[:len(metrics)] == metrics and len(_lines(run / "metrics.csv")) > len(metrics)
+    assert _checkpoint_episodes(run) == _checkpoint_episodes(fresh) == [24, 48, 72, 96]
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    assert (config["episodes"], config["checkpoints"]) == (96, 4)
+    assert {k: RunDir(run).load_commit()["config"][k] for k in ("episodes", "checkpoints")} == {"episodes": 96,
+                                                                                                "checkpoints": 4}
+    again = train(tiny_config(episodes=96, checkpoints=4), run)  # the extended run resumes as any finished run
+    assert (again.episodes, again.extended_from) == (96, None) and _lines(run / "matches.csv") == after
+
+    with pytest.raises(RunDirError, match="may only extend it \\(episodes >= 96\\), got 48"):
+        train(tiny_config(episodes=48, checkpoints=2), run)
+    with pytest.raises(RunDirError, match="keeps that spacing: pass checkpoints=8 \\(--checkpoints 8\\)"):
+        train(tiny_config(episodes=192, checkpoints=4), run)
+    with pytest.raises(RunDirError, match="episodes must be a multiple of 24 to keep it \\(next: 120\\), got 100"):
+        train(tiny_config(episodes=100, checkpoints=4), run)
+    with pytest.raises(RunDirError, match="seed: 5 in the directory, 6 now"):  # a budget and another setting
+        train(tiny_config(episodes=192, checkpoints=8, seed=6), run)
+
+
+def test_train_without_checkpoints_on_a_run_keeps_its_spacing(tmp_path, capsys):
+    from selfplay.cli import main
+
+    out = str(tmp_path / "run")
+    base = ["train", "--env", "rirrps", "--scheme", "naive", "--num-envs", "16", "--seed", "1", "--out", out]
+    assert main(base + ["--episodes", "40", "--checkpoints", "4"]) == 0
+    capsys.readouterr()
+    assert main(base + ["--episodes", "80"]) == 0  # --checkpoints left out: the run's spacing (10 episodes)
+    text = capsys.readouterr().out
+    assert "extended the run from 40 to 80 episodes (8 checkpoints)" in text and "checkpoints 8" in text
+    assert _checkpoint_episodes(tmp_path / "run") == [10, 20, 30, 40, 50, 60, 70, 80]
+
+
 def _children(pid: int) -> list[int]:
     out = []
     for status in Path("/proc").glob("[0-9]*/status"):

@@ -34,3 +34,24 @@ def test_replay_cli_and_bad_players(tmp_path, capsys):
     assert "panel:NAME, a run directory" in capsys.readouterr().err
     with pytest.raises(ValueError, match="smac:MAP"):
         play_replay("rirrps", "panel:kiting", "panel:kiting", out)
+
+
+def test_a_replay_against_builtin_is_smacs_single_player_game(tmp_path):
+    """``--b panel:builtin`` plays the panel's battle for the built-in AI (SMAC's single-player game, the
+    map's own spawns): the same game, step count and winner, as focus_weakest in a single-player
+    ``SMACBattle`` of the same seed; the AI in seat 0 is refused (it is player 2 in SMAC)."""
+    import torch
+    from selfplay.envs.smac import SMACBattle
+    from selfplay.envs.smac.panel import panel_member
+
+    result = play_replay("smac:3m", "panel:focus_weakest", "panel:builtin", tmp_path / "g.gif", seed=3, scale=4)
+    battle = SMACBattle("3m", 1, two_player=False, seed=3)
+    battle.reset()
+    me = panel_member("focus_weakest", battle, 0)
+    steps, done = 0, torch.zeros(1, dtype=torch.bool)
+    while not bool(done[0]):
+        _, _, done, info = battle.step([me.act(None)[0]])
+        steps += 1
+    assert (result.steps, result.winner) == (steps, int(info["winner"][0]))
+    with pytest.raises(ValueError, match="player 2"):
+        play_replay("smac:3m", "panel:builtin", "panel:kiting", tmp_path / "h.gif")
