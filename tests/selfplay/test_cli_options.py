@@ -30,7 +30,8 @@ def test_field_docs_read_docstrings_comments_annotations_and_bases():
     assert docs["minibatch_size"].annotation == "int | None"
     assert "agent_id" in docs and "horizon" in docs  # its own fields and PPOConfig's
     train = field_docs("selfplay.training.loop", "TrainConfig")
-    assert train["checkpoints"].doc == "evaluation checkpoints, evenly spaced over the run"  # the line's comment
+    assert train["checkpoints"].doc == (  # the line's comment
+        "evaluation checkpoints, evenly spaced over the run (a resume to more episodes keeps the spacing)")
     with pytest.raises(ValueError, match="has no field 'nope'"):
         add_field_options(argparse.ArgumentParser(), "selfplay.training.loop", "TrainConfig", ["nope"], str)
     with pytest.raises(ValueError, match="TrainConfig.device has no documentation"):
