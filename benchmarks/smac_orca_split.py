@@ -23,8 +23,8 @@ Two kinds of variant (``VARIANTS``):
   only inside the band. The last three hold each unit's |vel| once per loop (in a scratch row the game
   loop does not use: ``hp_frac``; ``compact`` keeps its index list in ``shield_frac``).
 
-Results (2026-12-02, loaded machine): docs/results/speed.md, "SMAC collision avoidance: where the
-scan's time goes". Run (idle, one thread; several minutes, mostly numba compiling the variants):
+Results (2026-12-02, loaded machine): docs/results/speed.md, "SMAC collision avoidance: where ORCA's
+time goes, and exact scan cuts that did not pay". Run (idle, one thread; several minutes, mostly numba compiling the variants):
 
     NUMBA_NUM_THREADS=1 python benchmarks/smac_orca_split.py [--map 3s5z] [--games 512] [--rounds 6]
         [--variants identity compact two-pass band no-lp scan-only no-avoidance]
