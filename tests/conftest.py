@@ -67,8 +67,12 @@ def load_benchmark():
 
 
 def pytest_collection_modifyitems(config, items):
-    """The modules that hold a test marked ``slow`` run first (in their collected order, the rest after
-    them unchanged): ``make test`` spreads whole modules over the cores (pytest-xdist, ``--dist
-    loadfile``), and a long module started last would leave the other cores idle while it finishes."""
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)
+    """The modules that hold tests marked ``slow`` run first, those with the most such tests first (ties
+    and the rest in their collected order): ``make test`` spreads whole modules over the cores
+    (pytest-xdist, ``--dist loadfile``), and a long module started last would leave the other cores
+    idle while it finishes."""
+    slow: dict = {}
+    for item in items:
+        if item.get_closest_marker("slow"):
+            slow[item.path] = slow.get(item.path, 0) + 1
+    items.sort(key=lambda item: -slow.get(item.path, 0))
