@@ -408,12 +408,14 @@ def _resumed_checkpoints(out: str, episodes: int) -> dict:
     at ``episodes`` (``{"checkpoints": episodes * c / e}`` for a run of ``e`` episodes and ``c``
     checkpoints, when that is whole), so that resuming, or extending the budget, keeps the run's spacing
     (``training.trainer.budget_extension``); ``{}`` otherwise (the default applies)."""
-    import yaml
+    from selfplay.training.rundir import RunDir, RunDirError
 
-    path = Path(out) / "config.yaml"
-    if not path.is_file():
+    if not (Path(out) / "config.yaml").is_file():
         return {}
-    saved = yaml.safe_load(path.read_text()) or {}
+    try:  # read as every run directory is read (inside the directory, bounded); the trainer names any fault
+        saved = RunDir(out).read_config()
+    except RunDirError:
+        return {}
     e, c = saved.get("episodes"), saved.get("checkpoints")
     if not (isinstance(e, int) and isinstance(c, int) and e > 0 and isinstance(episodes, int)) or (episodes * c) % e:
         return {}
