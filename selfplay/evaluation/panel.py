@@ -176,9 +176,11 @@ def evaluate_panel(env_name: str, entries: dict[str, tuple[Sequence[Any], np.nda
     docstring; the seats per member: ``member_seats``): ``weights`` None plays ``policies[0]``, else a
     checkpoint drawn per game with these probabilities (the maxent-Nash mixture); ``greedy``: the
     policies play their most probable actions."""
-    check_int(games, "games", 2)
-    if games % 2:
-        raise ValueError(f"games must be even (against a scripted member half with the agent in each seat), got {games}")
+    scripted = [m for m in members if m != BUILTIN]
+    check_int(games, "games", 2 if scripted else 1)
+    if games % 2 and scripted:
+        raise ValueError(f"games must be even with a scripted member on the panel ({scripted[0]!r} plays half the games "
+                         f"with the agent in each seat; against 'builtin' alone any count), got {games}")
     for s in seeds:
         check_seed(s)
     bad = [m for m in members if m not in PANEL_NAMES]

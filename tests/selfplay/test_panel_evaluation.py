@@ -147,11 +147,16 @@ def test_games_against_builtin_are_all_in_seat_0_and_the_scripts_half_per_seat()
     assert "against kiting 3 with the agent in each seat" in how
     with pytest.raises(ValueError, match="seat must be 0 against 'builtin'"):
         play_vs_member("smac:3m", [Idle()], np.zeros(2, dtype=np.int64), "builtin", 1, 0)
+    odd = Recorder()  # against 'builtin' alone every game is in seat 0, so an odd count is fine
+    evaluate_panel("smac:3m", {"r": ([odd], None)}, games=3, seeds=[0], members=["builtin"])
+    assert odd.batches == [3]
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="games must be even"):
+    with pytest.raises(ValueError, match="games must be even with a scripted member on the panel"):
         evaluate_panel("smac:3m", {"x": ([Idle()], None)}, games=3)
+    with pytest.raises(ValueError, match="games must be an integer"):
+        evaluate_panel("smac:3m", {"x": ([Idle()], None)}, games=0, members=["builtin"])
     with pytest.raises(ValueError, match="members must be among"):
         evaluate_panel("smac:3m", {"x": ([Idle()], None)}, games=2, members=["nope"])
     with pytest.raises(ValueError, match="SMAC"):
