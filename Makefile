@@ -8,7 +8,9 @@ OUT     ?= runs/compare
 # torch comes in first as the CPU wheel, so that the project's `torch>=2.1` is already satisfied
 # and pip never pulls a multi-GB CUDA build.
 TORCH   ?= torch==2.13.0
-# test workers (pytest-xdist): whole test modules spread over the cores; the suite is sized for 2
+# test workers (pytest-xdist): whole test modules spread over the cores; the suite is sized for 2.
+# The tests write bytecode (__pycache__, git-ignored) even where the shell sets PYTHONDONTWRITEBYTECODE:
+# otherwise every process they start (workers, CLI runs, Ray actors) compiles the package's sources again.
 TEST_JOBS ?= 2
 
 .PHONY: install run test docs quick bench clean
@@ -29,7 +31,7 @@ run: install
 test: install
 	$(BIN)/ruff check .
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
-	$(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -n $(TEST_JOBS) --dist loadfile
 
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
