@@ -1,9 +1,13 @@
 """What a SMAC self-play checkpoint's units do when no enemy is in sight, against the built-in AI.
 
-    .venv/bin/python benchmarks/smac_movement_probe.py RUN [--games 32] [--checkpoints 3,5] [--out probe.csv]
+    .venv/bin/python benchmarks/smac_movement_probe.py RUN [--games 32] [--checkpoints 3,5] [--smac-game] [--out probe.csv]
 
 For each checkpoint of a self-play run, ``games`` greedy games in seat 0 against the map's built-in AI
-(the agent's frame is side 0's: the enemy starts east). Per checkpoint: the outcomes (win, loss,
+(the agent's frame is side 0's: the enemy starts east): by default on the mirrored two-player battle of
+training (the panel's ``builtin`` member drives seat 1); with ``--smac-game`` in SMAC's own game, the
+agent as player 1 of the single-player battle with both sides at the map's spawns
+(``selfplay.evaluation.panel.builtin_battle``, the battle the panel's ``builtin`` member and SMAC's
+``test_won_rate`` play). Per checkpoint: the outcomes (win, loss,
 timeout, mutual), the share of unit-steps in which a living unit has no living enemy within its sight
 range (``SIGHT_RANGE``, SMAC's ``unit_sight_range`` 9), and over those unit-steps the mean probability
 the policy gives stop, north, south, east and west (SMAC's actions 1–5) and the share of greedy moves
@@ -22,21 +26,23 @@ SIGHT_RANGE = 9.0  # SMAC's unit_sight_range (starcraft2.py), the range of the o
 MOVE_NAMES = ("stop", "north", "south", "east", "west")  # SMAC's actions 1..5
 
 
-def probe(env_name: str, policy, games: int, seed: int) -> dict:
-    """Outcomes and out-of-sight movement of ``policy`` (greedy, seat 0) against the built-in AI."""
+def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False) -> dict:
+    """Outcomes and out-of-sight movement of ``policy`` (greedy, seat 0) against the built-in AI, on the
+    mirrored two-player battle or, with ``smac_game``, in SMAC's single-player game (module docstring)."""
     import numpy as np
     import torch
     from selfplay.envs.smac.panel import panel_member
 
+    from selfplay.evaluation.panel import builtin_battle
     from selfplay.training.registry import make_env
 
-    env = make_env(env_name, games, seed=seed)
+    env = builtin_battle(env_name, games, seed) if smac_game else make_env(env_name, games, seed=seed)
     obs = env.reset()
-    ai = panel_member("builtin", env, 1)
+    ai = None if smac_game else panel_member("builtin", env, 1)
     units = env.units
     own, other = units.side_slices
     state = policy.initial_state(games)
-    ai_state = ai.initial_state(games)
+    ai_state = None if ai is None else ai.initial_state(games)
     start = torch.ones(games, dtype=torch.bool)
     ended = torch.zeros(games, dtype=torch.bool)
     counts = {"win": 0, "loss": 0, "timeout": 0, "mutual": 0}
@@ -60,8 +66,11 @@ def probe(env_name: str, policy, games: int, seed: int) -> dict:
             alive_n += int((alive[:, own] & ~ended[:, None]).sum())
             if t == 10:
                 x10.extend(pos[:, own][alive[:, own] & ~ended[:, None]][:, 0].tolist())
-            b, ai_state, _ = ai.act(obs[1], ai_state, masks[1], start)
-            obs, _, done, info = env.step([action, b])
+            if ai is None:
+                obs, _, done, info = env.step([action])
+            else:
+                b, ai_state, _ = ai.act(obs[1], ai_state, masks[1], start)
+                obs, _, done, info = env.step([action, b])
             for g in torch.nonzero(done & ~ended).flatten().tolist():
                 w = int(info["winner"][g])
                 key = "win" if w == 0 else "loss" if w == 1 else "timeout" if bool(info["timeout"][g]) else "mutual"
@@ -83,6 +92,8 @@ def main(argv=None) -> int:
     p.add_argument("--checkpoints", default=None, help="comma-separated checkpoint ids (default: all)")
     p.add_argument("--seed", type=int, default=1000)
     p.add_argument("--out", default=None)
+    p.add_argument("--smac-game", action="store_true",
+                   help="play SMAC's own game (the agent as player 1, the map's spawns) instead of the mirrored battle")
     p.add_argument("--env", default=None, help="with policy files instead of a finished run: smac:MAP")
     p.add_argument("--files", default=None, help="comma-separated MAPPO policy files (a run still training)")
     args = p.parse_args(argv)
@@ -104,7 +115,7 @@ def main(argv=None) -> int:
     out = open(args.out, "w", newline="") if args.out else sys.stdout
     writer = None
     for i, policy in policies:
-        r = probe(env_name, policy, args.games, args.seed)
+        r = probe(env_name, policy, args.games, args.seed, args.smac_game)
         row = {"checkpoint": i, "weight_version": policy.weight_version, **r}
         if writer is None:
             writer = csv.DictWriter(out, fieldnames=list(row))
