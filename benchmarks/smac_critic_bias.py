@@ -15,8 +15,9 @@ update computes — the denormalised values, GAE's advantages ``A`` and their st
 A unit is *blind* at a step when it is alive and no enemy is within its sight (the observation's enemy
 features are all zero: SMAC's ``unit_sight_range`` 9). Its move is classed by SMAC's actions 1–5 (stop,
 north, south, east, west; in the learner's frame, where the enemy starts east on both seats of the
-mirrored battle); *away* is south or west. Per update and class (and over all active samples, and all blind
-ones), ``diagnosis.csv`` holds:
+mirrored battle); *away* is south or west. The units with an enemy in sight (``seen``) are classed by
+moving east, away, or attacking. Per update and class (and over all active samples, and all blind ones),
+``diagnosis.csv`` holds:
 
 - ``n_*``: samples; ``adv_*``: mean ``Â``, what the actor follows; ``gae_*``: mean ``A``;
 - ``value_*``: mean ``V(s_t)`` (denormalised); ``ret_*``: mean Monte-Carlo return
@@ -47,7 +48,7 @@ import torch
 BASE = {"epochs": 15, "entropy_coef": 0.001}
 MOVES = ("stop", "north", "south", "east", "west")  # SMAC's actions 1..5
 AWAY = (3, 5)  # south, west: the passive pilots' moves (docs/results/smac_8m.md)
-CLASSES = ("all", "blind", *MOVES, "away")
+CLASSES = ("all", "blind", *MOVES, "away", "seen", "seen_east", "seen_away", "seen_attack")
 
 
 def rollout_returns(rewards: torch.Tensor, dones: torch.Tensor, gamma: float):
@@ -113,11 +114,15 @@ def blind_units(actor_in: torch.Tensor, active: torch.Tensor, enemy_block: slice
 
 
 def class_masks(actions: torch.Tensor, active: torch.Tensor, blind: torch.Tensor) -> dict:
-    """The samples of each of ``CLASSES``: all active, all blind, blind by move, blind moving away."""
+    """The samples of each of ``CLASSES``: all active, all blind, blind by move, blind moving away; the
+    active units with an enemy in sight (``seen``), moving east, away, or attacking (actions 6 and up)."""
+    seen = active & ~blind
+    away = (actions == AWAY[0]) | (actions == AWAY[1])
     out = {"all": active, "blind": blind}
     for i, name in enumerate(MOVES, start=1):
         out[name] = blind & (actions == i)
-    out["away"] = blind & ((actions == AWAY[0]) | (actions == AWAY[1]))
+    out.update(away=blind & away, seen=seen, seen_east=seen & (actions == 4), seen_away=seen & away,
+               seen_attack=seen & (actions >= 6))
     return out
 
 

@@ -124,3 +124,13 @@ def test_advantages_equal_monte_carlo_ones_without_bootstrap_only_at_lambda_one(
             assert row[f"mc_{name}"] == pytest.approx(row[f"adv_{name}"], abs=1e-5)
     if lam == 0.5:
         assert row["mc_all"] != pytest.approx(row["adv_all"], abs=1e-3)
+
+
+def test_seen_units_are_classed_by_move_and_attack(cb):
+    active = torch.tensor([[[True, True, True, False]]])
+    blind = torch.tensor([[[False, False, True, False]]])
+    classes = cb.class_masks(torch.tensor([[[7, 5, 4, 0]]]), active, blind)
+    assert classes["seen"].tolist() == [[[True, True, False, False]]]
+    assert classes["seen_attack"].tolist() == [[[True, False, False, False]]]
+    assert classes["seen_away"].tolist() == [[[False, True, False, False]]]
+    assert classes["east"].tolist() == [[[False, False, True, False]]] and not bool(classes["seen_east"].any())
