@@ -199,6 +199,37 @@ def write_csv(rows: list[dict], path: Path) -> None:
             writer.writerow({k: (f"{v:.4f}" if isinstance(v, float) else v) for k, v in row.items()})
 
 
+def summary(out: Path, every: int = 2) -> str:
+    """A markdown table of a finished ``--out`` directory, every ``every``-th update: the mean reward per
+    step, blind east and away samples, ``adv`` and ``mc`` of east minus away, the critic's error on blind
+    units (mean ``V − G``), and the probe's wins / losses / timeouts and greedy east share."""
+    with open(out / "diagnosis.csv") as f:
+        rows = list(csv.DictReader(f))
+    probes = {}
+    if (out / "probe.csv").exists():
+        with open(out / "probe.csv") as f:
+            probes = {r["update"]: r for r in csv.DictReader(f)}
+
+    def num(r, k):
+        return float(r[k]) if r[k] not in ("", "nan") else float("nan")
+
+    def signed(x, digits=2):
+        return "" if x != x else f"{x:+.{digits}f}"
+
+    lines = ["| update | reward/step | blind east / away | Â east − away | MC east − away | V − G, blind | probe: W / L / T, east |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if int(r["update"]) % every:
+            continue
+        pr = probes.get(r["update"])
+        cells = [r["update"], f"{num(r, 'mean_reward'):.2f}", f"{r['n_east']} / {r['n_away']}",
+                 signed(num(r, "adv_east") - num(r, "adv_away")), signed(num(r, "mc_east") - num(r, "mc_away")),
+                 signed(num(r, "value_blind") - num(r, "ret_blind"), 1),
+                 f"{pr['win']} / {pr['loss']} / {pr['timeout']}, {float(pr['greedy_east']):.2f}" if pr else ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 class _Stop(Exception):
     """Raised inside the wrapped update once ``--updates`` updates are done."""
 
@@ -216,7 +247,12 @@ def main(argv=None) -> int:
     p.add_argument("--settings", default="{}", help="JSON object of MAPPOConfig fields (over epochs 15, entropy 0.001)")
     p.add_argument("--probe-every", type=int, default=2, help="probe every K-th update's policy (0: none)")
     p.add_argument("--probe-games", type=int, default=32)
+    p.add_argument("--summarize", type=int, default=0, metavar="K",
+                   help="print the markdown table of a finished --out, every K-th update, and stop (no training)")
     args = p.parse_args(argv)
+    if args.summarize:
+        print(summary(Path(args.out), args.summarize))
+        return 0
     if not args.env.startswith("smac:"):
         raise ValueError(f"env must be a SMAC map (smac:MAP), got {args.env!r}")
     for name in ("updates", "probe_games"):
