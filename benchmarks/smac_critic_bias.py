@@ -33,7 +33,7 @@ reward per step, the actor's gradient norm, ...) come with each row. ``--probe-e
 update's policy is saved and probed against the built-in AI after training
 (``smac_movement_probe.probe``: greedy wins/losses/timeouts, the greedy east share out of sight) into
 ``probe.csv``. ``--smac-game FILES`` plays saved policies against the AI in SMAC's own game instead
-(``smac_game``: the map's layout, 100 greedy games each).
+(the probe with ``smac_game=True``: the map's layout, 100 greedy games each).
 """
 
 from __future__ import annotations
@@ -231,29 +231,13 @@ def summary(out: Path, every: int = 2) -> str:
     return "\n".join(lines)
 
 
-def smac_game(env_name: str, policy, games: int, seed: int = 7) -> dict:
-    """Outcomes of ``games`` greedy games of ``policy`` against the built-in AI in SMAC's own game (the
-    map's layout, the single-player battle ``make_env(..., scripted_enemy=True)``): wins, losses,
-    timeouts and mutual destructions of the first game in each slot."""
-    from selfplay.training.registry import make_env
+def movement_probe():
+    """``smac_movement_probe.probe`` (the benchmark beside this one): greedy games against the built-in AI,
+    on the mirrored battle or, with ``smac_game=True``, in SMAC's own game (the map's layout)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from smac_movement_probe import probe
 
-    env = make_env(env_name, games, seed=seed, scripted_enemy=True)
-    obs = env.reset()
-    state = policy.initial_state(games)
-    start = torch.ones(games, dtype=torch.bool)
-    ended = torch.zeros(games, dtype=torch.bool)
-    counts = {"win": 0, "loss": 0, "timeout": 0, "mutual": 0}
-    with torch.no_grad():
-        while not bool(ended.all()):
-            masks = env.action_masks()
-            action, state, _ = policy.act(obs[0], state, masks[0], start, deterministic=True)
-            obs, _, done, info = env.step([action])
-            for g in torch.nonzero(done & ~ended).flatten().tolist():
-                w = int(info["winner"][g])
-                counts["win" if w == 0 else "loss" if w == 1 else "timeout" if bool(info["timeout"][g]) else "mutual"] += 1
-            ended |= done
-            start = done.clone()
-    return counts
+    return probe
 
 
 class _Stop(Exception):
@@ -277,13 +261,15 @@ def main(argv=None) -> int:
                    help="print the markdown table of a finished --out, every K-th update, and stop (no training)")
     p.add_argument("--smac-game", default=None, metavar="FILES",
                    help="comma-separated policy files: 100 greedy games of each against the AI in SMAC's own game "
-                        "(smac_game), then stop (no training)")
+                        "(smac_movement_probe.probe in SMAC's game), then stop (no training)")
     args = p.parse_args(argv)
     if args.smac_game:
         from selfplay.agents.mappo.selfplay import load_policy
 
+        probe = movement_probe()
         for path in args.smac_game.split(","):
-            print(path, smac_game(args.env, load_policy(path), 100))
+            r = probe(args.env, load_policy(path), 100, 7, smac_game=True)
+            print(path, {k: r[k] for k in ("win", "loss", "timeout", "mutual")})
         return 0
     if args.summarize:
         print(summary(Path(args.out), args.summarize))
@@ -345,10 +331,9 @@ def main(argv=None) -> int:
         MAPPOLearner.update = original
     write_csv(diag.table(), out / "diagnosis.csv")
     if saved:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
         from selfplay.agents.mappo.selfplay import load_policy
-        from smac_movement_probe import probe
 
+        probe = movement_probe()
         rows = []
         for u, path in saved:
             r = probe(args.env, load_policy(path), args.probe_games, 1000)
