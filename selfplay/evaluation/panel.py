@@ -176,6 +176,9 @@ def evaluate_panel(env_name: str, entries: dict[str, tuple[Sequence[Any], np.nda
     docstring; the seats per member: ``member_seats``): ``weights`` None plays ``policies[0]``, else a
     checkpoint drawn per game with these probabilities (the maxent-Nash mixture); ``greedy``: the
     policies play their most probable actions."""
+    bad = [m for m in members if m not in PANEL_NAMES]
+    if bad:
+        raise ValueError(f"members must be among {list(PANEL_NAMES)}, got {bad}")
     scripted = [m for m in members if m != BUILTIN]
     check_int(games, "games", 2 if scripted else 1)
     if games % 2 and scripted:
@@ -183,9 +186,6 @@ def evaluate_panel(env_name: str, entries: dict[str, tuple[Sequence[Any], np.nda
                          f"with the agent in each seat; against 'builtin' alone any count), got {games}")
     for s in seeds:
         check_seed(s)
-    bad = [m for m in members if m not in PANEL_NAMES]
-    if bad:
-        raise ValueError(f"members must be among {list(PANEL_NAMES)}, got {bad}")
     result = PanelEvaluation(list(members), list(seeds), games, bool(greedy))
     for who, (policies, weights) in entries.items():
         if weights is not None and len(weights) != len(policies):

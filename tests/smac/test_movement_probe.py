@@ -25,22 +25,27 @@ def probe(load_benchmark):
     return load_benchmark("smac_movement_probe")
 
 
+@pytest.fixture(scope="module")
+def east_walkers(probe):
+    """The probe of ``EastWalker`` on 3m, 4 games, in each battle (``smac_game`` False and True)."""
+    return {smac_game: probe.probe("smac:3m", EastWalker(), games=4, seed=0, smac_game=smac_game)
+            for smac_game in (False, True)}
+
+
 @pytest.mark.parametrize("smac_game", [False, True])
-def test_a_side_that_never_attacks_loses_every_game_and_always_walks_east(probe, smac_game):
+def test_a_side_that_never_attacks_loses_every_game_and_always_walks_east(east_walkers, smac_game):
     """3m, 4 games: marines that walk east and never fire lose every game to the built-in AI in both
     battles; every out-of-sight move is east, with probability 1; by step 10 they have left their
     spawns (x near 9) eastwards."""
-    r = probe.probe("smac:3m", EastWalker(), games=4, seed=0, smac_game=smac_game)
+    r = east_walkers[smac_game]
     assert (r["win"], r["loss"], r["timeout"], r["mutual"]) == (0, 4, 0, 0)
     assert r["greedy_east"] == 1.0
     assert r["p_east"] == pytest.approx(1.0)
     assert r["x_step10"] > 9.5
 
 
-def test_smac_game_is_the_maps_layout_not_the_mirrored_battle(probe):
+def test_smac_game_is_the_maps_layout_not_the_mirrored_battle(east_walkers):
     """3m: the mirrored battle spawns the AI's third marine at x 22.25, in front of the other two, SMAC's
     game at the map's 23.75, behind (docs/results/smac_3m.md), so the same east-walking side spends
     more unit-steps with no enemy in sight in SMAC's game."""
-    mirrored = probe.probe("smac:3m", EastWalker(), games=4, seed=0, smac_game=False)
-    smac = probe.probe("smac:3m", EastWalker(), games=4, seed=0, smac_game=True)
-    assert smac["blind_share"] > mirrored["blind_share"]
+    assert east_walkers[True]["blind_share"] > east_walkers[False]["blind_share"]
