@@ -153,7 +153,8 @@ def _epilog() -> str:
     except ImportError:  # pragma: no cover - the simulator ships with the package
         maps = "see envs/smac"
     return (f"environments: {', '.join(MATRIX_GAMES)}; smac:MAP (maps: {maps}; smac:MAP@sc2 plays the real "
-            "StarCraft II); smacv2:SCENARIO (protoss|terran|zerg_5_vs_5, _10_vs_10, _20_vs_20, _10_vs_11, _20_vs_23, "
+            "StarCraft II; smac:MAP(spawns=map) starts the second side at the map's own spawns, not mirrored); "
+            "smacv2:SCENARIO (protoss|terran|zerg_5_vs_5, _10_vs_10, _20_vs_20, _10_vs_11, _20_vs_23, "
             "each also _epo); openspiel:GAME or openspiel:GAME(param=value,...) for two-player zero-sum OpenSpiel "
             "games with information-state tensors (kuhn_poker, leduc_poker, goofspiel(num_cards=4), liars_dice, "
             f"matrix_rps, ...). agents: {', '.join(AGENTS)}. schemes: {', '.join(s for s in SCHEME_NAMES if s != 'league')}"
@@ -285,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rollout-length", type=int, default=None,
                    help="mappo: steps of every game per update (default: 3200 / num-envs in multiples of 10, "
                         "MAPPO's game-steps per update)")
-    _add_entropy_coef(p)
+    _add_mappo_loss_options(p)
     _add_alphastar_options(p)
     _add_ray_options(p, "each run and each run's evaluation as a Ray task")
 
@@ -423,22 +424,22 @@ def _resumed_checkpoints(out: str, episodes: int) -> dict:
 
 
 # `train --opponent builtin-ai`: options of the run (VsAIConfig) and of the MAPPO learner (MAPPOConfig)
-VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "entropy_coef", "eval_interval", "eval_episodes",
-              "update_threads")
+VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "entropy_coef", "gae_lambda", "eval_interval",
+              "eval_episodes", "update_threads")
 VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "learning_rate",
                "open_loop": "open_loop", "critic_input": "critic_input", "rollout_length": "rollout_length",
-               "entropy_coef": "entropy_coef",
+               "entropy_coef": "entropy_coef", "gae_lambda": "gae_lambda",
                "eval_interval": "eval_interval", "eval_episodes": "eval_episodes",
                "update_threads": "update_threads"}  # option dest -> MAPPOConfig field
 
 
-MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef")  # the MAPPO options that also apply under a scheme
-MAPPO_COMPARE = ("rollout_length", "entropy_coef")  # the MAPPO options `compare` takes
+MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef", "gae_lambda")  # MAPPO options also under a scheme
+MAPPO_COMPARE = ("rollout_length", "entropy_coef", "gae_lambda")  # the MAPPO options `compare` takes
 
 
 def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs: int) -> dict:
     """MAPPOConfig overrides of ``train --agent mappo`` under a scheme: ``--epochs``, ``--learning-rate``,
-    ``--critic-input``, ``--entropy-coef``, ``--rollout-length`` (default: ``self_play_rollout_length(num_envs)``,
+    ``--critic-input``, ``--entropy-coef``, ``--gae-lambda``, ``--rollout-length`` (default: ``self_play_rollout_length(num_envs)``,
     about MAPPO's 3200 game-steps per update)."""
     from selfplay.agents.mappo.config import self_play_rollout_length
 
@@ -450,11 +451,15 @@ def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs
     return out
 
 
-def _add_entropy_coef(p: argparse.ArgumentParser) -> None:
+def _add_mappo_loss_options(p: argparse.ArgumentParser) -> None:
+    """``--entropy-coef`` and ``--gae-lambda`` (MAPPOConfig fields) on train and compare."""
     from selfplay.agents.mappo.config import MAPPOConfig
 
     p.add_argument("--entropy-coef", type=float, default=None,
                    help=f"mappo: weight of the entropy bonus (default: {MAPPOConfig.entropy_coef})")
+    p.add_argument("--gae-lambda", type=float, default=None,
+                   help=f"mappo: GAE's λ, the advantage's trace (1: Monte-Carlo returns less the value; "
+                        f"default: {MAPPOConfig.gae_lambda})")
 
 
 def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
@@ -473,7 +478,7 @@ def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
                         f"(default: {MAPPOConfig.critic_input})")
     p.add_argument("--rollout-length", type=int, default=None,
                    help=f"mappo: steps of every game per update (default: {MAPPOConfig.rollout_length})")
-    _add_entropy_coef(p)
+    _add_mappo_loss_options(p)
     p.add_argument("--eval-interval", type=int, default=None,
                    help=f"--opponent builtin-ai: game-steps between test evaluations (default: {MAPPOConfig.eval_interval})")
     p.add_argument("--eval-episodes", type=int, default=None,
@@ -561,7 +566,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         config.mappo.update({k: v for k, v in overrides.items() if k in ("epochs", "learning_rate")})
         config.mappo.update({k: getattr(args, k) for k in MAPPO_COMPARE if getattr(args, k) is not None})
     elif any(getattr(args, k) is not None for k in MAPPO_COMPARE):
-        raise ValueError("--rollout-length and --entropy-coef apply to the mappo agent (--agents mappo)")
+        raise ValueError("--rollout-length, --entropy-coef and --gae-lambda apply to the mappo agent (--agents mappo)")
     if "alphastar" in config.agents:
         import torch
 

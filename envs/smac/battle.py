@@ -33,7 +33,11 @@ per env; ``games`` may pass ready ``GameConnection`` objects). ``close()`` ends 
 as an opponent, ``envs/smac/panel.py``): its actions are then ignored (recorded as no-ops).
 
 With ``mirror=True`` seat 1 sees the map mirrored in x (relative x negated, east/west swapped),
-so one policy can play both seats of a symmetric map (spec §6).  Illegal actions (wrong shape,
+so one policy can play both seats of a symmetric map (spec §6).  ``spawns`` says where a mirrored
+seat's units start: ``"mirrored"`` (the default) at the mirror image of seat 0's layout, so both
+seats see the same start; ``"map"`` at the map's own enemy spawns, the layout SMAC's game (and the
+built-in AI's side in it) uses — on SMAC's maps the enemy army is seat 0's translated east, not
+reflected, so on 2s3z, for example, its zealots start behind its stalkers rather than in front.  Illegal actions (wrong shape,
 dtype, out of range or masked out) raise ``ValueError``; they are never replaced by another action.
 """
 
@@ -57,6 +61,7 @@ from .unit_table import UnitTable
 MOVE_EAST, MOVE_WEST = 4, 5
 BACKENDS = ("sim", "sc2")
 ENGINES = ("auto", "cpu", "cuda", "numba")  # "numba": the CPU build
+SPAWNS = ("mirrored", "map")  # a mirrored seat's start: the mirror image of seat 0's, or the map's own
 
 
 def split_flags(flags: dict) -> tuple[FeatureConfig, RewardConfig]:
@@ -76,7 +81,8 @@ class SMACBattle:
 
     def __init__(self, map_name: str, num_envs: int = 1, two_player: bool = True, mirror: bool = False,
                  device: str | torch.device = "cpu", seed: int | None = None, auto_reset: bool = True,
-                 backend: str = "sim", games: list | None = None, engine: str = "auto", **flags):
+                 backend: str = "sim", games: list | None = None, engine: str = "auto", spawns: str = "mirrored",
+                 **flags):
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         if engine not in ENGINES:
@@ -85,6 +91,8 @@ class SMACBattle:
         wanted = device_type if engine == "auto" else ("cpu" if engine == "numba" else engine)
         if wanted != device_type:
             raise ValueError(f"engine={engine!r} runs on device type {wanted!r}, got device={device!r}")
+        if spawns not in SPAWNS:
+            raise ValueError(f"spawns must be one of {SPAWNS}, got {spawns!r}")
         if games is not None and backend != "sc2":
             raise ValueError("games (GameConnection objects) are only for backend='sc2'")
         spec = get_map(map_name)
@@ -93,6 +101,7 @@ class SMACBattle:
         self.spec = spec
         self.two_player = bool(two_player)
         self.mirror = bool(mirror)
+        self.spawns = spawns
         self.auto_reset = bool(auto_reset)
         scripted = () if two_player else (1,)
         if backend == "sc2":
@@ -104,9 +113,9 @@ class SMACBattle:
                 raise ValueError(f"games must hold num_envs={num_envs} connections, got {len(games)}")
             self.engine = SC2Engine(spec, games, scripted_sides=scripted, device=device)
         else:
-            # A mirrored seat gets the mirror image of seat 0's spawn layout (maps.py): fair self-play.
+            # A mirrored seat gets the mirror image of seat 0's spawn layout (maps.py) unless spawns="map".
             self.engine = BattleEngine(spec, num_envs, device=device, seed=seed, scripted_sides=scripted,
-                                       mirror_spawns=self.two_player and self.mirror)
+                                       mirror_spawns=self.two_player and self.mirror and spawns == "mirrored")
         self.backend = backend
         self.device = self.engine.device
         self.num_envs = num_envs

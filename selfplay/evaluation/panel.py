@@ -108,7 +108,8 @@ def builtin_battle(env_name: str, num_envs: int, seed: int | None, device: str =
 
 def member_battle(env_name: str, member: str, num_envs: int, seed: int | None, device: str = "cpu") -> Any:
     """The battle the games against ``member`` are played in (module docstring): ``builtin_battle`` for
-    ``builtin``, else the two-player battle of ``make_env`` (seat 1 mirrored on a symmetric map)."""
+    ``builtin``, else the two-player battle of ``make_env`` (seat 1 mirrored on a symmetric map; with
+    ``smac:MAP(spawns=map)`` its units start at the map's own enemy spawns)."""
     from selfplay.training.registry import make_env
 
     if member == BUILTIN:

@@ -2,7 +2,8 @@
 
 Environments: ``rirrps``, ``biased-rps``, ``rpsls`` (repeated matrix games, docs/design/selfplay.md §4) and
 ``smac:MAP`` (the batched SMAC simulator, docs/design/smac.md; symmetric maps mirror the second side so one
-policy sees both sides alike). Agents: ``ppo-mlp``, ``ppo-rnn`` — the one-unit PPO learner on matrix
+policy sees both sides alike; ``smac:MAP(spawns=map)`` starts the second side at the map's own enemy
+spawns instead of the mirror image of the first side's, the layout of SMAC's game against the built-in AI). Agents: ``ppo-mlp``, ``ppo-rnn`` — the one-unit PPO learner on matrix
 games, the parameter-shared multi-unit PPO learner on SMAC sides (``ppo-rnn`` is a GRU there) — and
 ``alphastar``, the AlphaStar commander (SMAC only), and ``mappo``, recurrent MAPPO (``agents/mappo``; SMAC
 and SMACv2) as a self-play learner (``agents/mappo/selfplay.py``). The AlphaStar agent plays a battle through its
@@ -31,6 +32,7 @@ RECURRENT_AGENTS = ("ppo-rnn", "alphastar", "mappo")  # per episode their runs c
 SC2_SUFFIX = "@sc2"  # smac:MAP@sc2: the real game
 SMACV2_PREFIX = "smacv2:"  # smacv2:protoss_5_vs_5
 OPENSPIEL_PREFIX = "openspiel:"  # openspiel:kuhn_poker, openspiel:goofspiel(num_cards=4)
+SMAC_OPTIONS = {"spawns": ("mirrored", "map")}  # smac:MAP(spawns=map): SMACBattle's options a name may set
 COMMANDER_GRID = 16  # the AlphaStar agent's spatial/location grid on SMAC's 32×32 maps (2 map units a cell)
 
 
@@ -47,12 +49,16 @@ def check_env_name(name: str) -> str:
 
         if smac_map(name) not in SMACV2_SCENARIOS:
             raise ValueError(f"unknown SMACv2 scenario {smac_map(name)!r}; scenarios: {', '.join(SMACV2_SCENARIOS)}")
+        smac_options(name)  # SMACv2 names take none
         return name
     if isinstance(name, str) and (name.startswith("smac:") or name.startswith("smac-commander:")):
         from selfplay.envs.smac import MAP_NAMES
 
         if smac_map(name) not in MAP_NAMES:
             raise ValueError(f"unknown SMAC map {smac_map(name)!r}; maps: {', '.join(MAP_NAMES)}")
+        if smac_options(name) and smac_backend(name) == "sc2":
+            raise ValueError(f"env {name!r}: options like (spawns=...) set the simulator's battle; the real game "
+                             f"({SC2_SUFFIX}) always starts both sides at the map's spawns")
         return name
     raise ValueError(f"env must be one of {MATRIX_GAMES}, 'smac:MAP' (or 'smac:MAP{SC2_SUFFIX}'), 'smacv2:SCENARIO' or "
                      f"'{OPENSPIEL_PREFIX}GAME', got {name!r}")
@@ -77,14 +83,38 @@ def is_smacv2(name: str) -> bool:
 
 
 def smac_map(name: str) -> str:
-    """The map of a SMAC environment name (``smac:3m``, ``smac-commander:3m``, ``smac:3m@sc2`` → ``3m``)."""
-    map_name = name.split(":", 1)[1]
+    """The map of a SMAC environment name (``smac:3m``, ``smac-commander:3m``, ``smac:3m@sc2``,
+    ``smac:3m(spawns=map)`` → ``3m``)."""
+    map_name = name.split(":", 1)[1].split("(", 1)[0]
     return map_name[: -len(SC2_SUFFIX)] if map_name.endswith(SC2_SUFFIX) else map_name
+
+
+def smac_options(name: str) -> dict[str, str]:
+    """The battle options of a SMAC environment name: ``smac:2s3z(spawns=map)`` → ``{"spawns": "map"}``
+    (``SMAC_OPTIONS`` lists the names and values allowed; none given → ``{}``)."""
+    rest = name.split(":", 1)[1]
+    if "(" not in rest:
+        return {}
+    if is_smacv2(name):
+        raise ValueError(f"env {name!r}: SMACv2 scenarios take no (option=value) settings")
+    body = rest.split("(", 1)[1]
+    if not body.endswith(")"):
+        raise ValueError(f"env {name!r}: options are written smac:MAP(name=value,...), with a closing ')'")
+    options: dict[str, str] = {}
+    for piece in filter(None, (p.strip() for p in body[:-1].split(","))):
+        key, sep, value = (p.strip() for p in piece.partition("="))
+        if not sep or key not in SMAC_OPTIONS:
+            raise ValueError(f"env {name!r}: unknown option {piece!r}; options: "
+                             + ", ".join(f"{k}={'|'.join(v)}" for k, v in SMAC_OPTIONS.items()))
+        if value not in SMAC_OPTIONS[key]:
+            raise ValueError(f"env {name!r}: {key} must be one of {SMAC_OPTIONS[key]}, got {value!r}")
+        options[key] = value
+    return options
 
 
 def smac_backend(name: str) -> str:
     """``"sc2"`` (the real game) for names ending in ``@sc2``, else ``"sim"`` (the simulator)."""
-    return "sc2" if name.endswith(SC2_SUFFIX) else "sim"
+    return "sc2" if name.split("(", 1)[0].endswith(SC2_SUFFIX) else "sim"
 
 
 def env_for_agent(env: str, agent: str) -> str:
@@ -142,7 +172,8 @@ def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "c
 
     map_name = smac_map(name)
     battle = SMACBattle(map_name, num_envs=num_envs, two_player=not scripted_enemy,
-                        mirror=smac_map_is_symmetric(map_name), seed=seed, device=device, backend=smac_backend(name))
+                        mirror=smac_map_is_symmetric(map_name), seed=seed, device=device, backend=smac_backend(name),
+                        **smac_options(name))
     if name.startswith("smac-commander:"):
         from selfplay.agents.alphastar.smac import CommanderConfig
         from selfplay.agents.alphastar.smac.env import CommanderEnv

@@ -135,12 +135,16 @@ def test_the_command_line_trains_mappo_under_a_scheme(tmp_path, capsys):
     from selfplay.cli import main
 
     out = tmp_path / "cli"
-    assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--scheme", "delta-uniform:delta=0.5",
+    assert main(["train", "--env", "smac:3m(spawns=map)", "--agent", "mappo", "--scheme", "delta-uniform:delta=0.5",
                  "--episodes", "4", "--num-envs", "4", "--checkpoints", "2", "--epochs", "1", "--critic-input", "EP",
-                 "--entropy-coef", "0.03", "--out", str(out)]) == 0
-    settings = yaml.safe_load((out / "config.yaml").read_text())["resolved_agent_settings"]
+                 "--entropy-coef", "0.03", "--gae-lambda", "1", "--out", str(out)]) == 0
+    recorded = yaml.safe_load((out / "config.yaml").read_text())
+    settings = recorded["resolved_agent_settings"]
     assert (settings["rollout_length"], settings["epochs"], settings["critic_input"]) == (800, 1, "EP")
-    assert settings["entropy_coef"] == 0.03
+    assert (settings["entropy_coef"], settings["gae_lambda"]) == (0.03, 1.0)
+    assert recorded["env"] == "smac:3m(spawns=map)"
+    assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--gae-lambda", "1.5", "--out", str(tmp_path / "g")]) == 2
+    assert "gae_lambda must lie in [0, 1], got 1.5" in capsys.readouterr().err
     assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--horizon", "64", "--out", str(tmp_path / "h")]) == 2
     assert "apply to the ppo agents" in capsys.readouterr().err
     assert main(["train", "--env", "rirrps", "--agent", "mappo", "--out", str(tmp_path / "r")]) == 2
@@ -152,11 +156,11 @@ def test_compare_gives_mappo_its_own_settings():
     from selfplay.evaluation.compare import CompareConfig
 
     config = CompareConfig.preset(quick=True, env="smac:3m")
-    config.agents, config.mappo = ["mappo"], {"epochs": 5}
+    config.agents, config.mappo = ["mappo"], {"epochs": 5, "gae_lambda": 0.9}
     config.validate()
     (first, *_) = config.train_configs()
-    assert first.agent_settings == {"rollout_length": 50, "epochs": 5}  # 64 games x 50 steps per update
-    assert first.settings().epochs == 5
+    assert first.agent_settings == {"rollout_length": 50, "epochs": 5, "gae_lambda": 0.9}  # 64 games x 50 steps
+    assert (first.settings().epochs, first.settings().gae_lambda) == (5, 0.9)
     config.env = "rirrps"
     with pytest.raises(ValueError, match="the mappo agent plays SMAC battles"):
         config.validate()
