@@ -283,9 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
     p.add_argument("--out", required=True, help=OUT_HELP)
     _add_ppo_options(p, _compare_defaults)
-    p.add_argument("--rollout-length", type=int, default=None,
-                   help="mappo: steps of every game per update (default: 3200 / num-envs in multiples of 10, "
-                        "MAPPO's game-steps per update)")
+    _add_rollout_length(p)
     _add_mappo_loss_options(p)
     _add_alphastar_options(p)
     _add_ray_options(p, "each run and each run's evaluation as a Ray task")
@@ -302,6 +300,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a small league that finishes in about a minute (alphastar on SMAC: under 10 minutes)")
     p.add_argument("--out", required=True, help=OUT_HELP)
     _add_ppo_options(p, _league_defaults)
+    _add_rollout_length(p)
+    _add_mappo_loss_options(p)
     _add_alphastar_options(p)
     _add_ray_options(p, "the league as Ray actors (coordinator, rollout workers, a learner per player)")
     action = p.add_argument("--workers", type=int, default=argparse.SUPPRESS, help="with --ray: rollout-worker actors")
@@ -451,8 +451,15 @@ def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs
     return out
 
 
+def _add_rollout_length(p: argparse.ArgumentParser) -> None:
+    """``--rollout-length`` of MAPPO under a scheme or in a league (``_mappo_self_play_settings``)."""
+    p.add_argument("--rollout-length", type=int, default=None,
+                   help="mappo: steps of every game per update (default: 3200 / num-envs in multiples of 10, "
+                        "MAPPO's game-steps per update)")
+
+
 def _add_mappo_loss_options(p: argparse.ArgumentParser) -> None:
-    """``--entropy-coef`` and ``--gae-lambda`` (MAPPOConfig fields) on train and compare."""
+    """``--entropy-coef`` and ``--gae-lambda`` (MAPPOConfig fields) on train, compare and league."""
     from selfplay.agents.mappo.config import MAPPOConfig
 
     p.add_argument("--entropy-coef", type=float, default=None,
@@ -619,6 +626,9 @@ def cmd_league(args: argparse.Namespace) -> int:
                **explicit, "steps": steps}
     if args.agent == "mappo":
         settings = _mappo_self_play_settings(args, _ppo_overrides(args), options.get("num_envs", args.num_envs))
+    elif any(getattr(args, k) is not None for k in MAPPO_COMPARE):
+        raise ValueError(f"--rollout-length, --entropy-coef and --gae-lambda apply to the mappo agent (--agent mappo), "
+                         f"not agent {args.agent!r}")
     config = LeagueTrainConfig(**options, league=spec, agent_settings=settings)
     if ray is not None:
         from selfplay.evaluation.league import train_league_on_ray

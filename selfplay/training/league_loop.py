@@ -38,7 +38,7 @@ from selfplay.utils.seeding import Stream, derive_seed
 @dataclass
 class LeagueTrainConfig:
     env: str = "rirrps"  # environment: rirrps | biased-rps | rpsls | smac:MAP[@sc2] | smacv2:SCENARIO | openspiel:GAME[(param=value,...)]
-    agent: str = "ppo-mlp"  # ppo-mlp | ppo-rnn (a recurrent cell: --rnn-cell) | alphastar (SMAC only)
+    agent: str = "ppo-mlp"  # ppo-mlp | ppo-rnn (a recurrent cell: --rnn-cell) | alphastar (SMAC only) | mappo (SMAC and SMACv2)
     league: str = "league:main=1,main_exploiters=1,league_exploiters=2"
     steps: int = 100_000  # learner steps (transitions) per player
     min_steps: int = 10_000  # no checkpoint before this many learner steps since the last (the paper: 2e9 frames)

@@ -151,6 +151,36 @@ def test_the_command_line_trains_mappo_under_a_scheme(tmp_path, capsys):
     assert "the mappo agent plays SMAC battles" in capsys.readouterr().err
 
 
+def test_the_command_line_trains_a_league_of_mappo_players(tmp_path, capsys):
+    """``selfplay league --agent mappo``: MAPPO's rollout and loss options reach every player's settings, the
+    players train and checkpoint into one menagerie; the MAPPO-only options are refused for another agent."""
+    import yaml
+
+    from selfplay.cli import main
+
+    out = tmp_path / "league"
+    assert main(["league", "--env", "smac:3m", "--agent", "mappo", "--main", "1", "--main-exploiters", "1",
+                 "--league-exploiters", "0", "--steps", "240", "--min-steps", "60", "--max-steps", "120",
+                 "--num-envs", "2", "--rollout-length", "20", "--epochs", "1", "--entropy-coef", "0.03",
+                 "--gae-lambda", "0.9", "--matches", "1", "--out", str(out)]) == 0
+    recorded = yaml.safe_load((out / "config.yaml").read_text())
+    settings = recorded["resolved_agent_settings"]
+    assert recorded["agent"] == "mappo"
+    assert (settings["rollout_length"], settings["epochs"], settings["entropy_coef"], settings["gae_lambda"]) == (
+        20, 1, 0.03, 0.9)
+    with open(out / "matches.csv") as f:
+        players = {row["player"] for row in csv.DictReader(f)}
+    assert players == {"main_0", "main_exploiter_0"}  # both players played their own games
+    entries = yaml.safe_load((out / "menagerie" / "index.json").read_text())["entries"]  # JSON is YAML
+    # the starting policy, then each player's checkpoint at its max_steps (120 learner steps: 3 updates of 2 x 20)
+    assert [(e["step"], e["tags"]["parent"]) for e in entries] == [(0, "main_0"), (120, "main_0"),
+                                                                   (120, "main_exploiter_0")]
+    capsys.readouterr()
+    assert main(["league", "--env", "rirrps", "--agent", "ppo-mlp", "--entropy-coef", "0.1",
+                 "--out", str(tmp_path / "ppo")]) == 2
+    assert "apply to the mappo agent (--agent mappo), not agent 'ppo-mlp'" in capsys.readouterr().err
+
+
 def test_compare_gives_mappo_its_own_settings():
     """``selfplay compare --agents mappo``: every run's MAPPO settings, rollout length from the games at once."""
     from selfplay.evaluation.compare import CompareConfig
