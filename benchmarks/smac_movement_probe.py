@@ -1,8 +1,9 @@
 """What a SMAC self-play checkpoint's units do when no enemy is in sight, against the built-in AI.
 
-    .venv/bin/python benchmarks/smac_movement_probe.py RUN [--games 32] [--checkpoints 3,5] [--smac-game] [--out probe.csv]
+    .venv/bin/python benchmarks/smac_movement_probe.py RUN [--games 32] [--checkpoints 3,5] [--smac-game] [--sampled] [--out probe.csv]
 
-For each checkpoint of a self-play run, ``games`` greedy games in seat 0 against the map's built-in AI
+For each checkpoint of a self-play run, ``games`` greedy games (``--sampled``: its actions drawn, as in
+training) in seat 0 against the map's built-in AI
 (the agent's frame is side 0's: the enemy starts east): by default on the mirrored two-player battle of
 training (the panel's ``builtin`` member drives seat 1); with ``--smac-game`` in SMAC's own game, the
 agent as player 1 of the single-player battle with both sides at the map's spawns
@@ -26,8 +27,9 @@ SIGHT_RANGE = 9.0  # SMAC's unit_sight_range (starcraft2.py), the range of the o
 MOVE_NAMES = ("stop", "north", "south", "east", "west")  # SMAC's actions 1..5
 
 
-def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False) -> dict:
-    """Outcomes and out-of-sight movement of ``policy`` (greedy, seat 0) against the built-in AI, on the
+def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False, sampled: bool = False) -> dict:
+    """Outcomes and out-of-sight movement of ``policy`` (greedy, seat 0; with ``sampled`` its actions drawn from
+    its distribution, as in training, from a generator seeded by ``seed``) against the built-in AI, on the
     mirrored two-player battle or, with ``smac_game``, in SMAC's single-player game (module docstring)."""
     import numpy as np
     import torch
@@ -35,6 +37,7 @@ def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False)
 
     from selfplay.evaluation.panel import builtin_battle
     from selfplay.training.registry import make_env
+    from selfplay.utils.seeding import Stream, derive_seed
 
     env = builtin_battle(env_name, games, seed) if smac_game else make_env(env_name, games, seed=seed)
     obs = env.reset()
@@ -48,11 +51,16 @@ def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False)
     counts = {"win": 0, "loss": 0, "timeout": 0, "mutual": 0}
     blind_probs, blind_east, blind_n, alive_n = torch.zeros(5), 0, 0, 0
     x10, contact = [], torch.full((games,), -1)
+    generator = torch.Generator().manual_seed(derive_seed(seed, Stream.MATCH_POLICY)) if sampled else None
     t = 0
     with torch.no_grad():
         while not bool(ended.all()):
             masks = env.action_masks()
-            action, state, info = policy.act(obs[0], state, masks[0], start, deterministic=True)
+            if sampled:
+                action, state, info = policy.act(obs[0], state, masks[0], start, deterministic=False,
+                                                 generator=generator)
+            else:
+                action, state, info = policy.act(obs[0], state, masks[0], start, deterministic=True)
             probs = torch.softmax(info["logits"], -1)
             pos, alive = units.pos, units.alive
             d = torch.cdist(pos[:, own], pos[:, other])
@@ -94,6 +102,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=None)
     p.add_argument("--smac-game", action="store_true",
                    help="play SMAC's own game (the agent as player 1, the map's spawns) instead of the mirrored battle")
+    p.add_argument("--sampled", action="store_true",
+                   help="the agent samples its actions (as in training) instead of playing greedily (as SMAC's tests)")
     p.add_argument("--env", default=None, help="with policy files instead of a finished run: smac:MAP")
     p.add_argument("--files", default=None, help="comma-separated MAPPO policy files (a run still training)")
     args = p.parse_args(argv)
@@ -115,7 +125,7 @@ def main(argv=None) -> int:
     out = open(args.out, "w", newline="") if args.out else sys.stdout
     writer = None
     for i, policy in policies:
-        r = probe(env_name, policy, args.games, args.seed, args.smac_game)
+        r = probe(env_name, policy, args.games, args.seed, args.smac_game, args.sampled)
         row = {"checkpoint": i, "weight_version": policy.weight_version, **r}
         if writer is None:
             writer = csv.DictWriter(out, fieldnames=list(row))

@@ -49,3 +49,31 @@ def test_smac_game_is_the_maps_layout_not_the_mirrored_battle(east_walkers):
     game at the map's 23.75, behind (docs/results/smac_3m.md), so the same east-walking side spends
     more unit-steps with no enemy in sight in SMAC's game."""
     assert east_walkers[True]["blind_share"] > east_walkers[False]["blind_share"]
+
+
+class RandomMover(EastWalker):
+    """Greedy: ``EastWalker``. Sampled: a uniform draw over the legal actions from the generator it is given
+    (and it records how it was called)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def act(self, obs, state, mask, start, deterministic=False, generator=None):
+        self.calls.append((deterministic, generator))
+        if deterministic:
+            return super().act(obs, state, mask, start)
+        action = torch.multinomial(mask.float().reshape(-1, mask.shape[-1]), 1, generator=generator).view(mask.shape[:-1])
+        return action, state, {"logits": torch.where(mask, 0.0, -1e9)}
+
+
+def test_sampled_probe_draws_the_agents_actions_from_a_seeded_generator(probe):
+    """``sampled``: the agent is asked for sampled actions with a generator of the probe's seed, so the same
+    seed gives the same games; greedy (the default) asks for its most probable action."""
+    first, again, greedy = RandomMover(), RandomMover(), RandomMover()
+    a = probe.probe("smac:3m", first, games=2, seed=5, smac_game=True, sampled=True)
+    b = probe.probe("smac:3m", again, games=2, seed=5, smac_game=True, sampled=True)
+    assert a == b
+    assert all(d is False and isinstance(g, torch.Generator) for d, g in first.calls)
+    assert a["greedy_east"] < 1.0  # moves drawn over all legal actions, not only east
+    probe.probe("smac:3m", greedy, games=2, seed=5, smac_game=True)
+    assert all(d is True for d, _ in greedy.calls)
