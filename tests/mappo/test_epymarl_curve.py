@@ -1,22 +1,16 @@
 """Reading an EPyMARL run (``benchmarks/epymarl_curve.py``): the sacred files EPyMARL writes, made by hand
 here, so that the suite does not need EPyMARL."""
 
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
-def curve():
-    spec = importlib.util.spec_from_file_location("epymarl_curve", ROOT / "benchmarks" / "epymarl_curve.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def curve(load_benchmark):
+    return load_benchmark("epymarl_curve")
 
 
 def np_scalar(x):

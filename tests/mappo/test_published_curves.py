@@ -2,22 +2,15 @@
 study's overlay of them (``benchmarks/mappo_learning.py``)."""
 
 import argparse
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
-def study():
-    spec = importlib.util.spec_from_file_location("mappo_learning", ROOT / "benchmarks" / "mappo_learning.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def study(load_benchmark):
+    return load_benchmark("mappo_learning")
 
 
 def test_published_table_holds_every_scenario_and_baseline(study):
