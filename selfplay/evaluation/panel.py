@@ -14,7 +14,8 @@ The agent plays greedily (each unit's most probable action, as SMAC's test games
 otherwise: a loss, a timeout and a mutual destruction are all non-wins. A seed's win rate is the mean
 over its games; the reported interval is the Student-t 95 % interval of the mean over seeds (``None``
 with one seed). The maxent-Nash mixture of a population draws one checkpoint per game with the Nash
-probabilities (the draw seeded from the evaluation seed).
+probabilities (the draw seeded from the evaluation seed). On SMACv2 scenarios the panel is ``builtin``
+alone, in the scenario's single-player game (each game its own draw of units and start positions).
 """
 
 from __future__ import annotations
@@ -128,6 +129,7 @@ def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, memb
     from selfplay.envs.smac.panel import panel_member
     from selfplay.training.batching import assign_state, group_by_policy, index_state
     from selfplay.training.matches import evaluation_act
+    from selfplay.training.registry import is_smacv2
 
     if seat not in (0, 1):
         raise ValueError(f"seat must be 0 or 1, got {seat!r}")
@@ -136,9 +138,13 @@ def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, memb
                          f"game, the agent player 1 (seat 0); got seat {seat!r}")
     n = len(who)
     single = member == BUILTIN
+    if not (env_name.startswith("smac:") or is_smacv2(env_name)):
+        raise ValueError(f"the panel plays SMAC battles ('smac:MAP', or 'smacv2:SCENARIO' against 'builtin'), "
+                         f"got env {env_name!r}")
+    if is_smacv2(env_name) and not single:
+        raise ValueError(f"on SMACv2 ({env_name!r}) the panel has only 'builtin' (the scripted members read SMAC v1 "
+                         f"battles), got member {member!r}")
     env = member_battle(env_name, member, n, seed, device)
-    if not hasattr(env, "script_seat"):
-        raise ValueError(f"the panel plays SMAC battles ('smac:MAP'), got env {env_name!r}")
     obs = env.reset()
     opponent = None if single else panel_member(member, env, 1 - seat)
     players = [policies[i] for i in who.tolist()]
