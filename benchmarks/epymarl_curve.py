@@ -145,7 +145,7 @@ def main() -> None:
             continue
         ours_rate, ours_games = pooled([r for c in ours for r in c], lo, hi)
         steps = [r["step"] for r in rows if lo <= r["step"] <= hi]
-        low, med, _, n = published_band(published, args.scenario, "MAPPO", steps)
+        low, med, _, _ = published_band(published, args.scenario, "MAPPO", steps)
         ours_cell = f"{ours_rate:.2f} ({ours_games})" if ours_games else "—"
         print(f"| {lo // 1000}–{hi // 1000}k | {rate:.2f} ({games}) | {ours_cell} | {np.mean(med):.2f} | "
               f"{np.mean(low):.2f} |")

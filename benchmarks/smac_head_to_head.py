@@ -5,8 +5,8 @@ built-in AI (``selfplay train --opponent builtin-ai``) against the last checkpoi
 
 Both runs must be on the same map. The battle is the mirrored two-player battle self-play trains on
 (``make_env(env, games)``); each pairing is played ``games`` games with the vs-AI agent in seat 0 and
-``games`` with it in seat 1, once with both sides sampling their actions (as in training; generators seeded
-from ``--seed``) and once greedy (as SMAC's tests). A game's outcome is its first episode's: a win, a loss
+``games`` with it in seat 1 (``matches.play_matches``, game seeds from ``--seed``), once with both sides
+sampling their actions (as in training) and once greedy (as SMAC's tests). A game's outcome is its first episode's: a win, a loss
 or a draw (a timeout or mutual destruction). The vs-AI agent plays seat 1 through the mirrored
 observation every seat-1 policy reads. Written for the 2s3z page (docs/results/smac_2s3z.md): whether a
 self-play agent that loses to the built-in AI also loses to an agent that beats it.
@@ -18,34 +18,27 @@ import argparse
 import sys
 
 
+class Greedy:
+    """``policy`` playing each unit's most probable action (``deterministic=True``), as SMAC's tests do."""
+
+    def __init__(self, policy):
+        self.policy = policy
+
+    def initial_state(self, n):
+        return self.policy.initial_state(n)
+
+    def act(self, obs, state, mask=None, start=None):
+        return self.policy.act(obs, state, mask, start, deterministic=True)
+
+
 def play(env_name: str, a, b, games: int, greedy: bool, seed: int) -> tuple[int, int, int]:
-    """``(wins of a, wins of b, draws)`` over ``games`` games of ``a`` (seat 0) against ``b`` (seat 1)."""
-    import torch
+    """``(wins of a, wins of b, draws)`` over ``games`` games of ``a`` (seat 0) against ``b`` (seat 1), played
+    by ``selfplay.training.matches.play_matches`` (sampled: each policy with its own generator)."""
+    from selfplay.training.matches import play_matches
 
-    from selfplay.training.registry import make_env
-    from selfplay.utils.seeding import Stream, derive_seed
-
-    env = make_env(env_name, games, seed=derive_seed(seed, Stream.MATCH_ENV))
-    obs = env.reset()
-    states = [a.initial_state(games), b.initial_state(games)]
-    gens = [torch.Generator().manual_seed(derive_seed(seed, Stream.MATCH_POLICY, seat)) for seat in (0, 1)]
-    start = torch.ones(games, dtype=torch.bool)
-    ended = torch.zeros(games, dtype=torch.bool)
-    winner = torch.full((games,), -1)
-    with torch.no_grad():
-        while not bool(ended.all()):
-            masks = env.action_masks()
-            actions = []
-            for seat, policy in enumerate((a, b)):
-                action, states[seat], _ = policy.act(obs[seat], states[seat], masks[seat], start,
-                                                     deterministic=greedy, generator=gens[seat])
-                actions.append(action)
-            obs, _, done, info = env.step(actions)
-            new = done & ~ended
-            winner[new] = info["winner"][new].long()
-            ended |= done
-            start = done.clone()
-    return int((winner == 0).sum()), int((winner == 1).sum()), int((winner < 0).sum())
+    policies = [Greedy(a), Greedy(b)] if greedy else [a, b]
+    scores = play_matches(env_name, policies, [[0, 1]], games, seed=seed, home_seat=0)[0]
+    return int((scores == 1).sum()), int((scores == 0).sum()), int((scores == 0.5).sum())
 
 
 def vs_ai_agent(run_dir: str):

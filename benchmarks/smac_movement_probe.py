@@ -51,16 +51,12 @@ def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False,
     counts = {"win": 0, "loss": 0, "timeout": 0, "mutual": 0}
     blind_probs, blind_east, blind_n, alive_n = torch.zeros(5), 0, 0, 0
     x10, contact = [], torch.full((games,), -1)
-    generator = torch.Generator().manual_seed(derive_seed(seed, Stream.MATCH_POLICY)) if sampled else None
+    sampling = {"generator": torch.Generator().manual_seed(derive_seed(seed, Stream.MATCH_POLICY))} if sampled else {}
     t = 0
     with torch.no_grad():
         while not bool(ended.all()):
             masks = env.action_masks()
-            if sampled:
-                action, state, info = policy.act(obs[0], state, masks[0], start, deterministic=False,
-                                                 generator=generator)
-            else:
-                action, state, info = policy.act(obs[0], state, masks[0], start, deterministic=True)
+            action, state, info = policy.act(obs[0], state, masks[0], start, deterministic=not sampled, **sampling)
             probs = torch.softmax(info["logits"], -1)
             pos, alive = units.pos, units.alive
             d = torch.cdist(pos[:, own], pos[:, other])

@@ -451,6 +451,12 @@ def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs
     return out
 
 
+def _refuse_mappo_options(args: argparse.Namespace, which: str) -> None:
+    """MAPPO's ``MAPPO_COMPARE`` options given to a run without a MAPPO learner: refused, naming ``which``."""
+    if any(getattr(args, k) is not None for k in MAPPO_COMPARE):
+        raise ValueError(f"--rollout-length, --entropy-coef and --gae-lambda apply to the mappo agent {which}")
+
+
 def _add_rollout_length(p: argparse.ArgumentParser) -> None:
     """``--rollout-length`` of MAPPO under a scheme or in a league (``_mappo_self_play_settings``)."""
     p.add_argument("--rollout-length", type=int, default=None,
@@ -572,8 +578,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if "mappo" in config.agents:
         config.mappo.update({k: v for k, v in overrides.items() if k in ("epochs", "learning_rate")})
         config.mappo.update({k: getattr(args, k) for k in MAPPO_COMPARE if getattr(args, k) is not None})
-    elif any(getattr(args, k) is not None for k in MAPPO_COMPARE):
-        raise ValueError("--rollout-length, --entropy-coef and --gae-lambda apply to the mappo agent (--agents mappo)")
+    else:
+        _refuse_mappo_options(args, "(--agents mappo)")
     if "alphastar" in config.agents:
         import torch
 
@@ -626,9 +632,8 @@ def cmd_league(args: argparse.Namespace) -> int:
                **explicit, "steps": steps}
     if args.agent == "mappo":
         settings = _mappo_self_play_settings(args, _ppo_overrides(args), options.get("num_envs", args.num_envs))
-    elif any(getattr(args, k) is not None for k in MAPPO_COMPARE):
-        raise ValueError(f"--rollout-length, --entropy-coef and --gae-lambda apply to the mappo agent (--agent mappo), "
-                         f"not agent {args.agent!r}")
+    else:
+        _refuse_mappo_options(args, f"(--agent mappo), not agent {args.agent!r}")
     config = LeagueTrainConfig(**options, league=spec, agent_settings=settings)
     if ray is not None:
         from selfplay.evaluation.league import train_league_on_ray

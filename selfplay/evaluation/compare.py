@@ -42,7 +42,6 @@ from selfplay.training.registry import (
     env_for_agent,
     is_openspiel,
     is_smac,
-    is_smacv2,
 )
 from selfplay.training.rundir import RunDir, check_out
 from selfplay.utils.checks import check_int, check_seed
@@ -259,7 +258,7 @@ def _evaluate_panel(run: RunDir, seed: int, games: int, seeds: int) -> dict:
     """The panel section of a SMAC run's evaluation (``evaluate_run_dir``); {} for other runs."""
     import csv
 
-    from selfplay.evaluation.panel import BUILTIN, PANEL_NAMES, evaluate_panel, panel_summary
+    from selfplay.evaluation.panel import evaluate_panel, panel_members, panel_summary
 
     run, state, kit = open_committed(run)
     cfg = state["config"]
@@ -268,9 +267,8 @@ def _evaluate_panel(run: RunDir, seed: int, games: int, seeds: int) -> dict:
     checkpoints = run.committed_menagerie(state, "checkpoints", kit.load_policy)
     policies = [e.policy for e in checkpoints]
     nash = np.load(run.evaluation / "winrate.npz")["nash"]
-    members = (BUILTIN,) if is_smacv2(cfg["env"]) else PANEL_NAMES  # SMACv2: the built-in AI alone (panel.py)
     ev = evaluate_panel(cfg["env"], {"final": (policies[-1:], None), "nash": (policies, nash)}, games=games,
-                        seeds=[seed + k for k in range(seeds)], members=members)
+                        seeds=[seed + k for k in range(seeds)], members=panel_members(cfg["env"]))
     with open(run.evaluation / "panel.csv", "w", newline="") as f:
         rows = ev.rows()
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))

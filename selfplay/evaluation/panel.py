@@ -98,6 +98,16 @@ def member_seats(member: str, games: int) -> list[tuple[int, int]]:
     return [(0, games)] if member == BUILTIN else [(0, games // 2), (1, games // 2)]
 
 
+def panel_members(env_name: str) -> tuple[str, ...]:
+    """The members the panel has on ``env_name``: all of them on a SMAC battle (``smac:MAP``), ``builtin``
+    alone on a SMACv2 scenario (the scripted members read SMAC v1 battles); other environments have none."""
+    from selfplay.training.registry import is_smacv2
+
+    if env_name.startswith("smac:"):
+        return PANEL_NAMES
+    return (BUILTIN,) if is_smacv2(env_name) else ()
+
+
 def builtin_battle(env_name: str, num_envs: int, seed: int | None, device: str = "cpu") -> Any:
     """SMAC's single-player battle of ``env_name``: the agent's side is seat 0 (player 1), the map's
     built-in AI drives player 2, both sides spawn at the map's own positions (no mirroring); the
@@ -129,8 +139,6 @@ def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, memb
     from selfplay.envs.smac.panel import panel_member
     from selfplay.training.batching import assign_state, group_by_policy, index_state
     from selfplay.training.matches import evaluation_act
-    from selfplay.training.registry import is_smacv2
-
     if seat not in (0, 1):
         raise ValueError(f"seat must be 0 or 1, got {seat!r}")
     if member == BUILTIN and seat != 0:
@@ -138,12 +146,13 @@ def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, memb
                          f"game, the agent player 1 (seat 0); got seat {seat!r}")
     n = len(who)
     single = member == BUILTIN
-    if not (env_name.startswith("smac:") or is_smacv2(env_name)):
+    available = panel_members(env_name)
+    if not available:
         raise ValueError(f"the panel plays SMAC battles ('smac:MAP', or 'smacv2:SCENARIO' against 'builtin'), "
                          f"got env {env_name!r}")
-    if is_smacv2(env_name) and not single:
-        raise ValueError(f"on SMACv2 ({env_name!r}) the panel has only 'builtin' (the scripted members read SMAC v1 "
-                         f"battles), got member {member!r}")
+    if member in PANEL_NAMES and member not in available:  # a SMACv2 scenario: builtin alone (panel_members)
+        raise ValueError(f"the scripted members read SMAC v1 battles: on SMACv2 ({env_name!r}) the panel has only "
+                         f"{', '.join(map(repr, available))}, got member {member!r}")
     env = member_battle(env_name, member, n, seed, device)
     obs = env.reset()
     opponent = None if single else panel_member(member, env, 1 - seat)
