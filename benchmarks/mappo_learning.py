@@ -17,6 +17,12 @@ For a SMACv2 scenario the panel also draws the real game's published curves (SMA
 ``docs/results/smac_learning/published/``): MAPPO's runs as a band (lowest to highest run at each step,
 each run holding its last evaluation) with their median, open-loop MAPPO's median dashed and QMIX's
 median dotted, and the table gives the published MAPPO median at the steps our runs reached.
+
+Each run also records its test games one by one (``test_games.csv``: outcome, length, and on SMACv2 the
+drawn teams and start layout); ``--summarize`` copies them to ``OUT/MAP-sSEED-games.csv`` and, with
+``--draws-from STEP``, writes ``OUT/MAP-draws.csv`` and prints the win rate of the games evaluated at or
+after STEP (all seeds of a map pooled) by draw: per start layout, and per number of each unit type in
+the agents' team and in the enemy's (``outcomes_by_draw``) — which draws the lost games held.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import argparse
 import csv
 import shutil
 import warnings
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -79,6 +86,63 @@ def train(args) -> None:
 def read_rows(path: Path) -> list[dict]:
     with open(path) as f:
         return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def parse_team(text: str) -> dict[str, int]:
+    """``"stalker:3 zealot:2"`` (``test_games.csv``'s ``allies``/``enemies``) -> ``{"stalker": 3, "zealot": 2}``."""
+    team = {}
+    for part in text.split():
+        name, count = part.split(":")
+        team[name] = int(count)
+    return team
+
+
+DRAW_COLUMNS = ("feature", "value", "games", "won", "win_rate", "low", "high")
+
+
+def outcomes_by_draw(games: list[dict]) -> list[dict]:
+    """Test games grouped by what was drawn: ``start`` (the start layout) and, per unit type ``T`` seen
+    in any game, ``allies T`` / ``enemies T`` (how many ``T`` the agents' / the enemy's team held, 0
+    included). One row per (feature, value): games, wins, win rate and its 95 % Wilson interval."""
+    from selfplay.analysis.winrate import wilson_interval
+
+    teams = [(parse_team(g["allies"]), parse_team(g["enemies"])) for g in games]
+    types = sorted({t for pair in teams for team in pair for t in team})
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for g, (allies, enemies) in zip(games, teams):
+        won = int(g["won"])
+        groups[("start", g["start"])].append(won)
+        for t in types:
+            groups[(f"allies {t}", str(allies.get(t, 0)))].append(won)
+            groups[(f"enemies {t}", str(enemies.get(t, 0)))].append(won)
+    rows = []
+    for (feature, value), outcomes in sorted(groups.items()):
+        n, w = len(outcomes), sum(outcomes)
+        low, high = wilson_interval(w, n)
+        rows.append({"feature": feature, "value": value, "games": n, "won": w, "win_rate": round(w / n, 4),
+                     "low": round(float(low), 4), "high": round(float(high), 4)})
+    return rows
+
+
+def summarize_draws(map_name: str, seeds, runs: Path, out: Path, since: int) -> list[dict]:
+    """Copy each seed's ``test_games.csv`` to ``OUT/MAP-sSEED-games.csv`` (a run whose directory is gone is
+    read from that copy), pool the games evaluated at or after ``since`` and write ``OUT/MAP-draws.csv``."""
+    games = []
+    for seed in seeds:
+        name = run_name(map_name, seed, False)
+        src, kept = runs / name / "test_games.csv", out / f"{name}-games.csv"
+        if src.is_file():
+            shutil.copyfile(src, kept)
+        if kept.is_file():
+            with open(kept) as f:
+                games += [g for g in csv.DictReader(f) if int(g["step"]) >= since]
+    rows = outcomes_by_draw(games)
+    if rows:
+        with open(out / f"{map_name.replace(':', '-')}-draws.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, DRAW_COLUMNS)
+            writer.writeheader()
+            writer.writerows(rows)
+    return rows
 
 
 def summarize(args) -> None:
@@ -138,6 +202,13 @@ def summarize(args) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper left")
     fig.savefig(out / "curves.png", bbox_inches="tight")
+    if args.draws_from is not None:
+        for map_name in args.maps:
+            rows = summarize_draws(map_name, args.seeds, Path(args.runs), out, args.draws_from)
+            print(f"\n{map_name}: test games from {args.draws_from} game-steps on, by draw")
+            print("| feature | value | games | win rate [95 % CI] |\n|---|---|---:|---|")
+            for r in rows:
+                print(f"| {r['feature']} | {r['value']} | {r['games']} | {r['win_rate']:.2f} [{r['low']:.2f}, {r['high']:.2f}] |")
 
 
 def draw_published(ax, table, scenario: str, max_step: float) -> None:
@@ -165,6 +236,8 @@ def main() -> None:
                         help="MAPPO's update on 1 or 2 threads (the same numbers; 1 on a shared machine)")
     parser.add_argument("--summarize", action="store_true", help="summarise existing runs instead of training")
     parser.add_argument("--out", default="docs/results/smac_learning")
+    parser.add_argument("--draws-from", type=int, default=None, metavar="STEP",
+                        help="with --summarize: the test games' win rate by draw, from game-step STEP on")
     args = parser.parse_args()
     summarize(args) if args.summarize else train(args)
 

@@ -9,8 +9,10 @@ before training and then at the first update boundary after every ``eval_interva
 ``eval_episodes`` games played once, so short games are not over-counted. A timeout counts as not won.
 The same game as the panel's games against ``builtin`` (``selfplay.evaluation.panel.builtin_battle``:
 the agent as player 1, both sides at the map's own spawns, the AI driven by the engine).
-Rows go to ``metrics.csv`` (``step``, ``test_win_rate``, ``test_return``, ...), per-update learner
-statistics to ``updates.csv``, the curve to ``figures/learning_curve.png``.
+Rows go to ``metrics.csv`` (``step``, ``test_win_rate``, ``test_return``, ...), one row per test game to
+``test_games.csv`` (its outcome, length, deaths, and on SMACv2 the drawn teams and start layout, so a
+researcher can see which draws the lost games held), per-update learner statistics to ``updates.csv``,
+the curve to ``figures/learning_curve.png``.
 
 The run directory follows docs/design/run-directory.md: one writer, one commit (``kind`` ``vs-ai``)
 after each evaluation, resume from the last commit — a resumed run restarts its games (from a seed
@@ -34,6 +36,8 @@ from selfplay.utils.checks import check_int, check_seed
 from selfplay.utils.seeding import Stream, derive_seed
 
 METRIC_COLUMNS = ("step", "test_win_rate", "test_return", "test_episodes", "updates", "seconds")
+GAME_COLUMNS = ("step", "game", "won", "timeout", "return", "episode_steps", "dead_allies", "dead_enemies",
+                "start", "allies", "enemies")
 UPDATE_COLUMNS = ("step", "update", "train_win_rate", "train_return", "policy_loss", "value_loss", "entropy",
                   "approx_kl", "clip_fraction", "explained_variance", "seconds")
 AGENTS = ("mappo",)
@@ -91,15 +95,19 @@ def side_inputs(battle, config: MAPPOConfig, obs) -> tuple:
     return obs, state, battle.action_masks()[0]
 
 
-def evaluate(policy, env: str, config: MAPPOConfig, episodes: int, seed: int) -> tuple[float, float]:
-    """Greedy test games: ``(win rate, mean return)`` over ``episodes`` games, each of ``episodes``
-    environments counting its first game only."""
+def evaluate(policy, env: str, config: MAPPOConfig, episodes: int, seed: int) -> tuple[float, float, list[dict]]:
+    """Greedy test games: ``(win rate, mean return, games)`` over ``episodes`` games, each of ``episodes``
+    environments counting its first game only; ``games`` holds one dict per game (``GAME_COLUMNS`` but
+    ``step``: see ``game_draws`` for ``start``, ``allies`` and ``enemies``)."""
     battle = make_env(env, episodes, seed=seed, scripted_enemy=True)
     obs = battle.reset()
+    draws = game_draws(battle)
     state = policy.initial_state(episodes)
     start = torch.ones(episodes, dtype=torch.bool)
     finished = torch.zeros(episodes, dtype=torch.bool)
     won, ret = torch.zeros(episodes), torch.zeros(episodes)
+    timeout, length = torch.zeros(episodes, dtype=torch.bool), torch.zeros(episodes, dtype=torch.long)
+    dead = torch.zeros(2, episodes, dtype=torch.long)
     while not bool(finished.all()):
         o, _, mask = _obs_mask(battle, config, obs)
         action, state = policy.act(o, state, mask, start)
@@ -107,9 +115,37 @@ def evaluate(policy, env: str, config: MAPPOConfig, episodes: int, seed: int) ->
         new = done & ~finished
         won[new] = info["battle_won"][0][new].float()
         ret[new] = info["episode_reward"][0][new].float()
+        timeout[new] = info["timeout"][new].bool()
+        length[new] = info["episode_steps"][new].long()
+        dead[0, new] = info["dead_allies"][0][new].long()
+        dead[1, new] = info["dead_enemies"][0][new].long()
         finished |= done
         start = done
-    return won.mean().item(), ret.mean().item()
+    games = [{"game": e, "won": int(won[e]), "timeout": int(timeout[e]), "return": round(float(ret[e]), 4),
+              "episode_steps": int(length[e]), "dead_allies": int(dead[0, e]), "dead_enemies": int(dead[1, e]),
+              **draws[e]} for e in range(episodes)]
+    return won.mean().item(), ret.mean().item(), games
+
+
+def game_draws(battle) -> list[dict]:
+    """Each game's current draw as text: ``start`` (SMACv2's start layout, ``reflect`` or ``surrounded``;
+    ``fixed`` where the scenario has no drawn positions; ``map`` for SMAC v1's fixed spawns) and the teams
+    (``allies``, ``enemies``: ``name:count`` by name, e.g. ``stalker:3 zealot:2``)."""
+    specs = getattr(getattr(battle, "games", None), "specs", None)
+    if specs is None:  # SMAC v1: one fixed layout and fixed teams
+        names = list(battle.engine.unit_names)
+        n0 = battle.engine.n_side[0]
+        teams = [_team(names[:n0]), _team(names[n0:])]
+        return [{"start": "map", "allies": teams[0], "enemies": teams[1]}] * battle.num_envs
+    return [{"start": battle.kinds[e], "allies": _team(spec.units(0)), "enemies": _team(spec.units(1))}
+            for e, spec in enumerate(specs)]
+
+
+def _team(names) -> str:
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return " ".join(f"{name}:{counts[name]}" for name in sorted(counts))
 
 
 def _obs_mask(battle, config: MAPPOConfig, obs):
@@ -138,6 +174,7 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
     seconds = 0.0
     rows: list[list] = []
     update_rows: list[list] = []
+    game_rows: list[list] = []
     next_eval = 0
     if run.has_commit():
         state = run.load_commit()
@@ -148,6 +185,7 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
         steps, updates, seconds = int(state["steps"]), int(state["updates"]), float(state["seconds"])
         rows, update_rows, next_eval = [list(r) for r in state["rows"]], [list(r) for r in state["update_rows"]], \
             int(state["next_eval"])
+        game_rows = [list(r) for r in state.get("game_rows", [])]  # runs committed before per-game rows: none
         run.remove_strays(())
         env_seed = derive_seed(config.seed, Stream.ENV_RESUMED, updates)
         log(f"resumed at {steps} game-steps ({updates} updates)")
@@ -157,15 +195,17 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
     run.write_config(wanted)
 
     def evaluate_now():
-        win, ret = evaluate(learner.policy(), config.env, mc, mc.eval_episodes,
-                            derive_seed(config.seed, Stream.SCRIPTED_GAMES, steps))
+        win, ret, games = evaluate(learner.policy(), config.env, mc, mc.eval_episodes,
+                                   derive_seed(config.seed, Stream.SCRIPTED_GAMES, steps))
         rows.append([steps, win, ret, mc.eval_episodes, updates, round(seconds, 3)])
+        game_rows.extend([steps, *(g[c] for c in GAME_COLUMNS[1:])] for g in games)
         log(f"step {steps:9d}  test win rate {win:.3f}  test return {ret:6.2f}  ({seconds:.0f} s)")
 
     def commit():
         run.commit({"config": wanted, "learner": learner.state_dict(), "steps": steps, "updates": updates,
-                    "seconds": seconds, "rows": rows, "update_rows": update_rows, "next_eval": next_eval}, [])
-        export(run, rows, update_rows)
+                    "seconds": seconds, "rows": rows, "update_rows": update_rows, "game_rows": game_rows,
+                    "next_eval": next_eval}, [])
+        export(run, rows, update_rows, game_rows)
 
     if steps == 0 and not rows:
         evaluate_now()
@@ -219,10 +259,12 @@ def _without_budget(run_config) -> dict | None:
     return kept
 
 
-def export(run: RunDir, rows: list, update_rows: list) -> None:
-    """``metrics.csv``, ``updates.csv`` and ``figures/learning_curve.png`` from the committed rows."""
+def export(run: RunDir, rows: list, update_rows: list, game_rows: list) -> None:
+    """``metrics.csv``, ``updates.csv``, ``test_games.csv`` and ``figures/learning_curve.png`` from the
+    committed rows."""
     run.write_rows(run.metrics, METRIC_COLUMNS, rows)
     run.write_rows(run.root / "updates.csv", UPDATE_COLUMNS, update_rows)
+    run.write_rows(run.root / "test_games.csv", GAME_COLUMNS, game_rows)
     plot_learning_curve([r[0] for r in rows], [r[1] for r in rows], run.figures / "learning_curve.png",
                         title=f"test win rate against the built-in AI ({run.read_config().get('env', '')})")
 

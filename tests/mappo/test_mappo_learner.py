@@ -100,12 +100,18 @@ def test_training_against_the_builtin_ai_writes_metrics_and_resumes(tmp_path):
     assert [int(r["step"]) for r in rows] == [0, 80, 160]
     assert all(0.0 <= float(r["test_win_rate"]) <= 1.0 and r["test_return"] for r in rows)
     assert (out / "figures" / "learning_curve.png").is_file()
+    with open(out / "test_games.csv") as f:
+        games = list(csv.DictReader(f))
+    assert len(games) == 4 * 3 and {(g["start"], g["allies"], g["enemies"]) for g in games} == \
+        {("map", "marine:3", "marine:3")}
     resumed = train_vs_builtin(VsAIConfig(env="smac:3m", steps=240, seed=1, agent_settings=settings), out,
                                log=lambda s: None)
     assert (resumed.steps, resumed.updates) == (240, 3)
     with open(out / "metrics.csv") as f:
         again = list(csv.DictReader(f))
     assert again[:3] == rows and [int(r["step"]) for r in again] == [0, 80, 160, 240]
+    with open(out / "test_games.csv") as f:
+        assert list(csv.DictReader(f))[:12] == games  # the resumed run keeps the committed games' rows
     with pytest.raises(ValueError, match="other settings"):
         train_vs_builtin(VsAIConfig(env="smac:3m", steps=240, seed=2, agent_settings=settings), out, log=lambda s: None)
 

@@ -81,11 +81,42 @@ def test_mappo_trains_against_the_builtin_ai_on_smacv2(tmp_path):
     a, rows_a = run(tmp_path / "a")
     assert (a.steps, a.updates) == (80, 2)
     with open(tmp_path / "a" / "metrics.csv") as f:
-        assert [int(r["step"]) for r in csv.DictReader(f)] == [0, 40, 80]
+        metrics = list(csv.DictReader(f))
+    assert [int(r["step"]) for r in metrics] == [0, 40, 80]
+    check_test_games(tmp_path / "a", metrics, "smacv2:protoss_5_vs_5", n_units=5,
+                     types={"stalker", "zealot", "colossus"})
     _, rows_b = run(tmp_path / "b")
     drop = ("seconds",)
     assert [{k: v for k, v in r.items() if k not in drop} for r in rows_a] == \
         [{k: v for k, v in r.items() if k not in drop} for r in rows_b]
+
+
+def check_test_games(out, metrics, env, n_units, types):
+    """``test_games.csv`` holds every test game of every evaluation: its draw is the draw a battle seeded
+    as the evaluation was starts with, its outcome agrees with the evaluation's win rate, a won game
+    killed every enemy, and a timeout is no win."""
+    from selfplay.training.registry import make_env
+    from selfplay.training.vs_builtin import game_draws
+    from selfplay.utils.seeding import Stream, derive_seed
+
+    with open(out / "test_games.csv") as f:
+        games = list(csv.DictReader(f))
+    episodes = int(metrics[0]["test_episodes"])
+    assert len(games) == episodes * len(metrics)
+    for row in metrics:
+        step = int(row["step"])
+        here = [g for g in games if int(g["step"]) == step]
+        assert [int(g["game"]) for g in here] == list(range(episodes))
+        assert sum(int(g["won"]) for g in here) / episodes == pytest.approx(float(row["test_win_rate"]))
+        battle = make_env(env, episodes, seed=derive_seed(1, Stream.SCRIPTED_GAMES, step), scripted_enemy=True)
+        battle.reset()
+        assert [{k: g[k] for k in ("start", "allies", "enemies")} for g in here] == game_draws(battle)
+    for g in games:
+        team = dict(part.split(":") for part in g["allies"].split())
+        assert set(team) <= types and sum(int(c) for c in team.values()) == n_units
+        if int(g["won"]):
+            assert int(g["dead_enemies"]) == n_units and not int(g["timeout"])
+        assert 1 <= int(g["episode_steps"])
 
 
 @pytest.mark.parametrize("env", ["smacv2:protoss_5_vs_5", "smacv2:terran_10_vs_11"])

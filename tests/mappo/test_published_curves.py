@@ -40,7 +40,7 @@ def test_summary_of_a_smacv2_run_draws_the_published_band(study, tmp_path, capsy
     run.mkdir(parents=True)
     (run / "metrics.csv").write_text("step,test_win_rate,test_return\n1000000,0.25,10.0\n2000000,0.5,12.0\n")
     args = argparse.Namespace(maps=["smacv2:protoss_5_vs_5"], seeds=[0], runs=str(tmp_path / "runs"),
-                              out=str(tmp_path / "out"))
+                              out=str(tmp_path / "out"), draws_from=None)
     study.summarize(args)
     line = [row for row in capsys.readouterr().out.splitlines() if row.startswith("| smacv2:protoss_5_vs_5")][0]
     table = pd.read_csv(study.PUBLISHED)
@@ -60,8 +60,37 @@ def test_summary_reads_a_gone_run_from_its_kept_csv(study, tmp_path, capsys):
     run = tmp_path / "runs" / study.run_name("smacv2:zerg_5_vs_5", 1, False)
     run.mkdir(parents=True)
     (run / "metrics.csv").write_text("step,test_win_rate,test_return\n0,0.0,1.0\n80000,0.25,4.0\n")
-    args = argparse.Namespace(maps=["smacv2:zerg_5_vs_5"], seeds=[0, 1], runs=str(tmp_path / "runs"), out=str(out))
+    header = "step,game,won,timeout,return,episode_steps,dead_allies,dead_enemies,start,allies,enemies\n"
+    (out / "smacv2-zerg_5_vs_5-s0-games.csv").write_text(
+        header + "0,0,0,0,1.0,30,5,1,reflect,zergling:5,zergling:5\n80000,0,1,0,9.0,40,2,5,reflect,zergling:5,hydralisk:5\n")
+    (run / "test_games.csv").write_text(header + "80000,0,0,0,2.0,50,5,2,surrounded,hydralisk:5,zergling:5\n")
+    args = argparse.Namespace(maps=["smacv2:zerg_5_vs_5"], seeds=[0, 1], runs=str(tmp_path / "runs"), out=str(out),
+                              draws_from=80000)
     study.summarize(args)
-    line = [row for row in capsys.readouterr().out.splitlines() if row.startswith("| smacv2:zerg_5_vs_5")][0]
+    printed = capsys.readouterr().out.splitlines()
+    line = [row for row in printed if row.startswith("| smacv2:zerg_5_vs_5")][0]
     assert "| 2 | 0.75 (160k), 0.25 (80k) | 0.38 at 80k |" in line
-    assert (out / "smacv2-zerg_5_vs_5-s1.csv").is_file()
+    assert (out / "smacv2-zerg_5_vs_5-s1.csv").is_file() and (out / "smacv2-zerg_5_vs_5-s1-games.csv").is_file()
+    # the games from 80 000 steps on, both seeds pooled (seed 0's from its kept copy): one won, one lost
+    draws = pd.read_csv(out / "smacv2-zerg_5_vs_5-draws.csv", dtype={"value": str})
+    start = draws[draws.feature == "start"].set_index("value")
+    assert start.loc["reflect", "won"] == 1 and start.loc["surrounded", "games"] == 1
+    assert "| allies zergling | 5 | 1 | 1.00 [0.21, 1.00] |" in printed
+
+
+def test_outcomes_by_draw_groups_games_by_start_and_unit_counts(study):
+    """Three hand-made test games: win rates per start layout and per count of each unit type (0 included)."""
+    games = [{"won": "1", "start": "reflect", "allies": "stalker:2 zealot:3", "enemies": "zealot:5"},
+             {"won": "0", "start": "surrounded", "allies": "colossus:1 zealot:4", "enemies": "stalker:5"},
+             {"won": "0", "start": "reflect", "allies": "stalker:2 zealot:3", "enemies": "colossus:1 zealot:4"}]
+    rows = {(r["feature"], r["value"]): r for r in study.outcomes_by_draw(games)}
+    assert (rows[("start", "reflect")]["games"], rows[("start", "reflect")]["win_rate"]) == (2, 0.5)
+    assert (rows[("start", "surrounded")]["games"], rows[("start", "surrounded")]["won"]) == (1, 0)
+    assert (rows[("allies colossus", "0")]["games"], rows[("allies colossus", "0")]["win_rate"]) == (2, 0.5)
+    assert (rows[("allies colossus", "1")]["games"], rows[("allies colossus", "1")]["won"]) == (1, 0)
+    assert rows[("enemies zealot", "5")]["win_rate"] == 1.0 and rows[("enemies zealot", "0")]["win_rate"] == 0.0
+    assert rows[("enemies stalker", "0")]["games"] == 2
+    low, high = rows[("start", "reflect")]["low"], rows[("start", "reflect")]["high"]
+    assert 0 < low < 0.5 < high < 1  # Wilson interval of 1 win in 2 games
+    assert sum(r["games"] for r in rows.values() if r["feature"] == "allies zealot") == 3
+    assert study.parse_team("stalker:3 zealot:2") == {"stalker": 3, "zealot": 2}
