@@ -88,15 +88,6 @@ def read_rows(path: Path) -> list[dict]:
         return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
-def parse_team(text: str) -> dict[str, int]:
-    """``"stalker:3 zealot:2"`` (``test_games.csv``'s ``allies``/``enemies``) -> ``{"stalker": 3, "zealot": 2}``."""
-    team = {}
-    for part in text.split():
-        name, count = part.split(":")
-        team[name] = int(count)
-    return team
-
-
 DRAW_COLUMNS = ("feature", "value", "games", "won", "win_rate", "low", "high")
 
 
@@ -105,6 +96,8 @@ def outcomes_by_draw(games: list[dict]) -> list[dict]:
     in any game, ``allies T`` / ``enemies T`` (how many ``T`` the agents' / the enemy's team held, 0
     included). One row per (feature, value): games, wins, win rate and its 95 % Wilson interval."""
     from selfplay.analysis.winrate import wilson_interval
+
+    from selfplay.training.vs_builtin import parse_team
 
     teams = [(parse_team(g["allies"]), parse_team(g["enemies"])) for g in games]
     types = sorted({t for pair in teams for team in pair for t in team})

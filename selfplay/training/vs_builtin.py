@@ -22,6 +22,7 @@ derived from the updates made), so it is statistically, not bitwise, the same as
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -142,10 +143,12 @@ def game_draws(battle) -> list[dict]:
 
 
 def _team(names) -> str:
-    counts: dict[str, int] = {}
-    for name in names:
-        counts[name] = counts.get(name, 0) + 1
-    return " ".join(f"{name}:{counts[name]}" for name in sorted(counts))
+    return " ".join(f"{name}:{count}" for name, count in sorted(Counter(names).items()))
+
+
+def parse_team(text: str) -> dict[str, int]:
+    """A team as ``test_games.csv`` writes it (``"stalker:3 zealot:2"``) -> ``{"stalker": 3, "zealot": 2}``."""
+    return {name: int(count) for name, count in (part.split(":") for part in text.split())}
 
 
 def _obs_mask(battle, config: MAPPOConfig, obs):

@@ -93,4 +93,8 @@ def test_outcomes_by_draw_groups_games_by_start_and_unit_counts(study):
     low, high = rows[("start", "reflect")]["low"], rows[("start", "reflect")]["high"]
     assert 0 < low < 0.5 < high < 1  # Wilson interval of 1 win in 2 games
     assert sum(r["games"] for r in rows.values() if r["feature"] == "allies zealot") == 3
-    assert study.parse_team("stalker:3 zealot:2") == {"stalker": 3, "zealot": 2}
+
+    from selfplay.training.vs_builtin import _team, parse_team
+
+    assert parse_team("stalker:3 zealot:2") == {"stalker": 3, "zealot": 2}
+    assert _team(["zealot", "stalker", "zealot"]) == "stalker:1 zealot:2"
