@@ -33,12 +33,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mappo_learning import PUBLISHED, draw_published, published_band, read_rows  # noqa: E402
+from mappo_learning import PUBLISHED, WINDOWS, draw_published, pooled, published_band, read_rows  # noqa: E402
 
 OURS = Path(__file__).resolve().parents[1] / "docs/results/smac_learning/smacv2"
-# the learning page's windows (game-steps, both ends included)
-WINDOWS = ((80_000, 400_000), (480_000, 800_000), (880_000, 1_280_000), (1_360_000, 1_760_000),
-           (1_840_000, 2_050_000))
 FIELDS = ("step", "test_win_rate", "test_return", "test_episodes", "train_win_rate", "seconds")
 
 
@@ -93,15 +90,6 @@ def steps_per_second(rows: list[dict]) -> float:
     if len(rows) < 2:
         raise ValueError("rows: need at least two evaluations to measure a speed")
     return (rows[-1]["step"] - rows[0]["step"]) / (rows[-1]["seconds"] - rows[0]["seconds"])
-
-
-def pooled(rows: list[dict], lo: int, hi: int) -> tuple[float, int]:
-    """(win rate over every test game of the evaluations at steps in [lo, hi], number of games)."""
-    inside = [r for r in rows if lo <= r["step"] <= hi]
-    games = sum(int(r["test_episodes"]) for r in inside)
-    if not games:
-        return float("nan"), 0
-    return sum(r["test_win_rate"] * r["test_episodes"] for r in inside) / games, games
 
 
 def write_csv(rows: list[dict], path: Path) -> None:

@@ -37,6 +37,9 @@ from pathlib import Path
 import numpy as np
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "docs/results/smac_learning/published/smacv2_training_results.csv.gz"
+# the learning page's windows for pooling evaluations (game-steps, both ends included)
+WINDOWS = ((80_000, 400_000), (480_000, 800_000), (880_000, 1_280_000), (1_360_000, 1_760_000),
+           (1_840_000, 2_050_000))
 
 
 def run_name(map_name: str, seed: int, open_loop: bool) -> str:
@@ -81,6 +84,32 @@ def train(args) -> None:
             out = Path(args.runs) / run_name(map_name, seed, args.open_loop)
             train_vs_builtin(VsAIConfig(env=env_name(map_name), steps=args.steps, seed=seed, agent_settings=settings),
                              out, log=lambda s, tag=out.name: print(f"{tag}: {s}", flush=True))
+
+
+def pooled(rows: list[dict], lo: int, hi: int) -> tuple[float, int]:
+    """(win rate over every test game of the evaluations at steps in [lo, hi], number of games); an
+    evaluation without ``test_episodes`` counts SMAC's 32 test games."""
+    inside = [r for r in rows if lo <= r["step"] <= hi]
+    games = sum(int(r.get("test_episodes", 32)) for r in inside)
+    if not games:
+        return float("nan"), 0
+    return sum(r["test_win_rate"] * r.get("test_episodes", 32) for r in inside) / games, games
+
+
+def print_windows(map_name: str, curves: list[list[dict]], published) -> None:
+    """Every seed's evaluations pooled per window (``WINDOWS``) against the mean, over the same steps, of
+    the real game's published MAPPO median and of its band's lower edge."""
+    scenario = map_name.split(":", 1)[1]
+    print(f"\n{map_name}: pooled windows (every evaluation of every seed in the window)")
+    print("| window (game-steps) | ours (games) | real game median | real game low edge |\n|---|---|---|---|")
+    rows = [r for c in curves for r in c]
+    for lo, hi in WINDOWS:
+        rate, games = pooled(rows, lo, hi)
+        if not games:
+            continue
+        steps = sorted({r["step"] for r in rows if lo <= r["step"] <= hi})
+        low, med, _, _ = published_band(published, scenario, "MAPPO", steps)
+        print(f"| {lo // 1000}–{hi // 1000}k | {rate:.2f} ({games}) | {np.mean(med):.2f} | {np.mean(low):.2f} |")
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -195,6 +224,10 @@ def summarize(args) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="upper left")
     fig.savefig(out / "curves.png", bbox_inches="tight")
+    for map_name in args.maps:
+        kept = [out / f"{run_name(map_name, seed, False)}.csv" for seed in args.seeds]
+        if published is not None and map_name.startswith("smacv2:") and any(p.is_file() for p in kept):
+            print_windows(map_name, [read_rows(p) for p in kept if p.is_file()], published)
     if args.draws_from is not None:
         for map_name in args.maps:
             rows = summarize_draws(map_name, args.seeds, Path(args.runs), out, args.draws_from)

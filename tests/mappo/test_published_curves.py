@@ -42,12 +42,15 @@ def test_summary_of_a_smacv2_run_draws_the_published_band(study, tmp_path, capsy
     args = argparse.Namespace(maps=["smacv2:protoss_5_vs_5"], seeds=[0], runs=str(tmp_path / "runs"),
                               out=str(tmp_path / "out"), draws_from=None)
     study.summarize(args)
-    line = [row for row in capsys.readouterr().out.splitlines() if row.startswith("| smacv2:protoss_5_vs_5")][0]
+    printed = capsys.readouterr().out
+    line = [row for row in printed.splitlines() if row.startswith("| smacv2:protoss_5_vs_5")][0]
     table = pd.read_csv(study.PUBLISHED)
     lo, med, hi, n = study.published_band(table, "protoss_5_vs_5", "MAPPO", [2_000_000])
     assert f"{med[0]:.2f} [{lo[0]:.2f}, {hi[0]:.2f}] of 5" in line and "0.50 at 2000k" in line
     assert (tmp_path / "out" / "curves.png").is_file()
     assert (tmp_path / "out" / "smacv2-protoss_5_vs_5-s0.csv").is_file()
+    # the pooled windows: the 1.36–1.76M window is empty, 1.84–2.05M holds the 2M evaluation (32 games)
+    assert f"| 1840–2050k | 0.50 (32) | {med[0]:.2f} | {lo[0]:.2f} |" in printed and "| 1360–1760k" not in printed
 
 
 def test_summary_reads_a_gone_run_from_its_kept_csv(study, tmp_path, capsys):
