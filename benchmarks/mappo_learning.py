@@ -87,13 +87,12 @@ def train(args) -> None:
 
 
 def pooled(rows: list[dict], lo: int, hi: int) -> tuple[float, int]:
-    """(win rate over every test game of the evaluations at steps in [lo, hi], number of games); an
-    evaluation without ``test_episodes`` counts SMAC's 32 test games."""
+    """(win rate over every test game of the evaluations at steps in [lo, hi], number of games)."""
     inside = [r for r in rows if lo <= r["step"] <= hi]
-    games = sum(int(r.get("test_episodes", 32)) for r in inside)
+    games = sum(int(r["test_episodes"]) for r in inside)
     if not games:
         return float("nan"), 0
-    return sum(r["test_win_rate"] * r.get("test_episodes", 32) for r in inside) / games, games
+    return sum(r["test_win_rate"] * r["test_episodes"] for r in inside) / games, games
 
 
 def print_windows(map_name: str, curves: list[list[dict]], published) -> None:

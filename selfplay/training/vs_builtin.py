@@ -132,17 +132,19 @@ def game_draws(battle) -> list[dict]:
     """Each game's current draw as text: ``start`` (SMACv2's start layout, ``reflect`` or ``surrounded``;
     ``fixed`` where the scenario has no drawn positions; ``map`` for SMAC v1's fixed spawns) and the teams
     (``allies``, ``enemies``: ``name:count`` by name, e.g. ``stalker:3 zealot:2``)."""
-    specs = getattr(getattr(battle, "games", None), "specs", None)
-    if specs is None:  # SMAC v1: one fixed layout and fixed teams
-        names = list(battle.engine.unit_names)
-        n0 = battle.engine.n_side[0]
-        teams = [_team(names[:n0]), _team(names[n0:])]
-        return [{"start": "map", "allies": teams[0], "enemies": teams[1]}] * battle.num_envs
-    return [{"start": battle.kinds[e], "allies": _team(spec.units(0)), "enemies": _team(spec.units(1))}
-            for e, spec in enumerate(specs)]
+    from selfplay.envs.smac.smacv2_battle import SMACv2Battle
+
+    if isinstance(battle, SMACv2Battle):
+        return [{"start": battle.kinds[e], "allies": team_text(spec.units(0)), "enemies": team_text(spec.units(1))}
+                for e, spec in enumerate(battle.games.specs)]
+    names, n0 = list(battle.engine.unit_names), battle.engine.n_side[0]  # SMAC v1: fixed spawns and teams
+    teams = {"start": "map", "allies": team_text(names[:n0]), "enemies": team_text(names[n0:])}
+    return [dict(teams) for _ in range(battle.num_envs)]
 
 
-def _team(names) -> str:
+def team_text(names) -> str:
+    """A team as ``test_games.csv`` writes it: ``name:count`` by name (``["zealot", "stalker", "zealot"]`` ->
+    ``"stalker:1 zealot:2"``); ``parse_team`` reads it back."""
     return " ".join(f"{name}:{count}" for name, count in sorted(Counter(names).items()))
 
 

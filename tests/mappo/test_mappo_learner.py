@@ -203,3 +203,27 @@ def test_batched_acting_matches_each_game_acted_alone(critic_input):
     learner.update(state, mask, last_start)
     rollout()
     torch.testing.assert_close(learner.buffer["h_critic"][0], torch.stack(carried), rtol=1e-5, atol=1e-5)
+
+
+class _Stop:
+    """Every living agent stops (SMAC action 1), a dead one takes no-op: units that never fire."""
+
+    def initial_state(self, n):
+        return None
+
+    def act(self, obs, state, mask, start):
+        return torch.where(mask[..., 1], 1, 0), state
+
+
+def test_each_test_game_is_recorded_with_its_outcome():
+    """A side that never fires against 3m's AI: every test game lost with all three allies dead, no enemy
+    killed, no damage dealt (return 0), no timeout; one row per game, in order, with 3m's teams."""
+    from selfplay.training.vs_builtin import evaluate
+
+    win, ret, games = evaluate(_Stop(), "smac:3m", mappo_config(), episodes=3, seed=0)
+    assert (win, ret) == (0.0, 0.0)
+    assert [g["game"] for g in games] == [0, 1, 2]
+    for g in games:
+        assert (g["won"], g["timeout"], g["return"], g["dead_allies"], g["dead_enemies"]) == (0, 0, 0.0, 3, 0)
+        assert 1 < g["episode_steps"] < 120  # 3m's limit: the AI kills them before it
+        assert (g["start"], g["allies"], g["enemies"]) == ("map", "marine:3", "marine:3")

@@ -38,7 +38,8 @@ def test_published_band_holds_each_runs_last_evaluation(study):
 def test_summary_of_a_smacv2_run_draws_the_published_band(study, tmp_path, capsys):
     run = tmp_path / "runs" / study.run_name("smacv2:protoss_5_vs_5", 0, False)
     run.mkdir(parents=True)
-    (run / "metrics.csv").write_text("step,test_win_rate,test_return\n1000000,0.25,10.0\n2000000,0.5,12.0\n")
+    (run / "metrics.csv").write_text("step,test_win_rate,test_return,test_episodes\n"
+                                     "1000000,0.25,10.0,32\n2000000,0.5,12.0,32\n")
     args = argparse.Namespace(maps=["smacv2:protoss_5_vs_5"], seeds=[0], runs=str(tmp_path / "runs"),
                               out=str(tmp_path / "out"), draws_from=None)
     study.summarize(args)
@@ -59,10 +60,10 @@ def test_summary_reads_a_gone_run_from_its_kept_csv(study, tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
     (out / study.run_name("smacv2:zerg_5_vs_5", 0, False)).with_suffix(".csv").write_text(
-        "step,test_win_rate,test_return\n0,0.0,1.0\n80000,0.5,5.0\n160000,0.75,6.0\n")
+        "step,test_win_rate,test_return,test_episodes\n0,0.0,1.0,32\n80000,0.5,5.0,32\n160000,0.75,6.0,32\n")
     run = tmp_path / "runs" / study.run_name("smacv2:zerg_5_vs_5", 1, False)
     run.mkdir(parents=True)
-    (run / "metrics.csv").write_text("step,test_win_rate,test_return\n0,0.0,1.0\n80000,0.25,4.0\n")
+    (run / "metrics.csv").write_text("step,test_win_rate,test_return,test_episodes\n0,0.0,1.0,32\n80000,0.25,4.0,32\n")
     header = "step,game,won,timeout,return,episode_steps,dead_allies,dead_enemies,start,allies,enemies\n"
     (out / "smacv2-zerg_5_vs_5-s0-games.csv").write_text(
         header + "0,0,0,0,1.0,30,5,1,reflect,zergling:5,zergling:5\n80000,0,1,0,9.0,40,2,5,reflect,zergling:5,hydralisk:5\n")
@@ -97,7 +98,8 @@ def test_outcomes_by_draw_groups_games_by_start_and_unit_counts(study):
     assert 0 < low < 0.5 < high < 1  # Wilson interval of 1 win in 2 games
     assert sum(r["games"] for r in rows.values() if r["feature"] == "allies zealot") == 3
 
-    from selfplay.training.vs_builtin import _team, parse_team
+    from selfplay.training.vs_builtin import parse_team, team_text
 
     assert parse_team("stalker:3 zealot:2") == {"stalker": 3, "zealot": 2}
-    assert _team(["zealot", "stalker", "zealot"]) == "stalker:1 zealot:2"
+    assert team_text(["zealot", "stalker", "zealot"]) == "stalker:1 zealot:2"
+    assert parse_team(team_text(["zealot", "stalker", "zealot"])) == {"stalker": 1, "zealot": 2}
