@@ -21,10 +21,14 @@ from selfplay.training.registry import is_openspiel, is_smac
 from selfplay.utils.seeding import Stream, derive_seed
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from selfplay.training.distributed.league import RayLeagueSettings
 
 VS_START, VS_SCRIPTED = "vs starting policy", "vs scripted AI"
 SCRIPTED_GAMES = 50  # games of each evaluated policy against SMAC's built-in AI
+CHECKPOINTS_CSV = "checkpoints.csv"  # every evaluated policy's rates, in evaluation/
+MEASURE_COLUMNS = {VS_START: "vs_start", VS_SCRIPTED: "vs_scripted"}
 
 
 @dataclass
@@ -74,7 +78,7 @@ def evaluate_league(trainer: LeagueTrainer, blocks: Any = None) -> dict:
     """Winrate matrix and maxent Nash of the league's historicals, each checkpoint against the starting
     policy (and the scripted AI); figures and ``report.md``; returns the summary (``blocks``: a
     ``RayExecutor`` that plays the matrix's further blocks as tasks, ``play_matches``)."""
-    from selfplay.utils.io import atomic_write_text
+    from selfplay.utils.io import atomic_write_json, atomic_write_text
 
     summary = {"historicals": len(trainer.league.menagerie.entries)}
     lines = overview_lines(trainer)
@@ -83,6 +87,8 @@ def evaluate_league(trainer: LeagueTrainer, blocks: Any = None) -> dict:
     lines += checkpoints_section(trainer, summary, answer)
     lines[2:2] = answer  # the answer first, under the title
     atomic_write_text(trainer.run.report, "\n".join(lines) + "\n")
+    trainer.run.evaluation.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(trainer.run.evaluation / "summary.json", summary)
     return summary
 
 
@@ -158,6 +164,7 @@ def checkpoints_section(trainer: LeagueTrainer, summary: dict, answer: list | No
              "|---|---|---|" + "---|" * len(measures)]
     lines += [f"| {r.label} | {r.kind} | {r.step} | " + " | ".join(f"{rates[i]:.2f}" for rates in measures.values())
               + " |" for i, r in enumerate(evaluated)]
+    write_checkpoint_rates(trainer.run.evaluation / CHECKPOINTS_CSV, evaluated, measures)
     plots.plot_checkpoint_curves(checkpoint_curves(evaluated, measures), title=f"{cfg.league} on {cfg.env}",
                                  path=trainer.run.figures / "checkpoints.png")
     lines += ["", "![checkpoint win rates](figures/checkpoints.png)"]
@@ -170,6 +177,48 @@ def checkpoints_section(trainer: LeagueTrainer, summary: dict, answer: list | No
         answer += league_answer_lines(list(last), {m: ([float(rates[i]) for i in last.values()], games[m])
                                                    for m, rates in measures.items()})
     return lines
+
+
+def write_checkpoint_rates(path: Path, evaluated: list[EvaluatedPolicy], measures: dict[str, np.ndarray]) -> None:
+    """``evaluation/checkpoints.csv``: one row per evaluated policy (``player``, ``kind``, ``step``,
+    ``final``) with its rate under each measure (``vs_start``, and on SMAC ``vs_scripted``; draws ½),
+    the report's table as data, read by ``league_seed_rows``."""
+    import pandas as pd
+
+    from selfplay.utils.io import atomic_write
+
+    table = pd.DataFrame({"player": [r.player for r in evaluated], "kind": [r.kind for r in evaluated],
+                          "step": [r.step for r in evaluated], "final": [r.final for r in evaluated]})
+    for measure, rates in measures.items():
+        table[MEASURE_COLUMNS[measure]] = np.asarray(rates, dtype=float)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, lambda tmp: table.to_csv(tmp, index=False, float_format="%.4f"))
+
+
+def league_seed_rows(run_dirs: list[str | Path]) -> pd.DataFrame:
+    """One row per league run (each run a seed) and player: its last evaluated policy's rates
+    (``last_vs_start``, ``last_vs_scripted``) and its best checkpoint's rate against the scripted AI
+    (``best_vs_scripted``), read from each run's ``evaluation/checkpoints.csv``; ``seed`` from its
+    ``config.yaml``.  A run without that file (not evaluated yet) is named in the error."""
+    import pandas as pd
+    import yaml
+
+    rows = []
+    for run_dir in map(Path, run_dirs):
+        path = run_dir / "evaluation" / CHECKPOINTS_CSV
+        if not path.is_file():
+            raise FileNotFoundError(f"run_dirs: {run_dir} has no evaluation/{CHECKPOINTS_CSV} (a league run "
+                                    "evaluated by this version of `selfplay league`)")
+        seed = yaml.safe_load((run_dir / "config.yaml").read_text())["seed"]
+        table = pd.read_csv(path)
+        for player, own in table.groupby("player", sort=False):
+            last = own.iloc[-1]
+            row = {"run": str(run_dir), "seed": int(seed), "player": player, "kind": last["kind"],
+                   "step": int(last["step"]), "last_vs_start": float(last["vs_start"])}
+            if "vs_scripted" in own:
+                row.update(last_vs_scripted=float(last["vs_scripted"]), best_vs_scripted=float(own["vs_scripted"].max()))
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def checkpoint_curves(evaluated: list[EvaluatedPolicy], measures: dict[str, np.ndarray]) -> dict:

@@ -2,8 +2,10 @@
 reset to it, every player type leaves historicals, the run resumes, and the report evaluates the
 menagerie against the SL policy and the scripted AI."""
 
+import json
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -53,6 +55,12 @@ def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path,
         assert summary[f"vs_start_last_{kind}"] == rates[VS_START][rows[-1]]
         assert summary[f"vs_scripted_last_{kind}"] == rates[VS_SCRIPTED][rows[-1]]
         assert summary[f"vs_scripted_best_{kind}"] == rates[VS_SCRIPTED][rows].max()
+    # the report's table as data: evaluation/checkpoints.csv, and the summary as evaluation/summary.json
+    table = pd.read_csv(tmp_path / "run" / "evaluation" / "checkpoints.csv")
+    assert list(table["kind"]) == kinds and list(table["final"]) == [r.final for r in evaluated_policies(trainer)]
+    assert np.allclose(table["vs_start"], rates[VS_START], atol=5e-5)
+    assert np.allclose(table["vs_scripted"], rates[VS_SCRIPTED], atol=5e-5)
+    assert json.loads((tmp_path / "run" / "evaluation" / "summary.json").read_text()) == pytest.approx(summary)
     report = (tmp_path / "run" / "report.md").read_text()
     assert "against the SL policy" in report and "scripted AI" in report and "Maxent Nash" in report
     # the players' final weights are measured too, after the historicals
