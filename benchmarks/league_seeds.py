@@ -13,10 +13,6 @@ real maps with several seeds.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 MEASURES = ("last_vs_scripted", "best_vs_scripted", "last_vs_start")
 
