@@ -200,17 +200,21 @@ def league_seed_rows(run_dirs: list[str | Path]) -> pd.DataFrame:
     (``last_vs_start``, ``last_vs_scripted``) and its best checkpoint's rate against the scripted AI
     (``best_vs_scripted``), read from each run's ``evaluation/checkpoints.csv``; ``seed`` from its
     ``config.yaml``.  A run without that file (not evaluated yet) is named in the error."""
+    import io
+
     import pandas as pd
-    import yaml
+
+    from selfplay.training.rundir import RunDir
+    from selfplay.training.rundir_paths import read_inside
 
     rows = []
     for run_dir in map(Path, run_dirs):
-        path = run_dir / "evaluation" / CHECKPOINTS_CSV
-        if not path.is_file():
-            raise FileNotFoundError(f"run_dirs: {run_dir} has no evaluation/{CHECKPOINTS_CSV} (a league run "
+        rel = f"evaluation/{CHECKPOINTS_CSV}"
+        if not (run_dir / rel).is_file():
+            raise FileNotFoundError(f"run_dirs: {run_dir} has no {rel} (a league run "
                                     "evaluated by this version of `selfplay league`)")
-        seed = yaml.safe_load((run_dir / "config.yaml").read_text())["seed"]
-        table = pd.read_csv(path)
+        seed = RunDir(run_dir, kind="league").read_config()["seed"]  # the run directory's hardened readers
+        table = pd.read_csv(io.BytesIO(read_inside(run_dir, rel, "checkpoint rates")))
         for player, own in table.groupby("player", sort=False):
             last = own.iloc[-1]
             row = {"run": str(run_dir), "seed": int(seed), "player": player, "kind": last["kind"],

@@ -21,7 +21,7 @@ ROWS = {  # seed -> (player, kind, step, final, vs_start, vs_scripted) in evalua
 def make_run(root, seed):
     run = root / f"run{seed}"
     (run / "evaluation").mkdir(parents=True)
-    (run / "config.yaml").write_text(f"env: smac:3m\nagent: alphastar\nseed: {seed}\n")
+    (run / "config.yaml").write_text(f"mode: league\nenv: smac:3m\nagent: alphastar\nleague: league:main=1\nseed: {seed}\n")
     table = pd.DataFrame(ROWS[seed], columns=["player", "kind", "step", "final", "vs_start", "vs_scripted"])
     table.to_csv(run / "evaluation" / "checkpoints.csv", index=False)
     return run
@@ -56,3 +56,14 @@ def test_per_seed_means_over_a_type_and_intervals_over_seeds(tmp_path, load_benc
     assert main["ci_low"] <= 0.8 <= main["ci_high"] and 0.6 <= main["ci_low"] and main["ci_high"] <= 1.0
     one = bench.over_seeds(table[table["seed"] == 0]).set_index(["kind", "measure"]).loc[("main", "best_vs_scripted")]
     assert one["mean"] == 0.8 and math.isnan(one["ci_low"]) and "one seed" in one["note"]
+
+
+def test_a_linked_table_is_refused_as_the_run_directories_are(tmp_path):
+    from selfplay.training.rundir_paths import RunDirError
+
+    run = make_run(tmp_path, 0)
+    outside = tmp_path / "elsewhere.csv"
+    (run / "evaluation" / "checkpoints.csv").rename(outside)
+    (run / "evaluation" / "checkpoints.csv").symlink_to(outside)
+    with pytest.raises(RunDirError):
+        league_seed_rows([run])
