@@ -61,8 +61,26 @@ def _add_alphastar_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sl", default=None, help="alphastar: SL checkpoint to start from (default: run SL into OUT/sl first)")
     p.add_argument("--sl-epochs", type=int, default=None,
                    help="alphastar: epochs of that SL run (default: 3 with --quick, else SL's own)")
+    _add_demonstration_options(p, "alphastar: ")
     p.add_argument("--asynchronous", action="store_true",
                    help="alphastar: learn in a background thread while the actors play (faster; not bit-reproducible)")
+
+
+def _add_demonstration_options(p: argparse.ArgumentParser, prefix: str = "") -> None:
+    from selfplay.agents.alphastar.demonstrators import DEMONSTRATORS
+    from selfplay.agents.alphastar.sl import DEMONSTRATION_OPPONENTS
+
+    p.add_argument("--demonstrator", choices=sorted(DEMONSTRATORS), default=None,
+                   help=f"{prefix}the script the SL run imitates (default: focus_fire, on the weakest enemy in reach; "
+                        "nearest: on the enemy nearest the army, the stronger on 3m and 2s3z; docs/guides/alphastar.md)")
+    p.add_argument("--demonstrations-against", choices=DEMONSTRATION_OPPONENTS, default=None,
+                   help=f"{prefix}whom the demonstrator plays in the recorded games (default: scripted_ai, the map's "
+                        "built-in AI; self_play: itself, so no part of training sees the built-in AI)")
+
+
+def _demonstration_settings(args: argparse.Namespace) -> dict:
+    """The SL demonstration options given (``SLConfig`` fields)."""
+    return {k: getattr(args, k) for k in ("demonstrator", "demonstrations_against") if getattr(args, k, None) is not None}
 
 
 def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = True, kind: str = "train") -> dict:
@@ -81,11 +99,16 @@ def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = T
     unsupported = [k for k in ("horizon", "minibatch_size", "epochs") if getattr(args, k, None) is not None]
     if unsupported and only_agent:
         raise ValueError(f"options {unsupported} are PPO settings; the alphastar agent takes --learning-rate")
+    given = [f"--{k.replace('_', '-')}" for k in _demonstration_settings(args)] + (
+        ["--sl-epochs"] if args.sl_epochs is not None else [])
+    if args.sl is not None and given:
+        raise ValueError(f"{', '.join(given)} set the SL run this command makes; with --sl the SL checkpoint "
+                         "is given: drop one")
     if args.sl is None:
         quick = getattr(args, "quick", False)
         epochs = args.sl_epochs if args.sl_epochs is not None else (3 if quick else None)
         sl = ensure_sl_checkpoint(smac_map(args.env), f"{out}/sl", quick=quick, grid=COMMANDER_GRID,
-                                  seed=args.seed, epochs=epochs)
+                                  seed=args.seed, epochs=epochs, **_demonstration_settings(args))
     else:
         sl = args.sl
     settings = {"sl_checkpoint": str(sl)}
@@ -115,7 +138,8 @@ def _ppo_overrides(args: argparse.Namespace) -> dict:
     """The PPO options given, as ``PPOConfig`` fields (``--rnn-cell`` is its ``body``)."""
     keys = ("horizon", "minibatch_size", "epochs", "learning_rate")
     out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
-    alphastar_only = [f"--{k.replace('_', '-')}" for k in ("sl", "sl_epochs", "asynchronous")
+    alphastar_only = [f"--{k.replace('_', '-')}" for k in ("sl", "sl_epochs", "asynchronous", "demonstrator",
+                                                           "demonstrations_against")
                       if getattr(args, k, None) is not None and getattr(args, k) is not False]
     if alphastar_only and "alphastar" not in args.agent.split(","):
         raise ValueError(f"options {', '.join(alphastar_only)} apply to the alphastar agent only, not agent {args.agent!r}")
@@ -316,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="a small run that finishes in a few minutes")
     p.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     p.add_argument("--out", required=True, help="output directory (sl_checkpoint.pt, sl_metrics.json)")
+    _add_demonstration_options(p)
 
     p = _subparser(sub, "replay", "play one SMAC game between two players and write it as an animated GIF")
     p.add_argument("--env", required=True, help="smac:MAP (the map; two-player, as in training; with --b panel:builtin "
@@ -652,9 +677,11 @@ def cmd_sl(args: argparse.Namespace) -> int:
     check_env_name(args.env)
     if not is_smac(args.env):
         raise ValueError(f"env must be smac:MAP for the AlphaStar agent, got {args.env!r}")
+    from dataclasses import replace
+
     import torch
 
-    from selfplay.agents.alphastar.sl import run_sl
+    from selfplay.agents.alphastar.sl import SLConfig, run_sl
 
     torch.set_num_threads(1)
     from selfplay.training.rundir import RunDir
@@ -662,7 +689,10 @@ def cmd_sl(args: argparse.Namespace) -> int:
     run = RunDir(args.out, kind="sl")
     run.lock("selfplay sl")  # one writer; a directory of another kind or holding links is refused
     try:
-        metrics = run_sl(smac_map(args.env), quick=args.quick, out=args.out, seed=args.seed)
+        map_name = smac_map(args.env)
+        config = SLConfig.quick(map_name) if args.quick else SLConfig(map_name=map_name)
+        config = replace(config, **_demonstration_settings(args))
+        metrics = run_sl(map_name, quick=args.quick, out=args.out, seed=args.seed, config=config)
     finally:
         run.unlock()
     keys = ("action_type_accuracy", "win_rate_vs_scripted", "demonstrator_win_rate")

@@ -114,8 +114,10 @@ def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | o
     spawns make the plain demonstrators' games nearly identical (3m: 12 distinct label sequences
     in 300 games), so ``perturb > 0`` is what makes a validation split measure generalisation.
 
-    The battle must reset finished games itself (``auto_reset=True``); the opponent is whatever
-    plays seat 1 (``two_player=False``: the map's scripted AI)."""
+    The battle must reset finished games itself (``auto_reset=True``). Seat 1 is the map's scripted AI
+    on a one-seat battle (``two_player=False``); on a two-player battle the demonstrator plays seat 1
+    too, through its own commander (self-play demonstrations: no game against the built-in AI), and
+    only seat 0's decisions are stored."""
     _check_recording(battle, num_games, games_per_chunk, perturb)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -136,6 +138,7 @@ def record_demonstrations(battle, demonstrator, num_games: int, out_dir: str | o
     meta = {
         "map_name": getattr(battle, "map_name", None),
         "seat": 0,
+        "opponent": "demonstrator" if battle.n_seats == 2 else "scripted_ai",
         "demonstrator": getattr(demonstrator, "name", type(demonstrator).__name__),
         "num_entities": cmd.n_entities,
         "max_selected_units": cmd.max_selected_units,
@@ -156,8 +159,8 @@ def _check_recording(battle, num_games: int, games_per_chunk: int, perturb: floa
         raise ValueError(f"games_per_chunk must be a positive int, got {games_per_chunk!r}")
     if not 0.0 <= perturb <= 1.0:
         raise ValueError(f"perturb must be in [0, 1], got {perturb!r}")
-    if getattr(battle, "n_seats", 1) != 1:
-        raise ValueError("record_demonstrations needs a battle with two_player=False (seat 1 scripted)")
+    if getattr(battle, "n_seats", 1) not in (1, 2):
+        raise ValueError(f"record_demonstrations needs a battle of 1 or 2 seats, got {battle.n_seats}")
 
 
 def _play_games(battle, cmd: SMACCommander, demonstrator, num_games: int, perturb: float,
@@ -167,8 +170,11 @@ def _play_games(battle, cmd: SMACCommander, demonstrator, num_games: int, pertur
     kept; ``game``: the id), and each game's ``outcome`` (+1 win, 0 draw, −1 loss)."""
     config = cmd.network_config()
     E = cmd.num_envs
+    rival = SMACCommander(battle, 1, cmd.config) if battle.n_seats == 2 else None  # self-play: seat 1
     battle.reset()
     cmd.reset_games()
+    if rival is not None:
+        rival.reset_games()
     game_of_env = torch.arange(E, device=cmd.device)  # the game id each env is playing
     generator = torch.Generator(device=cmd.device).manual_seed(int(seed))
     next_game = E
@@ -189,8 +195,16 @@ def _play_games(battle, cmd: SMACCommander, demonstrator, num_games: int, pertur
             rows = _rows(obs, actions, keep, config)
             rows["game"] = game_of_env[keep].cpu().numpy().astype(np.int32)
             parts.append(rows)
-        _, _, done, info = battle.step([cmd.unit_actions()])
+        seat_actions = [cmd.unit_actions()]
+        if rival is not None:
+            rival_due = rival.due()
+            rival.observe()
+            rival.apply(demonstrator(rival), rival_due)
+            seat_actions.append(rival.unit_actions())
+        _, _, done, info = battle.step(seat_actions)
         cmd.reset_games(done)
+        if rival is not None:
+            rival.reset_games(done)
         if bool(done.any()):
             won, lost = info["battle_won"][0].cpu(), (info["winner"] == 1).cpu()
             for e in torch.nonzero(done.cpu()).flatten().tolist():

@@ -2,7 +2,7 @@
 emit the same ``AlphaStarActions`` the network emits, through the same ``SMACCommander`` (its masks
 and its order executor), so their games are supervised-learning data for the network.
 
-Both are batched over games and deterministic (no randomness: the same state gives the same action).
+All are batched over games and deterministic (no randomness: the same state gives the same action).
 Each decision applies the first rule that fires:
 
 ``FocusFireDemonstrator`` (focus fire: every gun on the weakest enemy in reach)
@@ -16,6 +16,17 @@ Each decision applies the first rule that fires:
     4. no contact and some armed unit not attack-moving: attack_move (those units) to the cell of
        the enemy closest to the army's centre, delay 1;
     5. otherwise no_op, delay 0 in contact, else 2.
+
+``NearestEnemyDemonstrator`` (focus fire on the nearest enemy)
+    1. armed units that have no attack order (none yet, or their target died): all of them that can
+       hit it get attack_unit(the living enemy closest to the first of them, lowest slot), delay 0,
+       whatever the distance (the executor approaches a target out of reach), and keep it until it
+       dies. SMAC's heuristic AI (``get_agent_action_heuristic``) keeps a target until it dies too but
+       gives each unit its own closest enemy; through the commander, one target per decision, that
+       spreads the fire and loses 3m (0 of 64 games against the AI), where the shared target wins 64;
+    2. a Medivac with no heal order and a damaged ally to heal: heal_unit(the damaged ally closest to
+       it), delay 0 (SMAC's heuristic: the closest hurt ally, kept while it is hurt);
+    3. otherwise no_op, delay 0.
 
 ``KitingDemonstrator`` (hit and run, for ranged units against shorter-ranged enemies)
     0. armed units whose weapon is cooling down (more than ``cooling`` = 0.1 of the cycle left), that
@@ -177,7 +188,50 @@ class KitingDemonstrator(FocusFireDemonstrator):
         return self._decide(commander, kiting=True, cooling=self.cooling, margin=self.margin, retreat=self.retreat)
 
 
-DEMONSTRATORS = {"focus_fire": FocusFireDemonstrator, "kiting": KitingDemonstrator}
+class NearestEnemyDemonstrator:
+    """Focus fire on the nearest enemy through the commander's action space (module docstring): the free
+    armed units on the enemy closest to the first of them until it dies, each Medivac on its closest
+    damaged ally. Unlike ``FocusFireDemonstrator`` (the weakest enemy in reach) it does not send melee
+    units round the fight to a weaker target."""
+
+    name = "nearest"
+
+    def __call__(self, cmd) -> AlphaStarActions:
+        side, ex, masks = cmd.side, cmd.executor, cmd.masks
+        E, n = cmd.num_envs, side.n
+        rules = _Rules(E, cmd.max_selected_units, side.device)
+        pos = side.positions()
+        own_pos, enemy_pos = pos[:, :n], pos[:, n:]
+        slots = torch.arange(n, device=side.device)
+        current = ex.current
+
+        shooters = masks["selectable"][:, ATTACK_UNIT, :n]
+        targets = masks["targetable"][:, ATTACK_UNIT, n:]  # living enemies some own unit can hit
+        hittable = targets[:, None, :] & side.can_hit[None]  # (E, n, m)
+        dist = torch.where(hittable, torch.cdist(own_pos, enemy_pos), torch.inf)
+        near_d, closest = dist.min(-1)  # (E, n)
+        needs = shooters & torch.isfinite(near_d) & (current != ATTACK)
+        first = torch.where(needs, slots, n).argmin(-1)  # (E,) the lowest slot that needs a target
+        target = closest.gather(1, first[:, None]).squeeze(1)  # that unit's closest enemy
+        group = needs & hittable.gather(2, target[:, None, None].expand(E, n, 1)).squeeze(-1)
+        rules.fire(needs.any(-1), ATTACK_UNIT, units=group, target=target + n, delay=0)
+
+        healers = masks["selectable"][:, HEAL_UNIT, :n] & (current != HEAL)
+        if bool(healers.any()):
+            patients = masks["targetable"][:, HEAL_UNIT, :n]  # (E, n) damaged allies
+            d = torch.cdist(own_pos, own_pos)  # (E, n healer, n patient)
+            d = torch.where(patients[:, None, :] & healers[..., None] & ~torch.eye(n, dtype=torch.bool,
+                                                                                   device=side.device), d, torch.inf)
+            free = healers & torch.isfinite(d.min(-1).values)  # (E, n) healers with a patient
+            healer = torch.where(free, slots, n).argmin(-1)  # (E,) the lowest such slot
+            patient = d.gather(1, healer[:, None, None].expand(E, 1, n)).squeeze(1).argmin(-1)
+            rules.fire(free.any(-1), HEAL_UNIT, units=slots[None] == healer[:, None], target=patient, delay=0)
+        rules.fire(torch.ones(E, dtype=torch.bool, device=side.device), NO_OP, delay=0)
+        return rules.actions()
+
+
+DEMONSTRATORS = {"focus_fire": FocusFireDemonstrator, "kiting": KitingDemonstrator,
+                 "nearest": NearestEnemyDemonstrator}
 
 
 def random_nudge(cmd, generator: torch.Generator, radius: float = 4.0) -> AlphaStarActions:

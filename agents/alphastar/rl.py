@@ -64,16 +64,36 @@ def make_alphastar_learner(env, seed: int, seat: int = 0, sl_checkpoint: str | o
 
 
 def ensure_sl_checkpoint(map_name: str, out: str | os.PathLike, quick: bool, grid: int, seed: int = 0,
-                         epochs: int | None = None, log=print) -> Path:
+                         epochs: int | None = None, log=print, **demonstrations) -> Path:
     """``out/sl_checkpoint.pt``, running ``run_sl`` (quick or full settings, on ``grid``, ``epochs`` if
-    given) if it is missing."""
+    given, ``demonstrations``: ``SLConfig``'s ``demonstrator`` and ``demonstrations_against``) if it is missing;
+    an existing checkpoint made with other demonstration settings is refused."""
     from .sl import SLConfig, run_sl
 
     path = Path(out) / "sl_checkpoint.pt"
     if path.exists():
+        _check_demonstrations(Path(out) / "sl_metrics.json", demonstrations)
         return path
     sizes = {"grid": grid} if epochs is None else {"grid": grid, "epochs": epochs}
+    sizes.update(demonstrations)
     config = SLConfig.quick(map_name, **sizes) if quick else SLConfig(map_name=map_name, **sizes)
     metrics = run_sl(map_name, quick=quick, out=out, seed=seed, config=config, log=log)
     log(f"SL policy for {map_name}: win rate {metrics['win_rate_vs_scripted']:.2f} against the scripted AI")
     return path
+
+
+def _check_demonstrations(metrics_path: Path, wanted: dict) -> None:
+    """Refuse to reuse an SL checkpoint whose ``sl_metrics.json`` records other demonstration settings
+    than ``wanted`` (a resumed run asked for another demonstrator)."""
+    import json
+
+    from .sl import SLConfig
+
+    if not metrics_path.is_file():
+        return
+    recorded = json.loads(metrics_path.read_text())
+    for key, value in wanted.items():
+        have = recorded.get(key, getattr(SLConfig, key))  # runs before the setting existed: its default
+        if have != value:
+            raise ValueError(f"{key} {value!r} asked for, but the SL checkpoint beside {metrics_path} was made "
+                             f"with {key} {have!r}: use another --out, or drop --{key}")

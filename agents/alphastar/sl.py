@@ -7,8 +7,9 @@
     window of a game to the next (``DemonstrationDataset.lanes``) and reset where a game begins.
 
 ``run_sl(map_name, quick, out, seed)`` does the whole pipeline: record ``num_games`` demonstrator
-games against the map's scripted AI (its win rate is ``demonstrator_win_rate``; with
-``perturb > 0`` the recorded games are perturbed, so that rate comes from separate clean games), hold out a
+games against the map's scripted AI, or against itself on the two-player battle (``demonstrations_against``),
+(its win rate against the AI is ``demonstrator_win_rate``; with ``perturb > 0`` or self-play
+demonstrations that rate comes from separate clean games against the AI), hold out a
 validation split of games, train, measure per-head accuracy on the validation games, play the
 trained policy against the scripted AI (``win_rate_vs_scripted``) and write
 ``out/sl_metrics.json`` and ``out/sl_checkpoint.pt`` (the network's ``state_dict`` and config).
@@ -31,11 +32,13 @@ from selfplay.utils.seeding import Stream, derive_seed
 
 from .config import HEADS
 from .dataset import DemonstrationDataset, record_demonstrations
-from .demonstrators import make_demonstrator
+from .demonstrators import DEMONSTRATORS, make_demonstrator
 from .network import AlphaStarNet, seeded_network
 from .smac.commander import CommanderConfig, SMACCommander
 from .smac.policy import AlphaStarSMACPolicy
 from .supervised import per_head_accuracy, supervised_loss
+
+DEMONSTRATION_OPPONENTS = ("scripted_ai", "self_play")  # whom the demonstrator plays in the recorded games
 
 # A network small enough for the quick run on 2 CPU cores (every other size: the config defaults).
 QUICK_NETWORK = dict(
@@ -53,10 +56,14 @@ class SLConfig:
     """Every setting of the SL pipeline (``run_sl``). ``network``: overrides of ``AlphaStarConfig``
     sizes (the map-dependent ones come from ``commander_config``); ``grid``: the commander's
     spatial/location grid; ``max_train_seconds`` stops training early (None: run every epoch);
-    ``perturb``: the recorder's probability of a random nudge per decision (``record_demonstrations``)."""
+    ``perturb``: the recorder's probability of a random nudge per decision (``record_demonstrations``);
+    ``demonstrator``: the script imitated (``demonstrators.DEMONSTRATORS``); ``demonstrations_against``: whom it
+    plays in the recorded games, ``"scripted_ai"`` (the map's built-in AI) or ``"self_play"`` (itself,
+    on the two-player battle: the policy never sees a game against the built-in AI)."""
 
     map_name: str = "3m"
     demonstrator: str = "focus_fire"
+    demonstrations_against: str = "scripted_ai"
     num_games: int = 2000
     num_envs: int = 64
     validation_fraction: float = 0.1
@@ -73,6 +80,11 @@ class SLConfig:
     network: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        if self.demonstrator not in DEMONSTRATORS:
+            raise ValueError(f"demonstrator must be one of {sorted(DEMONSTRATORS)}, got {self.demonstrator!r}")
+        if self.demonstrations_against not in DEMONSTRATION_OPPONENTS:
+            raise ValueError(f"demonstrations_against must be one of {list(DEMONSTRATION_OPPONENTS)}, "
+                             f"got {self.demonstrations_against!r}")
         for name in ("num_games", "num_envs", "batch_size", "seq_len", "epochs", "eval_games"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1:
@@ -241,7 +253,8 @@ def _run_sl(map_name: str, quick: bool, out: Path, seed: int, config: SLConfig |
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
 
-    battle = SMACBattle(map_name, config.num_envs, two_player=False, seed=derive_seed(seed, Stream.DEMONSTRATIONS, 0))
+    self_play = config.demonstrations_against == "self_play"
+    battle = SMACBattle(map_name, config.num_envs, two_player=self_play, seed=derive_seed(seed, Stream.DEMONSTRATIONS, 0))
     commander = SMACCommander(battle, 0, CommanderConfig(grid=config.grid))
     net_config = commander.network_config(**config.network)
     demonstrator = make_demonstrator(config.demonstrator)
@@ -249,15 +262,16 @@ def _run_sl(map_name: str, quick: bool, out: Path, seed: int, config: SLConfig |
                                     commander=commander, perturb=config.perturb,
                                     seed=derive_seed(seed, Stream.DEMONSTRATIONS, 1))
     t_record = time.perf_counter() - t0
-    if config.perturb > 0:  # the recorded games were perturbed: measure the demonstrator on its own
+    if config.perturb > 0 or self_play:  # not the recorded games: the demonstrator alone against the AI
         clean = play_demonstrator(SMACBattle(map_name, config.num_envs, two_player=False,
                                              seed=derive_seed(seed, Stream.SL_EVALUATION, 0)),
                                   demonstrator, config.eval_games)
     else:
         clean = {k: summary[k] for k in ("games", "win_rate")}
     log(f"recorded {summary['games']} games ({summary['decisions']} decisions, "
-        f"{summary['bytes_per_game']:.0f} bytes/game, win rate {summary['win_rate']:.3f}; "
-        f"demonstrator alone {clean['win_rate']:.3f}) in {t_record:.0f}s")
+        f"{summary['bytes_per_game']:.0f} bytes/game, win rate {summary['win_rate']:.3f} against "
+        f"{'itself' if self_play else 'the AI'}; demonstrator alone against the AI {clean['win_rate']:.3f}) "
+        f"in {t_record:.0f}s")
 
     dataset = DemonstrationDataset(out / "demonstrations", net_config)
     train_games, val_games = dataset.split(config.validation_fraction, seed=derive_seed(seed, Stream.SL_SPLIT))
@@ -283,6 +297,7 @@ def _run_sl(map_name: str, quick: bool, out: Path, seed: int, config: SLConfig |
         "quick": bool(quick),
         "seed": seed,
         "demonstrator": config.demonstrator,
+        "demonstrations_against": config.demonstrations_against,
         "action_type_accuracy": validation["action_type_accuracy"],
         "validation": validation,
         "win_rate_vs_scripted": play["win_rate"],

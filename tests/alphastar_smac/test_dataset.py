@@ -6,9 +6,14 @@ import numpy as np
 import pytest
 import torch
 from selfplay.agents.alphastar.dataset import DemonstrationDataset, record_demonstrations
-from selfplay.agents.alphastar.demonstrators import FocusFireDemonstrator, KitingDemonstrator, make_demonstrator
+from selfplay.agents.alphastar.demonstrators import (
+    FocusFireDemonstrator,
+    KitingDemonstrator,
+    NearestEnemyDemonstrator,
+    make_demonstrator,
+)
 from selfplay.agents.alphastar.smac import CommanderConfig, SMACCommander
-from selfplay.agents.alphastar.smac.features import COLUMN
+from selfplay.agents.alphastar.smac.features import ATTACK_UNIT, COLUMN, HEAL_UNIT, NO_OP
 from selfplay.envs.smac import SMACBattle
 
 
@@ -16,11 +21,13 @@ class Capturing:
     """A demonstrator that remembers what it saw and did (the recorder's own view of the game)."""
 
     def __init__(self, inner):
-        self.inner, self.seen = inner, []
+        self.inner, self.seen, self.seats, self.due = inner, [], [], []
 
     def __call__(self, cmd):
         actions = self.inner(cmd)
         due = cmd.due()
+        self.seats.append(cmd.seat)
+        self.due.append(due.clone())
         obs = cmd.observe()
         self.seen.append((obs.entities[due, 0].clone(), obs.location_mask[due, 0].clone(),
                           actions.action_type[due].clone(), actions.selected_units[due].clone()))
@@ -90,6 +97,74 @@ def test_kiting_runs_from_a_melee_threat_while_cooling_down():
     cmd.apply(kite, cmd.due())  # the demonstrators' actions pass the commander's checks
 
 
+def test_nearest_sends_the_free_units_at_the_enemy_nearest_the_first_and_keeps_targets():
+    battle = SMACBattle("3m", num_envs=1, two_player=False, seed=0)
+    battle.reset()
+    eng = battle.engine
+    # marine 0 nearest enemy 2; marine 2 nearest enemy 0 (and far from enemy 2); enemy 1 the weakest
+    eng.pos[0] = torch.tensor([(10.0, 10.0), (10.0, 12.0), (10.0, 22.0), (16.0, 22.0), (14.0, 15.0), (14.0, 10.0)])
+    eng.hp[0, 4] = 5.0
+    battle.state_changed()
+    cmd = SMACCommander(battle, 0)
+    cmd.observe()
+    first = NearestEnemyDemonstrator()(cmd)
+    assert int(first.action_type) == ATTACK_UNIT and int(first.target_unit) == 3 + 2  # attack_unit(enemy 2) ...
+    assert first.selected_units[0].tolist() == [0, 1, 2]  # ... by every free marine, marine 2 too
+    focus = FocusFireDemonstrator()(cmd)
+    assert int(focus.target_unit) == 3 + 1  # focus fire picks the weakest enemy in reach instead
+    cmd.apply(first, cmd.due())
+    cmd.observe()
+    assert int(NearestEnemyDemonstrator()(cmd).action_type) == NO_OP  # every marine holds a live target: no_op
+    eng.hp[0, 5] = 0.0  # the target dies: the marines are free again and pick the nearest living enemy
+    battle.state_changed()
+    cmd.unit_actions()  # the executor ends the orders on a dead target
+    cmd.observe()
+    again = NearestEnemyDemonstrator()(cmd)
+    assert int(again.action_type) == ATTACK_UNIT and int(again.target_unit) == 3 + 1
+
+
+def test_nearest_heals_the_damaged_ally_nearest_the_medivac():
+    battle = SMACBattle("MMM", num_envs=1, two_player=False, seed=0)
+    battle.reset()
+    cmd = SMACCommander(battle, 0)
+    eng, n = battle.engine, cmd.side.n
+    medivac = int(torch.nonzero(cmd.side.heals)[0])
+    pos = eng.pos[0].clone()
+    pos[:n] = torch.tensor([(4.0 + 0.5 * i, 4.0) for i in range(n)])
+    pos[medivac] = torch.tensor((4.0, 6.0))
+    eng.pos[0] = pos
+    eng.hp[0, 0] = eng.hp[0, 0] * 0.5  # two hurt allies, unit 0 the nearer the Medivac
+    eng.hp[0, 3] = eng.hp[0, 3] * 0.5
+    battle.state_changed()
+    cmd.observe()
+    demo = NearestEnemyDemonstrator()
+    cmd.executor.kind[0, :, 0] = torch.where(cmd.side.heals, 0, 3)  # the armed units hold targets already
+    cmd.executor.target[0, :, 0] = 0
+    heal = demo(cmd)
+    assert int(heal.action_type) == HEAL_UNIT and int(heal.target_unit) == 0
+    assert heal.selected_units[0].tolist()[:2] == [medivac, -1]
+
+
+def test_self_play_demonstrations_never_meet_the_built_in_ai(tmp_path):
+    """On a two-player battle the demonstrator plays both seats; only seat 0's decisions are stored."""
+    battle = SMACBattle("3m", num_envs=2, two_player=True, seed=0)
+    cmd = SMACCommander(battle, 0, CommanderConfig(grid=8))
+    seen = Capturing(NearestEnemyDemonstrator())
+    summary = record_demonstrations(battle, seen, 3, tmp_path, commander=cmd)
+    meta = json.loads((tmp_path / "meta.json").read_text())
+    assert meta["opponent"] == "demonstrator" and summary["games"] == 3
+    assert seen.seats[0::2] == [0] * (len(seen.seats) // 2) and seen.seats[1::2] == [1] * (len(seen.seats) // 2)
+    data = DemonstrationDataset(tmp_path)  # seat 0's decisions: its entities are marines of seat 0's frame
+    seat0_rows = sum(int(due.sum()) for due, seat in zip(seen.due, seen.seats) if seat == 0)
+    assert 0 < data.num_steps <= seat0_rows  # at most seat 0's decisions (the games past the third not kept)
+    assert set(np.unique(data.data["action_type"]).tolist()) <= {NO_OP, ATTACK_UNIT}  # attack_unit and no_op: the labels
+    one_seat = SMACBattle("3m", num_envs=2, two_player=False, seed=0)
+    meta_ai = record_demonstrations(one_seat, NearestEnemyDemonstrator(), 2, tmp_path / "ai",
+                                    commander=SMACCommander(one_seat, 0, CommanderConfig(grid=8)))
+    assert meta_ai["win_rate"] == 1.0  # against the AI, nearest-enemy focus fire wins 3m
+    assert json.loads((tmp_path / "ai" / "meta.json").read_text())["opponent"] == "scripted_ai"
+
+
 def test_perturbed_recording_keeps_demonstrator_labels_and_is_seeded(tmp_path):
     def record(seed, name):
         battle = SMACBattle("3m", num_envs=2, two_player=False, seed=0)
@@ -117,7 +192,5 @@ def test_bad_arguments(tmp_path):
         record_demonstrations(battle, FocusFireDemonstrator(), 0, tmp_path)
     with pytest.raises(ValueError, match="perturb"):
         record_demonstrations(battle, FocusFireDemonstrator(), 1, tmp_path, perturb=2.0)
-    with pytest.raises(ValueError, match="two_player"):
-        record_demonstrations(SMACBattle("3m", num_envs=1), FocusFireDemonstrator(), 1, tmp_path)
     with pytest.raises(ValueError, match="meta.json"):
         DemonstrationDataset(tmp_path / "nothing")

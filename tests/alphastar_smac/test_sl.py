@@ -111,3 +111,33 @@ def test_run_sl_writes_metrics_and_checkpoint(tmp_path, monkeypatch):
     assert saved["demonstrator_eval"]["games"] == config.eval_games
     with pytest.raises(ValueError, match="num_games"):
         SLConfig(num_games=1)
+
+
+def test_self_play_demonstrations_and_the_demonstrator_choice(tmp_path):
+    config = SLConfig(num_games=4, num_envs=2, batch_size=2, seq_len=8, epochs=1, eval_games=2, grid=8,
+                      network=dict(TINY), perturb=0.0, demonstrator="nearest", demonstrations_against="self_play")
+    run_sl("3m", out=tmp_path, seed=0, config=config, log=lambda *_: None)
+    saved = json.loads((tmp_path / "sl_metrics.json").read_text())
+    assert saved["demonstrator"] == "nearest" and saved["demonstrations_against"] == "self_play"
+    assert json.loads((tmp_path / "demonstrations" / "meta.json").read_text())["opponent"] == "demonstrator"
+    # the recorded games were against itself: the demonstrator's rate against the AI comes from its own games
+    assert saved["demonstrator_eval"]["games"] == config.eval_games
+    assert saved["demonstrator_win_rate"] == 1.0  # nearest-enemy focus fire wins 3m against the AI
+    with pytest.raises(ValueError, match="demonstrator must be one of"):
+        SLConfig(demonstrator="rush")
+    with pytest.raises(ValueError, match="demonstrations_against must be one of"):
+        SLConfig(demonstrations_against="builtin")
+
+
+def test_a_kept_sl_checkpoint_must_match_the_demonstrations_asked_for(tmp_path):
+    from selfplay.agents.alphastar.rl import ensure_sl_checkpoint
+
+    (tmp_path / "sl_checkpoint.pt").write_bytes(b"")  # present: no SL run
+    (tmp_path / "sl_metrics.json").write_text(json.dumps({"demonstrator": "focus_fire"}))  # made before the option
+    kept = ensure_sl_checkpoint("3m", tmp_path, quick=True, grid=8, demonstrator="focus_fire",
+                                demonstrations_against="scripted_ai")
+    assert kept == tmp_path / "sl_checkpoint.pt"
+    with pytest.raises(ValueError, match="demonstrator 'nearest' asked for.*made with demonstrator 'focus_fire'"):
+        ensure_sl_checkpoint("3m", tmp_path, quick=True, grid=8, demonstrator="nearest")
+    with pytest.raises(ValueError, match="demonstrations_against 'self_play' asked for"):
+        ensure_sl_checkpoint("3m", tmp_path, quick=True, grid=8, demonstrations_against="self_play")

@@ -68,6 +68,10 @@ TRAIN = ["train", "--episodes", "32", "--num-envs", "8", "--checkpoints", "2"]
      "options --sl-epochs, --asynchronous apply to the alphastar agent only"),
     (lambda t: TRAIN + ["--agent", "alphastar", "--env", "smac:3m", "--sl", str(t / "afile"), "--out", str(t / "r")],
      "is not a torch data file"),
+    (lambda t: TRAIN + ["--demonstrator", "nearest", "--out", str(t / "r")],
+     "--demonstrator apply to the alphastar agent only"),
+    (lambda t: TRAIN + ["--agent", "alphastar", "--env", "smac:3m", "--sl", str(t / "afile"), "--demonstrations-against",
+                        "self_play", "--out", str(t / "r")], "--demonstrations-against set the SL run this command makes"),
     (lambda t: ["league", "--seed", str(2**64), "--out", str(t / "r")], "seed must be an integer"),
     (lambda t: ["league", "--num-envs", "100000000000", "--out", str(t / "r")], "num_envs must be an integer"),
     # the Ray league's options without Ray, and the lag of players that are always on-policy
