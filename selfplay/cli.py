@@ -340,6 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="a small run that finishes in a few minutes")
     p.add_argument("--seed", type=int, default=0, help=SEED_HELP)
     p.add_argument("--out", required=True, help="output directory (sl_checkpoint.pt, sl_metrics.json)")
+    p.add_argument("--epochs", type=int, default=None, help="passes over the demonstrations, with no time cap (default: "
+                   "20; --quick: 80 or 150 s of training, whichever ends first, so a loaded machine trains less)")
     _add_demonstration_options(p)
 
     p = _subparser(sub, "replay", "play one SMAC game between two players and write it as an animated GIF")
@@ -686,12 +688,14 @@ def cmd_sl(args: argparse.Namespace) -> int:
     torch.set_num_threads(1)
     from selfplay.training.rundir import RunDir
 
+    map_name = smac_map(args.env)
+    config = SLConfig.quick(map_name) if args.quick else SLConfig(map_name=map_name)
+    config = replace(config, **_demonstration_settings(args))
+    if args.epochs is not None:
+        config = replace(config, epochs=args.epochs, max_train_seconds=None)
     run = RunDir(args.out, kind="sl")
     run.lock("selfplay sl")  # one writer; a directory of another kind or holding links is refused
     try:
-        map_name = smac_map(args.env)
-        config = SLConfig.quick(map_name) if args.quick else SLConfig(map_name=map_name)
-        config = replace(config, **_demonstration_settings(args))
         metrics = run_sl(map_name, quick=args.quick, out=args.out, seed=args.seed, config=config)
     finally:
         run.unlock()

@@ -87,6 +87,7 @@ TRAIN = ["train", "--episodes", "32", "--num-envs", "8", "--checkpoints", "2"]
     (lambda t: ["compare", "--quick", "--out", ""], "out must name a directory"),
     (lambda t: ["league", "--quick", "--out", ""], "out must name a directory"),
     (lambda t: ["sl", "--quick", "--out", ""], "out must name a directory"),
+    (lambda t: ["sl", "--quick", "--epochs", "0", "--out", str(t / "r")], "epochs must be a positive int, got 0"),
     (lambda t: ["evaluate", ""], "run_dir must name a directory"),
     # compare checks every run's settings before it writes anything
     (lambda t: ["compare", "--quick", "--learning-rate", "nan", "--out", str(t / "c")], "learning_rate"),
