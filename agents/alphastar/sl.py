@@ -245,7 +245,7 @@ def run_sl(map_name: str = "3m", quick: bool = False, out: str | os.PathLike = "
 
 
 def _run_sl(map_name: str, quick: bool, out: Path, seed: int, config: SLConfig | None, log) -> dict:
-    from selfplay.envs.smac import SMACBattle  # the battles demonstrations are recorded on (envs: a layer below agents)
+    from selfplay.envs.smac import SMACBattle, get_map  # the battles demonstrations are played on
 
     if config is None:
         config = SLConfig.quick(map_name) if quick else SLConfig(map_name=map_name)
@@ -254,7 +254,9 @@ def _run_sl(map_name: str, quick: bool, out: Path, seed: int, config: SLConfig |
     t0 = time.perf_counter()
 
     self_play = config.demonstrations_against == "self_play"
-    battle = SMACBattle(map_name, config.num_envs, two_player=self_play, seed=derive_seed(seed, Stream.DEMONSTRATIONS, 0))
+    # self-play: the two-player battle as training plays it, seat 1 mirrored where the teams are the same
+    battle = SMACBattle(map_name, config.num_envs, two_player=self_play, mirror=self_play and get_map(map_name).same_teams,
+                        seed=derive_seed(seed, Stream.DEMONSTRATIONS, 0))
     commander = SMACCommander(battle, 0, CommanderConfig(grid=config.grid))
     net_config = commander.network_config(**config.network)
     demonstrator = make_demonstrator(config.demonstrator)

@@ -112,6 +112,11 @@ class MapSpec:
         return (self.ally_groups, self.enemy_groups)
 
     @property
+    def same_teams(self) -> bool:
+        """Both sides field the same units (3m, 8m, 2s3z, 3s5z, MMM, ...): a two-player battle can mirror them."""
+        return sorted((u, n) for u, n, _ in self.ally_groups) == sorted((u, n) for u, n, _ in self.enemy_groups)
+
+    @property
     def unit_type_bits(self) -> int:
         """0 when the map has one unit type, else the number of types (spec §3)."""
         return len(TYPE_ORDERS[self.map_type][0])

@@ -135,8 +135,7 @@ def smac_map_is_symmetric(map_name: str) -> bool:
     """Both sides field the same units (3m, 8m, 2s3z, 3s5z, MMM, ...)."""
     from selfplay.envs.smac import get_map
 
-    spec = get_map(map_name)
-    return sorted((u, n) for u, n, _ in spec.ally_groups) == sorted((u, n) for u, n, _ in spec.enemy_groups)
+    return get_map(map_name).same_teams
 
 
 def is_two_sided(env: str) -> bool:

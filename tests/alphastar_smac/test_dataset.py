@@ -147,7 +147,7 @@ def test_nearest_heals_the_damaged_ally_nearest_the_medivac():
 
 def test_self_play_demonstrations_never_meet_the_built_in_ai(tmp_path):
     """On a two-player battle the demonstrator plays both seats; only seat 0's decisions are stored."""
-    battle = SMACBattle("3m", num_envs=2, two_player=True, seed=0)
+    battle = SMACBattle("3m", num_envs=2, two_player=True, mirror=True, seed=0)  # as run_sl builds it
     cmd = SMACCommander(battle, 0, CommanderConfig(grid=8))
     seen = Capturing(NearestEnemyDemonstrator())
     summary = record_demonstrations(battle, seen, 3, tmp_path, commander=cmd)
