@@ -97,14 +97,35 @@ def overview_lines(trainer: LeagueTrainer) -> list[str]:
     cfg, league = trainer.config, trainer.league
     lines = [f"# League: `{cfg.league}` on `{cfg.env}` with `{cfg.agent}`", "",
              f"{cfg.steps} learner steps per player; checkpoint rule min/max steps {cfg.min_steps}/{cfg.max_steps}; "
-             f"{len(league.menagerie.entries)} historical checkpoints; {trainer.seconds:.0f} s of training.", "",
-             "## Historicals per player", ""]
+             f"{len(league.menagerie.entries)} historical checkpoints; {trainer.seconds:.0f} s of training.", ""]
+    lines += sl_start_lines(cfg.agent_settings.get("sl_checkpoint"))
+    lines += ["## Historicals per player", ""]
     lines += [f"- `{n}` ({p.kind}): {len(league.historicals(parent=n))} checkpoints, {trainer.steps[n]} steps"
               for n, p in league.players.items()]
     lines += ["", "## Matchmaking: measured frequency vs the rules' expectation at each draw", "",
               "| player | opponent kind | drawn | measured | expected |", "|---|---|---|---|---|"]
     lines += [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]:.3f} | {r[4]:.3f} |" for r in trainer.matchmaking_rows()]
     return lines
+
+
+def sl_start_lines(sl_checkpoint: str | None) -> list[str]:
+    """The report's line on the SL policy every player starts from (the AlphaStar agent): how its
+    demonstrations were made and how they play against the built-in AI, from the ``sl_metrics.json``
+    that ``run_sl`` writes beside the checkpoint; nothing when there is none."""
+    import json
+
+    if not sl_checkpoint:
+        return []
+    path = Path(sl_checkpoint).parent / "sl_metrics.json"
+    if not path.is_file():
+        return []
+    m = json.loads(path.read_text())
+    against = {"self_play": "itself (two-player, mirrored)", "scripted_ai": "the built-in AI"}
+    return [f"Start: the SL policy trained on {m['demonstrations']['games']} games of the `{m['demonstrator']}` "
+            f"demonstrator against {against[m.get('demonstrations_against', 'scripted_ai')]}; against the built-in "
+            f"AI the demonstrator alone wins {m['demonstrator_win_rate']:.2f} and the SL policy, sampled at "
+            f"temperature {m['config']['eval_temperature']}, {m['win_rate_vs_scripted']:.2f} "
+            f"({m['sl_policy_eval']['games']} games; the checkpoint table below plays it greedily).", ""]
 
 
 def historicals_section(trainer: LeagueTrainer, summary: dict, blocks: Any = None) -> list[str]:

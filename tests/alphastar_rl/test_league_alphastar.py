@@ -91,3 +91,17 @@ def test_alphastar_league_is_reproducible(tmp_path, sl_checkpoint):
         LeagueTrainer(LeagueTrainConfig(**{**cfg, "agent_settings": dict(cfg["agent_settings"])}), tmp_path / run).train()
     for name in ("matches.csv", "metrics.csv", "matchmaking.csv"):
         assert (tmp_path / "a" / name).read_text() == (tmp_path / "b" / name).read_text(), name
+
+
+def test_the_report_says_how_the_sl_start_was_made(tmp_path):
+    import json
+
+    assert league_report.sl_start_lines(None) == [] and league_report.sl_start_lines(str(tmp_path / "sl.pt")) == []
+    (tmp_path / "sl_metrics.json").write_text(json.dumps({
+        "demonstrator": "nearest", "demonstrations_against": "self_play", "demonstrations": {"games": 300},
+        "demonstrator_win_rate": 1.0, "win_rate_vs_scripted": 0.203125, "sl_policy_eval": {"games": 64},
+        "config": {"eval_temperature": 0.5}}))
+    line = league_report.sl_start_lines(str(tmp_path / "sl_checkpoint.pt"))[0]
+    assert line == ("Start: the SL policy trained on 300 games of the `nearest` demonstrator against itself (two-player, "
+                    "mirrored); against the built-in AI the demonstrator alone wins 1.00 and the SL policy, sampled at "
+                    "temperature 0.5, 0.20 (64 games; the checkpoint table below plays it greedily).")
