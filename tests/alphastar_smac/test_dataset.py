@@ -78,16 +78,23 @@ def test_lanes_cover_every_step_once_and_reset_at_game_starts(recorded):
     assert np.array_equal(starts[valid], t_in_game == 0)
 
 
-def test_kiting_runs_from_a_melee_threat_while_cooling_down():
-    battle = SMACBattle("3s_vs_3z", num_envs=1, two_player=False, seed=0)
+def placed_commander(map_name: str, positions: list, change=lambda engine: None):
+    """A one-game battle against the AI with its units at ``positions`` (allies, then enemies) and
+    ``change`` applied to its engine, and seat 0's commander having observed it."""
+    battle = SMACBattle(map_name, num_envs=1, two_player=False, seed=0)
     battle.reset()
-    eng = battle.engine
-    # stalker 0 just fired (weapon cooling) with zealot 0 right next to it; the others far away
-    eng.pos[0] = torch.tensor([(10.0, 16.0), (4.0, 4.0), (4.0, 6.0), (11.5, 16.0), (28.0, 28.0), (28.0, 26.0)])
-    eng.cooldown[0, 0] = 25.0
+    battle.engine.pos[0] = torch.tensor(positions)
+    change(battle.engine)
     battle.state_changed()
     cmd = SMACCommander(battle, 0)
     cmd.observe()
+    return battle, cmd
+
+
+def test_kiting_runs_from_a_melee_threat_while_cooling_down():
+    # stalker 0 just fired (weapon cooling) with zealot 0 right next to it; the others far away
+    _, cmd = placed_commander("3s_vs_3z", [(10.0, 16.0), (4.0, 4.0), (4.0, 6.0), (11.5, 16.0), (28.0, 28.0), (28.0, 26.0)],
+                              lambda eng: eng.cooldown[0].__setitem__(0, 25.0))
     kite = KitingDemonstrator()(cmd)
     assert int(kite.action_type) == 2 and kite.selected_units[0].tolist()[:2] == [0, -1]  # move stalker 0 ...
     x = int(kite.location) % 32
@@ -98,15 +105,10 @@ def test_kiting_runs_from_a_melee_threat_while_cooling_down():
 
 
 def test_nearest_sends_the_free_units_at_the_enemy_nearest_the_first_and_keeps_targets():
-    battle = SMACBattle("3m", num_envs=1, two_player=False, seed=0)
-    battle.reset()
-    eng = battle.engine
     # marine 0 nearest enemy 2; marine 2 nearest enemy 0 (and far from enemy 2); enemy 1 the weakest
-    eng.pos[0] = torch.tensor([(10.0, 10.0), (10.0, 12.0), (10.0, 22.0), (16.0, 22.0), (14.0, 15.0), (14.0, 10.0)])
-    eng.hp[0, 4] = 5.0
-    battle.state_changed()
-    cmd = SMACCommander(battle, 0)
-    cmd.observe()
+    battle, cmd = placed_commander("3m", [(10.0, 10.0), (10.0, 12.0), (10.0, 22.0), (16.0, 22.0), (14.0, 15.0), (14.0, 10.0)],
+                                   lambda eng: eng.hp[0].__setitem__(4, 5.0))
+    eng = battle.engine
     first = NearestEnemyDemonstrator()(cmd)
     assert int(first.action_type) == ATTACK_UNIT and int(first.target_unit) == 3 + 2  # attack_unit(enemy 2) ...
     assert first.selected_units[0].tolist() == [0, 1, 2]  # ... by every free marine, marine 2 too
