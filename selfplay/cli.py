@@ -654,7 +654,7 @@ def cmd_league(args: argparse.Namespace) -> int:
         settings = _alphastar_settings(args, args.out, kind="league")
     else:
         settings = _ppo_overrides(args) or (dict(LEAGUE_QUICK_PPO) if args.quick else {})
-    steps = getattr(args, "steps", LEAGUE_STEPS[(args.quick, alphastar)])
+    steps = explicit.get("steps", LEAGUE_STEPS[(args.quick, alphastar)])  # not args.steps: _with_defaults filled it
     options = {"min_steps": steps // 8, "max_steps": steps // 4, **(LEAGUE_QUICK if args.quick else {}),
                **explicit, "steps": steps}
     if args.agent == "mappo":

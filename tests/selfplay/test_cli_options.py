@@ -83,3 +83,18 @@ def test_json_views_hold_one_entry_per_line_and_the_same_data():
     lines = text.splitlines()
     assert lines[3] == "  " + json.dumps(data["entries"][0]) + ","  # one line per entry, indented a space a level
     assert ' "keys": {"1": "a"}' in lines  # dicts with keys other than strings: one line
+
+
+@pytest.mark.parametrize("extra, steps", [(["--quick"], 30_000), ([], 200_000), (["--quick", "--steps", "64"], 64)])
+def test_league_runs_the_steps_its_help_states(tmp_path, monkeypatch, extra, steps):
+    """`league` without --steps takes the per-mode default --help states (it once took the config's 100 000)."""
+    from selfplay import cli
+    from selfplay.evaluation import league
+
+    seen = {}
+    monkeypatch.setattr(league, "train_league", lambda config, out: seen.setdefault("config", config) and {})
+    assert cli.main(["league", *extra, "--out", str(tmp_path / "run")]) == 0
+    config = seen["config"]
+    assert (config.steps, config.min_steps, config.max_steps) == (steps, steps // 8, steps // 4)
+    assert f"(default: 200000; --quick: 30000; alphastar: 400000; alphastar --quick: {cli.LEAGUE_STEPS[(True, True)]})" \
+        in " ".join(help_text("league").split())
