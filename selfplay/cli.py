@@ -70,17 +70,15 @@ def _add_demonstration_options(p: argparse.ArgumentParser, prefix: str = "") -> 
     from selfplay.agents.alphastar.demonstrators import DEMONSTRATORS
     from selfplay.agents.alphastar.sl import DEMONSTRATION_OPPONENTS
 
-    p.add_argument("--demonstrator", choices=sorted(DEMONSTRATORS), default=None,
+    p.add_argument("--demonstrator", choices=sorted(DEMONSTRATORS), default=argparse.SUPPRESS,
                    help=f"{prefix}the script the SL run imitates (default: focus_fire, on the weakest enemy in reach; "
                         "nearest: on the enemy nearest the army, the stronger on 3m and 2s3z; docs/guides/alphastar.md)")
-    p.add_argument("--demonstrations-against", choices=DEMONSTRATION_OPPONENTS, default=None,
+    p.add_argument("--demonstrations-against", choices=DEMONSTRATION_OPPONENTS, default=argparse.SUPPRESS,
                    help=f"{prefix}whom the demonstrator plays in the recorded games (default: scripted_ai, the map's "
                         "built-in AI; self_play: itself, so no part of training sees the built-in AI)")
 
 
-def _demonstration_settings(args: argparse.Namespace) -> dict:
-    """The SL demonstration options given (``SLConfig`` fields)."""
-    return {k: getattr(args, k) for k in ("demonstrator", "demonstrations_against") if getattr(args, k, None) is not None}
+DEMONSTRATION_OPTIONS = ("demonstrator", "demonstrations_against")  # SLConfig fields, given only when on the command line
 
 
 def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = True, kind: str = "train") -> dict:
@@ -99,16 +97,16 @@ def _alphastar_settings(args: argparse.Namespace, out: str, only_agent: bool = T
     unsupported = [k for k in ("horizon", "minibatch_size", "epochs") if getattr(args, k, None) is not None]
     if unsupported and only_agent:
         raise ValueError(f"options {unsupported} are PPO settings; the alphastar agent takes --learning-rate")
-    given = [f"--{k.replace('_', '-')}" for k in _demonstration_settings(args)] + (
+    sl_options = [f"--{k.replace('_', '-')}" for k in given(args, DEMONSTRATION_OPTIONS)] + (
         ["--sl-epochs"] if args.sl_epochs is not None else [])
-    if args.sl is not None and given:
-        raise ValueError(f"{', '.join(given)} set the SL run this command makes; with --sl the SL checkpoint "
+    if args.sl is not None and sl_options:
+        raise ValueError(f"{', '.join(sl_options)} set the SL run this command makes; with --sl the SL checkpoint "
                          "is given: drop one")
     if args.sl is None:
         quick = getattr(args, "quick", False)
         epochs = args.sl_epochs if args.sl_epochs is not None else (3 if quick else None)
         sl = ensure_sl_checkpoint(smac_map(args.env), f"{out}/sl", quick=quick, grid=COMMANDER_GRID,
-                                  seed=args.seed, epochs=epochs, **_demonstration_settings(args))
+                                  seed=args.seed, epochs=epochs, **given(args, DEMONSTRATION_OPTIONS))
     else:
         sl = args.sl
     settings = {"sl_checkpoint": str(sl)}
@@ -138,8 +136,7 @@ def _ppo_overrides(args: argparse.Namespace) -> dict:
     """The PPO options given, as ``PPOConfig`` fields (``--rnn-cell`` is its ``body``)."""
     keys = ("horizon", "minibatch_size", "epochs", "learning_rate")
     out = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
-    alphastar_only = [f"--{k.replace('_', '-')}" for k in ("sl", "sl_epochs", "asynchronous", "demonstrator",
-                                                           "demonstrations_against")
+    alphastar_only = [f"--{k.replace('_', '-')}" for k in ("sl", "sl_epochs", "asynchronous", *DEMONSTRATION_OPTIONS)
                       if getattr(args, k, None) is not None and getattr(args, k) is not False]
     if alphastar_only and "alphastar" not in args.agent.split(","):
         raise ValueError(f"options {', '.join(alphastar_only)} apply to the alphastar agent only, not agent {args.agent!r}")
@@ -690,7 +687,7 @@ def cmd_sl(args: argparse.Namespace) -> int:
 
     map_name = smac_map(args.env)
     config = SLConfig.quick(map_name) if args.quick else SLConfig(map_name=map_name)
-    config = replace(config, **_demonstration_settings(args))
+    config = replace(config, **given(args, DEMONSTRATION_OPTIONS))
     if args.epochs is not None:
         config = replace(config, epochs=args.epochs, max_train_seconds=None)
     run = RunDir(args.out, kind="sl")

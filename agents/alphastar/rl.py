@@ -72,7 +72,7 @@ def ensure_sl_checkpoint(map_name: str, out: str | os.PathLike, quick: bool, gri
 
     path = Path(out) / "sl_checkpoint.pt"
     if path.exists():
-        _check_demonstrations(Path(out) / "sl_metrics.json", demonstrations)
+        _check_demonstrations(path, demonstrations)
         return path
     sizes = {"grid": grid} if epochs is None else {"grid": grid, "epochs": epochs}
     sizes.update(demonstrations)
@@ -82,18 +82,13 @@ def ensure_sl_checkpoint(map_name: str, out: str | os.PathLike, quick: bool, gri
     return path
 
 
-def _check_demonstrations(metrics_path: Path, wanted: dict) -> None:
+def _check_demonstrations(sl_checkpoint: Path, wanted: dict) -> None:
     """Refuse to reuse an SL checkpoint whose ``sl_metrics.json`` records other demonstration settings
     than ``wanted`` (a resumed run asked for another demonstrator)."""
-    import json
+    from .sl import sl_metrics_beside
 
-    from .sl import SLConfig
-
-    if not metrics_path.is_file():
-        return
-    recorded = json.loads(metrics_path.read_text())
+    recorded = sl_metrics_beside(sl_checkpoint) or {}
     for key, value in wanted.items():
-        have = recorded.get(key, getattr(SLConfig, key))  # runs before the setting existed: its default
-        if have != value:
-            raise ValueError(f"{key} {value!r} asked for, but the SL checkpoint beside {metrics_path} was made "
-                             f"with {key} {have!r}: use another --out, or drop --{key}")
+        if key in recorded and recorded[key] != value:
+            raise ValueError(f"{key} {value!r} asked for, but the SL checkpoint {sl_checkpoint} was made "
+                             f"with {key} {recorded[key]!r}: use another --out, or drop --{key}")

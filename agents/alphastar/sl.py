@@ -227,6 +227,15 @@ def play_demonstrator(battle, demonstrator, num_games: int) -> dict:
             "loss_rate": (games - wins - draws) / games}
 
 
+def sl_metrics_beside(sl_checkpoint: str | os.PathLike) -> dict | None:
+    """The ``sl_metrics.json`` that ``run_sl`` wrote beside ``sl_checkpoint`` (None when there is none),
+    with the demonstration settings of runs made before a setting existed filled in by its default."""
+    path = Path(sl_checkpoint).parent / "sl_metrics.json"
+    if not path.is_file():
+        return None
+    return {"demonstrations_against": SLConfig.demonstrations_against, **json.loads(path.read_text())}
+
+
 def count_parameters(net: torch.nn.Module) -> int:
     return sum(p.numel() for p in net.parameters())
 

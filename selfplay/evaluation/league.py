@@ -112,17 +112,14 @@ def sl_start_lines(sl_checkpoint: str | None) -> list[str]:
     """The report's line on the SL policy every player starts from (the AlphaStar agent): how its
     demonstrations were made and how they play against the built-in AI, from the ``sl_metrics.json``
     that ``run_sl`` writes beside the checkpoint; nothing when there is none."""
-    import json
+    from selfplay.agents.alphastar.sl import sl_metrics_beside
 
-    if not sl_checkpoint:
+    m = sl_metrics_beside(sl_checkpoint) if sl_checkpoint else None
+    if m is None:
         return []
-    path = Path(sl_checkpoint).parent / "sl_metrics.json"
-    if not path.is_file():
-        return []
-    m = json.loads(path.read_text())
     against = {"self_play": "itself (two-player, mirrored)", "scripted_ai": "the built-in AI"}
     return [f"Start: the SL policy trained on {m['demonstrations']['games']} games of the `{m['demonstrator']}` "
-            f"demonstrator against {against[m.get('demonstrations_against', 'scripted_ai')]}; against the built-in "
+            f"demonstrator against {against[m['demonstrations_against']]}; against the built-in "
             f"AI the demonstrator alone wins {m['demonstrator_win_rate']:.2f} and the SL policy, sampled at "
             f"temperature {m['config']['eval_temperature']}, {m['win_rate_vs_scripted']:.2f} "
             f"({m['sl_policy_eval']['games']} games; the checkpoint table below plays it greedily).", ""]

@@ -13,6 +13,7 @@ from selfplay.agents.alphastar.demonstrators import (
     make_demonstrator,
 )
 from selfplay.agents.alphastar.smac import CommanderConfig, SMACCommander
+from selfplay.agents.alphastar.smac.executor import ATTACK, IDLE
 from selfplay.agents.alphastar.smac.features import ATTACK_UNIT, COLUMN, HEAL_UNIT, NO_OP
 from selfplay.envs.smac import SMACBattle
 
@@ -78,13 +79,16 @@ def test_lanes_cover_every_step_once_and_reset_at_game_starts(recorded):
     assert np.array_equal(starts[valid], t_in_game == 0)
 
 
-def placed_commander(map_name: str, positions: list, change=lambda engine: None):
-    """A one-game battle against the AI with its units at ``positions`` (allies, then enemies) and
-    ``change`` applied to its engine, and seat 0's commander having observed it."""
+def placed_commander(map_name: str, positions: list, **unit_values: dict):
+    """A one-game battle against the AI with its units at ``positions`` (allies, then enemies) and each
+    engine array named in ``unit_values`` set at the given units (``hp={4: 5.0}``), and seat 0's
+    commander having observed it."""
     battle = SMACBattle(map_name, num_envs=1, two_player=False, seed=0)
     battle.reset()
     battle.engine.pos[0] = torch.tensor(positions)
-    change(battle.engine)
+    for name, values in unit_values.items():
+        for unit, value in values.items():
+            getattr(battle.engine, name)[0, unit] = value
     battle.state_changed()
     cmd = SMACCommander(battle, 0)
     cmd.observe()
@@ -94,7 +98,7 @@ def placed_commander(map_name: str, positions: list, change=lambda engine: None)
 def test_kiting_runs_from_a_melee_threat_while_cooling_down():
     # stalker 0 just fired (weapon cooling) with zealot 0 right next to it; the others far away
     _, cmd = placed_commander("3s_vs_3z", [(10.0, 16.0), (4.0, 4.0), (4.0, 6.0), (11.5, 16.0), (28.0, 28.0), (28.0, 26.0)],
-                              lambda eng: eng.cooldown[0].__setitem__(0, 25.0))
+                              cooldown={0: 25.0})
     kite = KitingDemonstrator()(cmd)
     assert int(kite.action_type) == 2 and kite.selected_units[0].tolist()[:2] == [0, -1]  # move stalker 0 ...
     x = int(kite.location) % 32
@@ -107,7 +111,7 @@ def test_kiting_runs_from_a_melee_threat_while_cooling_down():
 def test_nearest_sends_the_free_units_at_the_enemy_nearest_the_first_and_keeps_targets():
     # marine 0 nearest enemy 2; marine 2 nearest enemy 0 (and far from enemy 2); enemy 1 the weakest
     battle, cmd = placed_commander("3m", [(10.0, 10.0), (10.0, 12.0), (10.0, 22.0), (16.0, 22.0), (14.0, 15.0), (14.0, 10.0)],
-                                   lambda eng: eng.hp[0].__setitem__(4, 5.0))
+                                   hp={4: 5.0})
     eng = battle.engine
     first = NearestEnemyDemonstrator()(cmd)
     assert int(first.action_type) == ATTACK_UNIT and int(first.target_unit) == 3 + 2  # attack_unit(enemy 2) ...
@@ -140,7 +144,7 @@ def test_nearest_heals_the_damaged_ally_nearest_the_medivac():
     battle.state_changed()
     cmd.observe()
     demo = NearestEnemyDemonstrator()
-    cmd.executor.kind[0, :, 0] = torch.where(cmd.side.heals, 0, 3)  # the armed units hold targets already
+    cmd.executor.kind[0, :, 0] = torch.where(cmd.side.heals, IDLE, ATTACK)  # the armed units hold targets already
     cmd.executor.target[0, :, 0] = 0
     heal = demo(cmd)
     assert int(heal.action_type) == HEAL_UNIT and int(heal.target_unit) == 0
