@@ -15,6 +15,12 @@ the policy gives stop, north, south, east and west (SMAC's actions 1–5) and th
 east; the mean x position of the living own units at step 10 (they start near x = 9, the enemy near 23); the mean time of
 the first contact (some own unit with an enemy in sight). A policy that walks to the fight puts its
 out-of-sight probability on east; one that times out against the AI does not.
+
+How the units pick their targets (SMAC's actions 6 + j attack enemy j): ``attack_share``, the share of
+living units' decisions that are attacks once some enemy is in sight; over the attacks, ``nearest_share``
+attack the unit's nearest living enemy (what SMAC's heuristic and SC2's automatic acquisition choose)
+and ``focus_share`` the target most of the game's attacking units chose at that step (1.0 when every
+attacker of a game shares one target: focus fire; steps with one attacker are left out).
 """
 
 from __future__ import annotations
@@ -25,6 +31,23 @@ import sys
 
 SIGHT_RANGE = 9.0  # SMAC's unit_sight_range (starcraft2.py), the range of the observation's enemy features
 MOVE_NAMES = ("stop", "north", "south", "east", "west")  # SMAC's actions 1..5
+
+
+def targeting_counts(action, dist, fighting) -> tuple[int, int, int, int, int]:
+    """One step's target choices, summed over games: ``(deciding, attacks, on_nearest, on_focus, focused)``.
+    ``action`` (games, units) SMAC action ids, ``dist`` (games, units, enemies) distances with dead enemies
+    at +inf, ``fighting`` (games, units) the living units whose decisions count (some enemy in sight).
+    ``deciding`` counts the fighting units, ``attacks`` those choosing an attack (6 + j on enemy j),
+    ``on_nearest`` the attacks on the unit's nearest living enemy; in games where two or more units
+    attack, ``focused`` counts those attacks and ``on_focus`` the attacks on that game's most chosen target."""
+    import torch
+
+    attacks = fighting & (action >= 6)
+    target = (action - 6).clamp(min=0, max=dist.shape[-1] - 1)
+    per_target = torch.zeros(dist.shape[0], dist.shape[-1], dtype=torch.long).scatter_add_(1, target, attacks.long())
+    several = per_target.sum(-1) >= 2
+    return (int(fighting.sum()), int(attacks.sum()), int((attacks & (target == dist.argmin(-1))).sum()),
+            int(per_target.max(-1).values[several].sum()), int(per_target.sum(-1)[several].sum()))
 
 
 def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False, sampled: bool = False) -> dict:
@@ -51,6 +74,7 @@ def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False,
     counts = {"win": 0, "loss": 0, "timeout": 0, "mutual": 0}
     blind_probs, blind_east, blind_n, alive_n = torch.zeros(5), 0, 0, 0
     x10, contact = [], torch.full((games,), -1)
+    fighting_n, attack_n, nearest_n, focus_n, focus_of = 0, 0, 0, 0, 0
     sampling = {"generator": torch.Generator().manual_seed(derive_seed(seed, Stream.MATCH_POLICY))} if sampled else {}
     t = 0
     with torch.no_grad():
@@ -67,6 +91,9 @@ def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False,
             blind_probs += probs[..., 1:6][blind].sum(0)
             blind_east += int((action[blind] == 4).sum())
             blind_n += int(blind.sum())
+            c = targeting_counts(action, d, seen[:, None] & alive[:, own] & ~ended[:, None])
+            fighting_n, attack_n, nearest_n = fighting_n + c[0], attack_n + c[1], nearest_n + c[2]
+            focus_n, focus_of = focus_n + c[3], focus_of + c[4]
             alive_n += int((alive[:, own] & ~ended[:, None]).sum())
             if t == 10:
                 x10.extend(pos[:, own][alive[:, own] & ~ended[:, None]][:, 0].tolist())
@@ -86,7 +113,8 @@ def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False,
     return {**counts, "blind_share": blind_n / max(alive_n, 1), **{f"p_{n}": v for n, v in zip(MOVE_NAMES, p)},
             "greedy_east": blind_east / max(blind_n, 1), "x_step10": float(np.mean(x10)) if x10 else float("nan"),
             "first_contact": float(contact[contact >= 0].float().mean()) if bool((contact >= 0).any()) else float("nan"),
-            "never_met": int((contact < 0).sum())}
+            "never_met": int((contact < 0).sum()), "attack_share": attack_n / max(fighting_n, 1),
+            "nearest_share": nearest_n / max(attack_n, 1), "focus_share": focus_n / max(focus_of, 1)}
 
 
 def main(argv=None) -> int:

@@ -42,6 +42,7 @@ def test_a_side_that_never_attacks_loses_every_game_and_always_walks_east(east_w
     assert r["greedy_east"] == 1.0
     assert r["p_east"] == pytest.approx(1.0)
     assert r["x_step10"] > 9.5
+    assert r["attack_share"] == 0.0 and r["nearest_share"] == 0.0  # no attack once the enemy is in sight
 
 
 def test_smac_game_is_the_maps_layout_not_the_mirrored_battle(east_walkers):
@@ -77,3 +78,17 @@ def test_sampled_probe_draws_the_agents_actions_from_a_seeded_generator(probe):
     assert a["greedy_east"] < 1.0  # moves drawn over all legal actions, not only east
     probe.probe("smac:3m", greedy, games=2, seed=5, smac_game=True)
     assert all(d is True for d, _ in greedy.calls)
+
+
+def test_targeting_counts_on_a_hand_made_step(probe):
+    """Two games, three units, three enemies. Game 0: units 0 and 1 attack enemy 2 (unit 0's nearest, not
+    unit 1's), unit 2 moves east; game 1: unit 0 attacks enemy 0 (its nearest: enemy 1 is dead, at +inf),
+    unit 1 attacks enemy 2 (its nearest is enemy 0), unit 2 is not fighting (its attack is not counted).
+    So 5 deciding units, 4 attacks, 2 on the nearest; game 0's two attacks share one target (2 of 2 on
+    its focus), game 1's are on two targets (1 of 2)."""
+    inf = float("inf")
+    dist = torch.tensor([[[5.0, 4.0, 1.0], [1.0, 2.0, 3.0], [1.0, 1.5, 2.0]],
+                         [[2.0, inf, 3.0], [1.0, inf, 4.0], [1.0, inf, 2.0]]])
+    action = torch.tensor([[8, 8, 4], [6, 8, 6]])
+    fighting = torch.tensor([[True, True, True], [True, True, False]])
+    assert probe.targeting_counts(action, dist, fighting) == (5, 4, 2, 3, 4)
