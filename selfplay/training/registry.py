@@ -3,7 +3,8 @@
 Environments: ``rirrps``, ``biased-rps``, ``rpsls`` (repeated matrix games, docs/design/selfplay.md §4) and
 ``smac:MAP`` (the batched SMAC simulator, docs/design/smac.md; symmetric maps mirror the second side so one
 policy sees both sides alike; ``smac:MAP(spawns=map)`` starts the second side at the map's own enemy
-spawns instead of the mirror image of the first side's, the layout of SMAC's game against the built-in AI). Agents: ``ppo-mlp``, ``ppo-rnn`` — the one-unit PPO learner on matrix
+spawns instead of the mirror image of the first side's, the layout of SMAC's game against the built-in AI;
+``smac:MAP(reward_only_positive=false)``: each side's reward also counts the damage it takes, SMAC's option). Agents: ``ppo-mlp``, ``ppo-rnn`` — the one-unit PPO learner on matrix
 games, the parameter-shared multi-unit PPO learner on SMAC sides (``ppo-rnn`` is a GRU there) — and
 ``alphastar``, the AlphaStar commander (SMAC only), and ``mappo``, recurrent MAPPO (``agents/mappo``; SMAC
 and SMACv2) as a self-play learner (``agents/mappo/selfplay.py``). The AlphaStar agent plays a battle through its
@@ -32,7 +33,11 @@ RECURRENT_AGENTS = ("ppo-rnn", "alphastar", "mappo")  # per episode their runs c
 SC2_SUFFIX = "@sc2"  # smac:MAP@sc2: the real game
 SMACV2_PREFIX = "smacv2:"  # smacv2:protoss_5_vs_5
 OPENSPIEL_PREFIX = "openspiel:"  # openspiel:kuhn_poker, openspiel:goofspiel(num_cards=4)
-SMAC_OPTIONS = {"spawns": ("mirrored", "map")}  # smac:MAP(spawns=map): SMACBattle's options a name may set
+# SMACBattle's options an environment name may set, with the values allowed: smac:MAP(spawns=map) starts the
+# second side at the map's own enemy spawns; smac:MAP(reward_only_positive=false) gives each side SMAC's reward
+# less half the damage and deaths it takes (StarCraft2Env's reward_only_positive, reward_negative_scale 0.5).
+SMAC_OPTIONS = {"spawns": ("mirrored", "map"), "reward_only_positive": ("true", "false")}
+BOOLEAN_OPTIONS = ("reward_only_positive",)  # written true|false in a name, passed as a bool
 COMMANDER_GRID = 16  # the AlphaStar agent's spatial/location grid on SMAC's 32×32 maps (2 map units a cell)
 
 
@@ -89,9 +94,10 @@ def smac_map(name: str) -> str:
     return map_name[: -len(SC2_SUFFIX)] if map_name.endswith(SC2_SUFFIX) else map_name
 
 
-def smac_options(name: str) -> dict[str, str]:
-    """The battle options of a SMAC environment name: ``smac:2s3z(spawns=map)`` → ``{"spawns": "map"}``
-    (``SMAC_OPTIONS`` lists the names and values allowed; none given → ``{}``)."""
+def smac_options(name: str) -> dict[str, str | bool]:
+    """The battle options of a SMAC environment name: ``smac:2s3z(spawns=map)`` → ``{"spawns": "map"}``,
+    ``smac:2s3z(reward_only_positive=false)`` → ``{"reward_only_positive": False}`` (``SMAC_OPTIONS`` lists
+    the names and values allowed; none given → ``{}``)."""
     rest = name.split(":", 1)[1]
     if "(" not in rest:
         return {}
@@ -108,7 +114,7 @@ def smac_options(name: str) -> dict[str, str]:
                              + ", ".join(f"{k}={'|'.join(v)}" for k, v in SMAC_OPTIONS.items()))
         if value not in SMAC_OPTIONS[key]:
             raise ValueError(f"env {name!r}: {key} must be one of {SMAC_OPTIONS[key]}, got {value!r}")
-        options[key] = value
+        options[key] = value == "true" if key in BOOLEAN_OPTIONS else value
     return options
 
 

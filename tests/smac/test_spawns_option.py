@@ -24,12 +24,16 @@ def test_names_parse_into_map_backend_and_options():
     assert (smac_map(name), smac_backend(name), smac_options(name)) == ("2s3z", "sim", {"spawns": "map"})
     assert smac_options("smac:2s3z") == {} and smac_options("smac:2s3z(spawns=mirrored)") == {"spawns": "mirrored"}
     assert smac_map("smac-commander:3m(spawns=map)") == "3m"
+    assert smac_options("smac:2s3z(spawns=map, reward_only_positive=false)") == {"spawns": "map",
+                                                                              "reward_only_positive": False}
+    assert smac_options("smac:2s3z(reward_only_positive=true)") == {"reward_only_positive": True}
 
 
 @pytest.mark.parametrize("name, words", [
     ("smac:2s3z(spawn=map)", "unknown option 'spawn=map'; options: spawns=mirrored|map"),
     ("smac:2s3z(spawns=east)", "spawns must be one of ('mirrored', 'map'), got 'east'"),
     ("smac:2s3z(spawns=map", "closing ')'"),
+    ("smac:2s3z(reward_only_positive=no)", "reward_only_positive must be one of ('true', 'false'), got 'no'"),
     ("smac:2s3z@sc2(spawns=map)", "always starts both sides at the map's spawns"),
     ("smacv2:protoss_5_vs_5(spawns=map)", "SMACv2 scenarios take no"),
 ])
@@ -97,3 +101,21 @@ def test_panel_scripts_play_in_the_layout_the_name_says():
 def test_the_battle_refuses_an_unknown_layout():
     with pytest.raises(ValueError, match=r"spawns must be one of \('mirrored', 'map'\), got 'reflected'"):
         SMACBattle("3m", 1, mirror=True, spawns="reflected")
+
+
+def test_reward_only_positive_false_charges_each_side_half_the_damage_and_deaths_it_takes():
+    """``smac:3m(reward_only_positive=false)``: the battle gets SMAC's flag, so when seat 0's marine kills a
+    6-hp enemy, seat 1's reward is −(0.5·6 + 0.5·10) / (365 / 20) (SMAC's reward_negative_scale 0.5, death
+    value 10, 3m's max reward 365) where the default gives it 0; seat 0's is (6 + 10) / (365 / 20) either way."""
+    for name, seat1 in (("smac:3m(reward_only_positive=false)", -(0.5 * 6 + 0.5 * 10) / (365 / 20)), ("smac:3m", 0.0)):
+        b = make_env(name, 1, seed=0)
+        b.reset()
+        e = b.engine
+        e.pos[0, e.side_slices[0]] = torch.tensor([[10.0, 16.0], [10.0, 10.0], [10.0, 22.0]])
+        e.pos[0, e.side_slices[1]] = torch.tensor([[14.0, 16.0], [28.0, 10.0], [28.0, 22.0]])
+        e.hp[0, e.side_slices[1].start] = 6.0
+        b.state_changed()
+        _, rewards, done, _ = b.step([torch.tensor([[6, 1, 1]]), torch.tensor([[1, 1, 1]])])
+        assert not bool(done[0])
+        assert rewards[0].item() == pytest.approx((6 + 10) / (365 / 20))
+        assert rewards[1].item() == pytest.approx(seat1)
