@@ -174,7 +174,8 @@ def _epilog() -> str:
     except ImportError:  # pragma: no cover - the simulator ships with the package
         maps = "see envs/smac"
     return (f"environments: {', '.join(MATRIX_GAMES)}; smac:MAP (maps: {maps}; smac:MAP@sc2 plays the real "
-            "StarCraft II; smac:MAP(spawns=map) starts the second side at the map's own spawns, not mirrored); "
+            "StarCraft II; smac:MAP(spawns=map) starts the second side at the map's own spawns, not mirrored; "
+            "smac:MAP(reward_only_positive=false) also charges each side half the damage it takes); "
             "smacv2:SCENARIO (protoss|terran|zerg_5_vs_5, _10_vs_10, _20_vs_20, _10_vs_11, _20_vs_23, "
             "each also _epo); openspiel:GAME or openspiel:GAME(param=value,...) for two-player zero-sum OpenSpiel "
             "games with information-state tensors (kuhn_poker, leduc_poker, goofspiel(num_cards=4), liars_dice, "
