@@ -74,7 +74,7 @@ def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False,
     counts = {"win": 0, "loss": 0, "timeout": 0, "mutual": 0}
     blind_probs, blind_east, blind_n, alive_n = torch.zeros(5), 0, 0, 0
     x10, contact = [], torch.full((games,), -1)
-    fighting_n, attack_n, nearest_n, focus_n, focus_of = 0, 0, 0, 0, 0
+    targeting = np.zeros(5, dtype=np.int64)  # targeting_counts summed over the steps
     sampling = {"generator": torch.Generator().manual_seed(derive_seed(seed, Stream.MATCH_POLICY))} if sampled else {}
     t = 0
     with torch.no_grad():
@@ -91,9 +91,7 @@ def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False,
             blind_probs += probs[..., 1:6][blind].sum(0)
             blind_east += int((action[blind] == 4).sum())
             blind_n += int(blind.sum())
-            c = targeting_counts(action, d, seen[:, None] & alive[:, own] & ~ended[:, None])
-            fighting_n, attack_n, nearest_n = fighting_n + c[0], attack_n + c[1], nearest_n + c[2]
-            focus_n, focus_of = focus_n + c[3], focus_of + c[4]
+            targeting += targeting_counts(action, d, seen[:, None] & alive[:, own] & ~ended[:, None])
             alive_n += int((alive[:, own] & ~ended[:, None]).sum())
             if t == 10:
                 x10.extend(pos[:, own][alive[:, own] & ~ended[:, None]][:, 0].tolist())
@@ -110,11 +108,12 @@ def probe(env_name: str, policy, games: int, seed: int, smac_game: bool = False,
             start = done.clone()
             t += 1
     p = (blind_probs / max(blind_n, 1)).tolist()
+    deciding, attacks, on_nearest, on_focus, focused = (int(n) for n in targeting)
     return {**counts, "blind_share": blind_n / max(alive_n, 1), **{f"p_{n}": v for n, v in zip(MOVE_NAMES, p)},
             "greedy_east": blind_east / max(blind_n, 1), "x_step10": float(np.mean(x10)) if x10 else float("nan"),
             "first_contact": float(contact[contact >= 0].float().mean()) if bool((contact >= 0).any()) else float("nan"),
-            "never_met": int((contact < 0).sum()), "attack_share": attack_n / max(fighting_n, 1),
-            "nearest_share": nearest_n / max(attack_n, 1), "focus_share": focus_n / max(focus_of, 1)}
+            "never_met": int((contact < 0).sum()), "attack_share": attacks / max(deciding, 1),
+            "nearest_share": on_nearest / max(attacks, 1), "focus_share": on_focus / max(focused, 1)}
 
 
 def main(argv=None) -> int:

@@ -33,11 +33,12 @@ RECURRENT_AGENTS = ("ppo-rnn", "alphastar", "mappo")  # per episode their runs c
 SC2_SUFFIX = "@sc2"  # smac:MAP@sc2: the real game
 SMACV2_PREFIX = "smacv2:"  # smacv2:protoss_5_vs_5
 OPENSPIEL_PREFIX = "openspiel:"  # openspiel:kuhn_poker, openspiel:goofspiel(num_cards=4)
-# SMACBattle's options an environment name may set, with the values allowed: smac:MAP(spawns=map) starts the
-# second side at the map's own enemy spawns; smac:MAP(reward_only_positive=false) gives each side SMAC's reward
-# less half the damage and deaths it takes (StarCraft2Env's reward_only_positive, reward_negative_scale 0.5).
-SMAC_OPTIONS = {"spawns": ("mirrored", "map"), "reward_only_positive": ("true", "false")}
-BOOLEAN_OPTIONS = ("reward_only_positive",)  # written true|false in a name, passed as a bool
+# SMACBattle's options an environment name may set: per option, each value as written in the name and as passed
+# to SMACBattle. smac:MAP(spawns=map) starts the second side at the map's own enemy spawns;
+# smac:MAP(reward_only_positive=false) gives each side SMAC's reward less half the damage and deaths it takes
+# (StarCraft2Env's reward_only_positive, reward_negative_scale 0.5).
+SMAC_OPTIONS = {"spawns": {"mirrored": "mirrored", "map": "map"},
+                "reward_only_positive": {"true": True, "false": False}}
 COMMANDER_GRID = 16  # the AlphaStar agent's spatial/location grid on SMAC's 32×32 maps (2 map units a cell)
 
 
@@ -113,8 +114,8 @@ def smac_options(name: str) -> dict[str, str | bool]:
             raise ValueError(f"env {name!r}: unknown option {piece!r}; options: "
                              + ", ".join(f"{k}={'|'.join(v)}" for k, v in SMAC_OPTIONS.items()))
         if value not in SMAC_OPTIONS[key]:
-            raise ValueError(f"env {name!r}: {key} must be one of {SMAC_OPTIONS[key]}, got {value!r}")
-        options[key] = value == "true" if key in BOOLEAN_OPTIONS else value
+            raise ValueError(f"env {name!r}: {key} must be one of {tuple(SMAC_OPTIONS[key])}, got {value!r}")
+        options[key] = SMAC_OPTIONS[key][value]
     return options
 
 
