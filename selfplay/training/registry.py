@@ -62,9 +62,13 @@ def check_env_name(name: str) -> str:
 
         if smac_map(name) not in MAP_NAMES:
             raise ValueError(f"unknown SMAC map {smac_map(name)!r}; maps: {', '.join(MAP_NAMES)}")
-        if smac_options(name) and smac_backend(name) == "sc2":
-            raise ValueError(f"env {name!r}: options like (spawns=...) set the simulator's battle; the real game "
-                             f"({SC2_SUFFIX}) always starts both sides at the map's spawns")
+        options = smac_options(name)
+        if smac_backend(name) == "sc2" and options.get("spawns") == "mirrored":
+            raise ValueError(f"env {name!r}: spawns=mirrored is the simulator's layout; the real game ({SC2_SUFFIX}) "
+                             f"always starts both sides at the map's spawns (write spawns=map or leave it out)")
+        if name.startswith("smac-commander:") and "reward_only_positive" in options:
+            raise ValueError(f"env {name!r}: reward_only_positive sets SMAC's shaped reward, which the AlphaStar "
+                             f"commander does not train on (its reward is AlphaStar's win/loss); leave it out")
         return name
     raise ValueError(f"env must be one of {MATRIX_GAMES}, 'smac:MAP' (or 'smac:MAP{SC2_SUFFIX}'), 'smacv2:SCENARIO' or "
                      f"'{OPENSPIEL_PREFIX}GAME', got {name!r}")

@@ -27,6 +27,9 @@ def test_names_parse_into_map_backend_and_options():
     assert smac_options("smac:2s3z(spawns=map, reward_only_positive=false)") == {"spawns": "map",
                                                                               "reward_only_positive": False}
     assert smac_options("smac:2s3z(reward_only_positive=true)") == {"reward_only_positive": True}
+    # the real game plays SMAC's layout and takes SMAC's reward flag
+    sc2 = "smac:2s3z@sc2(spawns=map, reward_only_positive=false)"
+    assert check_env_name(sc2) == sc2 and smac_backend(sc2) == "sc2"
 
 
 @pytest.mark.parametrize("name, words", [
@@ -34,7 +37,8 @@ def test_names_parse_into_map_backend_and_options():
     ("smac:2s3z(spawns=east)", "spawns must be one of ('mirrored', 'map'), got 'east'"),
     ("smac:2s3z(spawns=map", "closing ')'"),
     ("smac:2s3z(reward_only_positive=no)", "reward_only_positive must be one of ('true', 'false'), got 'no'"),
-    ("smac:2s3z@sc2(spawns=map)", "always starts both sides at the map's spawns"),
+    ("smac:2s3z@sc2(spawns=mirrored)", "always starts both sides at the map's spawns"),
+    ("smac-commander:2s3z(reward_only_positive=false)", "AlphaStar commander does not train on"),
     ("smacv2:protoss_5_vs_5(spawns=map)", "SMACv2 scenarios take no"),
 ])
 def test_bad_options_are_refused_in_words(name, words):
