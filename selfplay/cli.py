@@ -458,7 +458,8 @@ VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "lea
                "update_threads": "update_threads"}  # option dest -> MAPPOConfig field
 
 
-MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef", "gae_lambda")  # MAPPO options also under a scheme
+MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef", "gae_lambda",
+                   "update_threads")  # MAPPO options also under a scheme
 MAPPO_COMPARE = ("rollout_length", "entropy_coef", "gae_lambda")  # the MAPPO options `compare` takes
 
 
@@ -522,8 +523,8 @@ def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--eval-episodes", type=int, default=None,
                    help=f"--opponent builtin-ai: greedy test games per evaluation (default: {MAPPOConfig.eval_episodes})")
     p.add_argument("--update-threads", type=int, choices=(1, 2), default=None,
-                   help=f"--opponent builtin-ai: 2 fits MAPPO's actor and critic at once on two threads, 1 one after "
-                        f"the other (the same numbers; default: {MAPPOConfig.update_threads})")
+                   help=f"mappo: 2 fits the actor and critic at once on two threads, 1 one after the other (the "
+                        f"same numbers; a run may resume with the other; default: {MAPPOConfig.update_threads})")
 
 
 def _train_vs_builtin(args: argparse.Namespace) -> int:

@@ -73,6 +73,15 @@ class Player:
 
 
 MODES = ("self-play", "two-sided", "league")  # the modes' names, as ``mode`` in config.yaml
+
+
+def run_identity(run_config: dict) -> dict:
+    """What must agree for a resume: the run's configuration less the agents' speed-only settings
+    (``SPEED_ONLY``, e.g. MAPPO's ``update_threads``: they change how fast a run goes, not its numbers)."""
+    from selfplay.agents.mappo.config import without_speed_settings
+
+    return {k: without_speed_settings(v) if k in ("agent_settings", "resolved_agent_settings") and isinstance(v, dict)
+            else v for k, v in run_config.items()}
 BUDGET = ("episodes", "checkpoints")  # what a resume may change: a larger budget at the same checkpoint spacing
 
 
@@ -84,6 +93,7 @@ def budget_extension(run_dir: str, saved: dict, now: dict) -> bool:
     another spacing raises ``RunDirError`` naming what to pass instead."""
     if any(k not in saved or k not in now for k in BUDGET) or now["episodes"] == saved["episodes"]:
         return False
+    saved, now = run_identity(saved), run_identity(now)
     if any(saved.get(k) != now.get(k) for k in set(saved) | set(now) if k not in BUDGET):
         return False
     e0, c0, e, c = saved["episodes"], saved["checkpoints"], now["episodes"], now["checkpoints"]
@@ -251,14 +261,14 @@ class Trainer:
         if budget_extension(str(self.run.root), saved, self.run_config):
             self.extended_from = saved["episodes"]
             saved = {**saved, **{k: self.run_config[k] for k in BUDGET}}
-        differ = [f"{k}: {saved.get(k)!r} in the directory, {v!r} now" for k, v in self.run_config.items()
-                  if saved.get(k) != v]
-        differ += [f"{k}: {v!r} in the directory, absent now" for k, v in saved.items() if k not in self.run_config]
+        was, now = run_identity(saved), run_identity(self.run_config)
+        differ = [f"{k}: {was.get(k)!r} in the directory, {v!r} now" for k, v in now.items() if was.get(k) != v]
+        differ += [f"{k}: {v!r} in the directory, absent now" for k, v in was.items() if k not in now]
         if differ:
             raise RunDirError(f"run directory {str(self.run.root)!r} holds a run with another configuration ("
                               + "; ".join(differ) + "); use the same settings to resume, or another --out")
         self.run.remove_strays(folders)
-        if self.extended_from is not None:  # the new budget is the run's configuration from now on
+        if self.extended_from is not None or saved != self.run_config:  # a new budget or speed setting from now on
             self.run.write_config(self.run_config)
         menageries = {folder: self.run.committed_menagerie(state, folder, self.kit.load_policy) for folder in folders}
         self.mode.load_state_dict({**state["mode"], "menageries": menageries})

@@ -29,10 +29,10 @@ from pathlib import Path
 import torch
 
 from selfplay.agents.mappo import MAPPOConfig, MAPPOLearner, mappo_config
-from selfplay.agents.mappo.config import without_speed_settings
 from selfplay.agents.mappo.network import open_loop_inputs
 from selfplay.training.registry import MATRIX_GAMES, check_env_name, is_openspiel, make_env
 from selfplay.training.rundir import RunDir
+from selfplay.training.trainer import run_identity
 from selfplay.utils.checks import check_int, check_seed
 from selfplay.utils.seeding import Stream, derive_seed
 
@@ -257,11 +257,7 @@ def _without_budget(run_config) -> dict | None:
     the learner's speed-only settings (``SPEED_ONLY``: they do not change the numbers)."""
     if not isinstance(run_config, dict):
         return None
-    kept = {k: v for k, v in run_config.items() if k != "steps"}
-    for name in ("agent_settings", "resolved_agent_settings"):
-        if isinstance(kept.get(name), dict):
-            kept[name] = without_speed_settings(kept[name])
-    return kept
+    return {k: v for k, v in run_identity(run_config).items() if k != "steps"}
 
 
 def export(run: RunDir, rows: list, update_rows: list, game_rows: list) -> None:

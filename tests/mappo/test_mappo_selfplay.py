@@ -151,6 +151,26 @@ def test_the_command_line_trains_mappo_under_a_scheme(tmp_path, capsys):
     assert "the mappo agent plays SMAC battles" in capsys.readouterr().err
 
 
+def test_a_self_play_run_takes_update_threads_and_resumes_under_the_other(tmp_path, capsys):
+    """``--update-threads`` changes how fast a run goes, not its numbers: a self-play run takes it, resumes
+    under the other count (config.yaml then records the new one) and still refuses a setting that matters."""
+    import yaml
+
+    from selfplay.cli import main
+
+    out = tmp_path / "run"
+    common = ["train", "--env", "smac:3m", "--agent", "mappo", "--num-envs", "2", "--rollout-length", "20",
+              "--seed", "0", "--out", str(out)]
+    assert main(common + ["--epochs", "1", "--episodes", "2", "--checkpoints", "2", "--update-threads", "1"]) == 0
+    assert yaml.safe_load((out / "config.yaml").read_text())["resolved_agent_settings"]["update_threads"] == 1
+    assert main(common + ["--epochs", "1", "--episodes", "4"]) == 0  # two more episodes on two threads (the default)
+    recorded = yaml.safe_load((out / "config.yaml").read_text())
+    assert (recorded["episodes"], recorded["resolved_agent_settings"]["update_threads"]) == (4, 2)
+    capsys.readouterr()
+    assert main(common + ["--epochs", "2", "--episodes", "4"]) == 2
+    assert "another configuration" in capsys.readouterr().err
+
+
 def test_the_command_line_trains_a_league_of_mappo_players(tmp_path, capsys):
     """``selfplay league --agent mappo``: MAPPO's rollout and loss options reach every player's settings, the
     players train and checkpoint into one menagerie; the MAPPO-only options are refused for another agent."""
