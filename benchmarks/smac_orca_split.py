@@ -171,7 +171,7 @@ def saved_states(map_name: str, games: int, at: list[int], seed: int):
     import torch
     from selfplay.envs.smac import SMACBattle
 
-    battle = SMACBattle(map_name, games, two_player=True, seed=seed)
+    battle = SMACBattle(map_name, games, two_player=True, mirror=False, seed=seed)  # the layout measured before
     eng = battle.engine
     gen = torch.Generator().manual_seed(seed)
     battle.reset()

@@ -110,7 +110,7 @@ def ours_battle(map_name: str, num_envs: int, steps: int, device: str = "cpu", r
     import torch
     from selfplay.envs.smac import SMACBattle
 
-    b = SMACBattle(map_name, num_envs, two_player=True, device=device, seed=0)
+    b = SMACBattle(map_name, num_envs, two_player=True, mirror=False, device=device, seed=0)  # as measured before
     gen = torch.Generator(device=device).manual_seed(0)
 
     def random_valid(masks):  # argmax of uniform noise over the legal actions

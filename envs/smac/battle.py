@@ -33,7 +33,9 @@ per env; ``games`` may pass ready ``GameConnection`` objects). ``close()`` ends 
 as an opponent, ``envs/smac/panel.py``): its actions are then ignored (recorded as no-ops).
 
 With ``mirror=True`` seat 1 sees the map mirrored in x (relative x negated, east/west swapped),
-so one policy can play both seats of a symmetric map (spec §6).  ``spawns`` says where a mirrored
+so one policy can play both seats of a symmetric map (spec §6). The default (``mirror=None``) mirrors
+two-player battles on maps whose sides field the same units (3m, 2s3z, ...), as the suite's training
+does, and no others; ``mirror=False`` gives seat 1 the map as it is, its army the map's translated east.  ``spawns`` says where a mirrored
 seat's units start: ``"mirrored"`` (the default) at the mirror image of seat 0's layout, so both
 seats see the same start; ``"map"`` at the map's own enemy spawns, the layout SMAC's game (and the
 built-in AI's side in it) uses — on SMAC's maps the enemy army is seat 0's translated east, not
@@ -79,7 +81,7 @@ def split_flags(flags: dict) -> tuple[FeatureConfig, RewardConfig]:
 class SMACBattle:
     """Batched SMAC battles with one or two controlled seats (module docstring)."""
 
-    def __init__(self, map_name: str, num_envs: int = 1, two_player: bool = True, mirror: bool = False,
+    def __init__(self, map_name: str, num_envs: int = 1, two_player: bool = True, mirror: bool | None = None,
                  device: str | torch.device = "cpu", seed: int | None = None, auto_reset: bool = True,
                  backend: str = "sim", games: list | None = None, engine: str = "auto", spawns: str = "mirrored",
                  **flags):
@@ -100,7 +102,10 @@ class SMACBattle:
         self.map_name = map_name
         self.spec = spec
         self.two_player = bool(two_player)
-        self.mirror = bool(mirror)
+        if mirror is not None and not isinstance(mirror, (bool, np.bool_)):
+            raise ValueError(f"mirror must be True, False or None (mirrored on maps whose sides field the same "
+                             f"units), got {mirror!r}")
+        self.mirror = self.two_player and spec.same_teams if mirror is None else bool(mirror)
         self.spawns = spawns
         self.auto_reset = bool(auto_reset)
         scripted = () if two_player else (1,)

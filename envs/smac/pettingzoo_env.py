@@ -6,7 +6,9 @@ Agents are named per side: ``red_0 .. red_{n-1}`` for seat 0 (the map's allies) 
 masked-action convention) and gets its seat's team reward.  An agent whose unit dies is
 terminated and leaves ``agents`` (the engine gives it the no-op from then on); when the game ends
 every remaining agent is terminated, or truncated on a timeout.  ``infos[agent]["winner"]`` is
-set on the final step (0 red, 1 blue, -1 draw).
+set on the final step (0 red, 1 blue, -1 draw).  ``mirror`` is ``SMACBattle``'s: by default blue sees
+the map mirrored (and starts at the mirror image of red's layout) on maps whose sides field the same
+units, so one policy can play both colours; ``mirror=False`` shows blue the map as it is.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ class SMACParallelEnv(ParallelEnv):
 
     metadata = {"name": "smac_v0", "render_modes": ["rgb_array"]}
 
-    def __init__(self, map_name: str = "3m", mirror: bool = False, seed: int | None = None,
+    def __init__(self, map_name: str = "3m", mirror: bool | None = None, seed: int | None = None,
                  render_mode: str | None = None, **flags):
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")

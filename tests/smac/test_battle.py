@@ -217,6 +217,20 @@ def test_mirrored_seats_see_the_same_game(map_name):
         obs, _, _, _ = b.step([a, a.clone()])
 
 
+def test_two_player_battles_mirror_symmetric_maps_by_default():
+    """Left unsaid, ``mirror`` is what the suite's training uses: a two-player battle on a map whose sides
+    field the same units mirrors seat 1 (both seats see the same start), one on another map or against the
+    scripted AI does not; anything but a bool or None is refused in words."""
+    assert SMACBattle("3m", 1, two_player=True).mirror is True
+    assert SMACBattle("5m_vs_6m", 1, two_player=True).mirror is False
+    assert SMACBattle("3m", 1, two_player=False).mirror is False
+    assert SMACBattle("3m", 1, two_player=True, mirror=False).mirror is False
+    obs = SMACBattle("2s3z", 1, two_player=True, seed=0).reset()
+    assert torch.allclose(obs[0], obs[1], atol=1e-5)
+    with pytest.raises(ValueError, match="mirror must be True, False or None"):
+        SMACBattle("3m", 1, mirror="yes")
+
+
 def _same(a, b, what: str) -> None:
     if isinstance(a, list):
         for k, (x, y) in enumerate(zip(a, b)):
