@@ -342,11 +342,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "20; --quick: 80 or 150 s of training, whichever ends first, so a loaded machine trains less)")
     _add_demonstration_options(p)
 
-    p = _subparser(sub, "replay", "play one SMAC game between two players and write it as an animated GIF")
-    p.add_argument("--env", required=True, help="smac:MAP (the map; two-player, as in training; with --b panel:builtin "
-                   "SMAC's single-player game, as the panel evaluation)")
+    p = _subparser(sub, "replay", "play one SMAC or SMACv2 game between two players and write it as an animated GIF")
+    p.add_argument("--env", required=True, help="smac:MAP or smacv2:SCENARIO (two-player, as in training; with --b "
+                   "panel:builtin SMAC's single-player game, as the panel evaluation)")
     p.add_argument("--a", required=True, metavar="PLAYER", help="seat 0: panel:NAME (heuristic, kiting, "
-                   "focus_weakest, regroup; builtin only as --b), a run directory (its last checkpoint) or RUN@ID")
+                   "focus_weakest, regroup on SMAC maps; builtin only as --b, and the only member on SMACv2), "
+                   "a run directory (its last checkpoint) or RUN@ID")
     p.add_argument("--b", required=True, metavar="PLAYER", help="seat 1: as --a, or panel:builtin (the map's built-in AI)")
     p.add_argument("--out", required=True, help="the GIF to write (.gif)")
     p.add_argument("--seed", type=int, default=0, help="seed of the game")

@@ -92,7 +92,8 @@ def _bar(img, x, y, width, top, fraction, colour, back, map_y, scale) -> None:
 
 @dataclass(frozen=True)
 class Scene:
-    """What does not change during a battle: the terrain image's grids and the units' constants."""
+    """What does not change during a game: the terrain image's grids and the units' constants (on SMACv2
+    those of the game's current draw: each reset draws new teams)."""
 
     pathing: np.ndarray  # (map_x, map_y)
     height: np.ndarray
@@ -106,14 +107,22 @@ class Scene:
     episode_limit: int
 
     @classmethod
-    def of(cls, battle) -> Scene:
-        eng, view = battle.engine, battle.seat_view(0)  # side 0's frame is the world frame
+    def of(cls, battle, game: int = 0) -> Scene:
+        eng = battle.engine
         side = np.zeros(eng.num_units, dtype=int)
         side[eng.side_slices[1]] = 1
-        return cls(view.pathing.cpu().numpy(), view.terrain_height.cpu().numpy(), int(view.map_y),
-                   tuple(eng.unit_names), side, *(getattr(eng, k).cpu().numpy()
-                                                  for k in ("hp_max", "shield_max", "radius", "weapon_range")),
-                   int(battle.episode_limit))
+        constants = ("hp_max", "shield_max", "radius", "weapon_range")
+        if hasattr(battle, "seat_view"):  # SMAC: one army for every game; side 0's frame is the world frame
+            view = battle.seat_view(0)
+            return cls(view.pathing.cpu().numpy(), view.terrain_height.cpu().numpy(), int(view.map_y),
+                       tuple(eng.unit_names), side, *(getattr(eng, k).cpu().numpy() for k in constants),
+                       int(battle.episode_limit))
+        # SMACv2 (smacv2_games.py): the game's drawn teams, their constants in the engine's per-game rows
+        spec, seat = eng.spec, battle.games.seats[0]
+        types = np.concatenate([seat.ally_type[game], seat.enemy_type[game]])
+        return cls(np.asarray(spec.pathing_grid(), np.float32), np.asarray(spec.terrain_height(), np.float32),
+                   int(spec.map_y), tuple(battle.gen.type_order[t] for t in types), side,
+                   *(getattr(eng.static, k)[game].copy() for k in constants), int(battle.episode_limit))
 
 
 SNAPSHOT_FIELDS = ("pos", "hp", "shield", "order", "target")
@@ -161,28 +170,32 @@ def draw(scene: Scene, snap: dict[str, np.ndarray], scale: int = DEFAULT_SCALE) 
 
 
 def draw_frame(battle, game: int = 0, scale: int = DEFAULT_SCALE) -> np.ndarray:
-    """Game ``game`` of ``battle`` (a ``SMACBattle``) as an RGB image (module docstring)."""
-    return draw(Scene.of(battle), snapshot(battle, game), scale)
+    """Game ``game`` of ``battle`` (a ``SMACBattle`` or ``SMACv2Battle``) as an RGB image (module docstring)."""
+    return draw(Scene.of(battle, game), snapshot(battle, game), scale)
 
 
 class ReplayRecorder:
     """One game of a battle, a snapshot per ``capture()`` (cheap: drawing waits for ``frames()``);
-    ``save_gif`` writes the frames."""
+    ``save_gif`` writes the frames. A capture at a game's first step reads the scene again (on SMACv2 a
+    reset draws new teams)."""
 
     def __init__(self, battle, game: int = 0, scale: int = DEFAULT_SCALE):
-        draw(Scene.of(battle), snapshot(battle, game), scale)  # checks the arguments
+        draw(Scene.of(battle, game), snapshot(battle, game), scale)  # checks the arguments
         self.battle, self.game, self.scale = battle, game, scale
-        self.scene = Scene.of(battle)
-        self.snapshots: list[dict[str, np.ndarray]] = []
+        self.scene = Scene.of(battle, game)
+        self.snapshots: list[tuple[Scene, dict[str, np.ndarray]]] = []
 
     def capture(self) -> None:
-        self.snapshots.append(snapshot(self.battle, self.game))
+        snap = snapshot(self.battle, self.game)
+        if snap["step"] == 0:
+            self.scene = Scene.of(self.battle, self.game)
+        self.snapshots.append((self.scene, snap))
 
     def clear(self) -> None:
         self.snapshots.clear()
 
     def frames(self) -> list[np.ndarray]:
-        return [draw(self.scene, s, self.scale) for s in self.snapshots]
+        return [draw(scene, s, self.scale) for scene, s in self.snapshots]
 
     def save_gif(self, path: str | Path, fps: float = 8.0) -> Path:
         return save_gif(self.frames(), path, fps)

@@ -1,11 +1,13 @@
-"""``selfplay replay``: one SMAC game between two players, written as an animated GIF.
+"""``selfplay replay``: one SMAC or SMACv2 game between two players, written as an animated GIF.
 
 A player is ``panel:NAME`` (a member of the SMAC panel, ``envs/smac/panel.py``) or a run directory
 ``RUN`` (its last checkpoint) or ``RUN@ID`` (checkpoint ``ID``). Player ``a`` takes seat 0 (the map's
 player 1), ``b`` seat 1. The battle is the one the panel evaluation plays (``evaluation/panel.py``),
 seeded by ``seed``: with ``b`` = ``panel:builtin`` SMAC's single-player game (``builtin_battle``: the
 map's own spawns, the AI's side driven by the engine); otherwise the battle training uses
-(``make_env``: two-player, seat 1 mirrored on a symmetric map). The built-in AI plays player 2 only,
+(``make_env``: two-player, seat 1 mirrored on a symmetric map; on SMACv2 both teams drawn from the
+scenario, the second side's start mirrored). On SMACv2 the panel has the built-in AI alone, so the other
+player is a checkpoint. The built-in AI plays player 2 only,
 as in SMAC (``a`` = ``panel:builtin`` is refused). Checkpoints play greedily (each unit's most
 probable action, as SMAC's test games and the panel evaluation) unless ``greedy=False``. One frame is
 drawn at the start and after each step until the game ends (``envs/smac/render.py``).
@@ -58,19 +60,24 @@ def play_replay(env_name: str, a: str, b: str, out: str | Path, seed: int = 0, f
 
     from selfplay.envs.smac.panel import panel_member
     from selfplay.envs.smac.render import ReplayRecorder
-    from selfplay.evaluation.panel import BUILTIN, builtin_battle
+    from selfplay.evaluation.panel import BUILTIN, builtin_battle, panel_members
     from selfplay.training.matches import evaluation_act
-    from selfplay.training.registry import is_smac, make_env
+    from selfplay.training.registry import check_env_name, is_smacv2, make_env
     from selfplay.utils.checks import check_seed
 
     check_seed(seed)
-    if not env_name.startswith("smac:") or not is_smac(env_name):
-        raise ValueError(f"env must be a SMAC map 'smac:MAP', got {env_name!r}")
+    if not (env_name.startswith("smac:") or is_smacv2(env_name)):
+        raise ValueError(f"env must be a SMAC map 'smac:MAP' or a SMACv2 scenario 'smacv2:SCENARIO', got {env_name!r}")
+    check_env_name(env_name)
     if not str(out).lower().endswith(".gif"):
         raise ValueError(f"out must end in .gif, got {str(out)!r}")
     if a == PANEL_PREFIX + BUILTIN:
         raise ValueError(f"a={a!r}: the built-in AI plays player 2 (seat 1) as in SMAC's single-player game; "
                          "pass it as b")
+    for name, spec in (("a", a), ("b", b)):
+        if is_smacv2(env_name) and spec.startswith(PANEL_PREFIX) and spec[len(PANEL_PREFIX):] not in panel_members(env_name):
+            raise ValueError(f"{name}={spec!r}: on SMACv2 the panel has only {PANEL_PREFIX}{BUILTIN} (the scripted "
+                             f"members read SMAC v1 battles); pass a checkpoint (RUN or RUN@ID)")
     single = b == PANEL_PREFIX + BUILTIN  # SMAC's own game, as the panel evaluation plays builtin
     battle = builtin_battle(env_name, 1, seed) if single else make_env(env_name, 1, seed=seed)
     battle.auto_reset = False  # the last frame is the game's end, not the next game's start

@@ -96,3 +96,35 @@ def test_pettingzoo_env_renders_rgb_arrays():
     assert SMACParallelEnv("3m").render() is None
     with pytest.raises(ValueError, match="render_mode"):
         SMACParallelEnv("3m", render_mode="human")
+
+
+def test_a_smacv2_frame_shows_each_games_drawn_teams():
+    """SMACv2 (every reset draws the teams): a frame draws the units of its own game's draw — the scene's
+    names and constants are the game's rows — and a recorder reads the new draw at the next game's start."""
+    from selfplay.envs.smac.render import Scene
+    from selfplay.envs.smac.smacv2_battle import SMACv2Battle
+
+    b = SMACv2Battle("terran_5_vs_5", 2, seed=0, auto_reset=False)
+    b.reset()
+    eng = b.engine
+    for g in (0, 1):
+        scene = Scene.of(b, g)
+        assert set(scene.names) <= {"marine", "marauder", "medivac"} and len(scene.names) == 10
+        hp = {"marine": 45.0, "marauder": 125.0, "medivac": 150.0}  # the units' game data (units.py)
+        assert scene.hp_max.tolist() == [hp[n] for n in scene.names]
+        img = draw_frame(b, g, S)
+        for u in range(10):
+            x, y = eng.pos[g, u].tolist()
+            side = 0 if u < 5 else 1
+            assert img[px(x + scene.radius[u] * 0.7, y)].tolist() == list(SIDE_COLOURS[side])
+    rec = ReplayRecorder(b, game=0, scale=4)
+    rec.capture()
+    first = Scene.of(b, 0).names
+    for _ in range(10):  # resets until game 0 draws another team
+        b.reset()
+        if Scene.of(b, 0).names != first:
+            break
+    assert Scene.of(b, 0).names != first
+    rec.capture()
+    assert rec.snapshots[0][0].names == first and rec.snapshots[1][0].names == Scene.of(b, 0).names
+    assert len(rec.frames()) == 2

@@ -55,3 +55,30 @@ def test_a_replay_against_builtin_is_smacs_single_player_game(tmp_path):
     assert (result.steps, result.winner) == (steps, int(info["winner"][0]))
     with pytest.raises(ValueError, match="player 2"):
         play_replay("smac:3m", "panel:builtin", "panel:kiting", tmp_path / "h.gif")
+
+
+@pytest.fixture(scope="module")
+def smacv2_run(tmp_path_factory):
+    """A two-episode MAPPO self-play run on SMACv2 protoss_5_vs_5 (its checkpoints are what replays load)."""
+    out = tmp_path_factory.mktemp("v2") / "run"
+    assert main(["train", "--env", "smacv2:protoss_5_vs_5", "--agent", "mappo", "--episodes", "2", "--num-envs", "2",
+                 "--rollout-length", "20", "--epochs", "1", "--checkpoints", "2", "--seed", "0",
+                 "--out", str(out)]) == 0
+    return out
+
+
+def test_a_smacv2_replay_plays_a_checkpoint_against_the_ai_or_another(smacv2_run, tmp_path):
+    """On SMACv2 a checkpoint plays the built-in AI (the scenario's single-player game) or another
+    checkpoint (two-player, both teams drawn): a frame per step, the same game for the same seed; the
+    scripted members, which read SMAC v1 battles, are refused in words."""
+    # scale 8: the time bar (256 pixels over 200 steps) grows every step, so no two frames merge in the GIF
+    vs_ai = play_replay("smacv2:protoss_5_vs_5", str(smacv2_run), "panel:builtin", tmp_path / "a.gif", seed=1, scale=8)
+    with Image.open(vs_ai.path) as gif:
+        assert gif.n_frames == vs_ai.steps + 1 and 1 <= vs_ai.steps <= 200
+    again = play_replay("smacv2:protoss_5_vs_5", str(smacv2_run), "panel:builtin", tmp_path / "b.gif", seed=1, scale=4)
+    assert (again.steps, again.winner) == (vs_ai.steps, vs_ai.winner)
+    first = f"{smacv2_run}@{1}"
+    two = play_replay("smacv2:protoss_5_vs_5", first, str(smacv2_run), tmp_path / "c.gif", seed=1, scale=4)
+    assert two.winner in (-1, 0, 1) and two.steps >= 1
+    with pytest.raises(ValueError, match="on SMACv2 the panel has only panel:builtin"):
+        play_replay("smacv2:protoss_5_vs_5", "panel:heuristic", "panel:builtin", tmp_path / "d.gif")
