@@ -82,6 +82,8 @@ def run_identity(run_config: dict) -> dict:
 
     return {k: without_speed_settings(v) if k in ("agent_settings", "resolved_agent_settings") and isinstance(v, dict)
             else v for k, v in run_config.items()}
+
+
 BUDGET = ("episodes", "checkpoints")  # what a resume may change: a larger budget at the same checkpoint spacing
 
 
