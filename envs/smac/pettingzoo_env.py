@@ -21,6 +21,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from .battle import SMACBattle
+from .render import draw_frame
 
 SEAT_NAMES = ("red", "blue")
 
@@ -38,7 +39,7 @@ class SMACParallelEnv(ParallelEnv):
         self.map_name = map_name
         self._flags = dict(flags)
         self._mirror = mirror
-        self._battle = SMACBattle(map_name, 1, two_player=True, mirror=mirror, seed=seed, auto_reset=False, **flags)
+        self._battle = self._make_battle(seed)
         b = self._battle
         self.possible_agents = [f"{SEAT_NAMES[s]}_{i}" for s in (0, 1) for i in range(b.n_agents[s])]
         self._seat = {f"{SEAT_NAMES[s]}_{i}": (s, i) for s in (0, 1) for i in range(b.n_agents[s])}
@@ -60,6 +61,10 @@ class SMACParallelEnv(ParallelEnv):
     def action_space(self, agent):
         return self._act_spaces[agent]
 
+    def _make_battle(self, seed: int | None):
+        return SMACBattle(self.map_name, 1, two_player=True, mirror=self._mirror, seed=seed, auto_reset=False,
+                          **self._flags)
+
     def _observe(self, agents=None):
         obs, masks = self._battle.get_obs(), self._battle.action_masks()
         out = {}
@@ -72,8 +77,7 @@ class SMACParallelEnv(ParallelEnv):
     def reset(self, seed: int | None = None, options: dict | None = None):
         if seed is not None:
             self._battle.close()
-            self._battle = SMACBattle(self.map_name, 1, two_player=True, mirror=self._mirror, seed=seed,
-                                      auto_reset=False, **self._flags)
+            self._battle = self._make_battle(seed)
         self._battle.reset()
         self.agents = list(self.possible_agents)
         return self._observe(), {a: {} for a in self.agents}
@@ -104,10 +108,28 @@ class SMACParallelEnv(ParallelEnv):
         return obs, rew, terminated, truncated, infos
 
     def render(self):
-        """With ``render_mode="rgb_array"``: the game as an RGB image (``SMACBattle.render``), else None."""
+        """With ``render_mode="rgb_array"``: the game as an RGB image (``render.draw_frame``), else None."""
         if self.render_mode is None:
             return None
-        return self._battle.render("rgb_array", 0, scale=8)
+        return draw_frame(self._battle, 0, scale=8)
 
     def close(self):
         self._battle.close()
+
+
+class SMACv2ParallelEnv(SMACParallelEnv):
+    """One two-player SMACv2 game with PettingZoo's parallel API: both teams drawn from ``scenario``'s
+    distribution at every reset (``SMACv2Battle``), red the scenario's allies, blue its enemies (more of
+    them on the ``10_vs_11``-style scenarios); ``mirror`` (default) shows blue the map mirrored, so one
+    policy can play both colours where the teams are the same size. Otherwise as ``SMACParallelEnv``."""
+
+    metadata = {"name": "smacv2_v0", "render_modes": ["rgb_array"]}
+
+    def __init__(self, scenario: str = "protoss_5_vs_5", mirror: bool = True, seed: int | None = None,
+                 render_mode: str | None = None):
+        super().__init__(scenario, mirror, seed, render_mode)
+
+    def _make_battle(self, seed: int | None):
+        from .smacv2_battle import SMACv2Battle
+
+        return SMACv2Battle(self.map_name, 1, two_player=True, mirror=self._mirror, seed=seed, auto_reset=False)
