@@ -35,8 +35,8 @@ as an opponent, ``envs/smac/panel.py``): its actions are then ignored (recorded 
 With ``mirror=True`` seat 1 sees the map mirrored in x (relative x negated, east/west swapped),
 so one policy can play both seats of a symmetric map (spec §6). The default (``mirror=None``) mirrors
 two-player battles on maps whose sides field the same units (3m, 2s3z, ...), as the suite's training
-does, and no others; ``mirror=False`` gives seat 1 the map as it is, its army the map's translated east.  ``spawns`` says where a mirrored
-seat's units start: ``"mirrored"`` (the default) at the mirror image of seat 0's layout, so both
+does, and no others; ``mirror=False`` gives seat 1 the map as it is, its army the map's translated
+east.  ``spawns`` says where a mirrored seat's units start: ``"mirrored"`` (the default) at the mirror image of seat 0's layout, so both
 seats see the same start; ``"map"`` at the map's own enemy spawns, the layout SMAC's game (and the
 built-in AI's side in it) uses — on SMAC's maps the enemy army is seat 0's translated east, not
 reflected, so on 2s3z, for example, its zealots start behind its stalkers rather than in front.  Illegal actions (wrong shape,
