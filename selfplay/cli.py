@@ -396,7 +396,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     given_vs_ai = [f"--{k.replace('_', '-')}" for k in VS_AI_ONLY if getattr(args, k, None) not in (None, False)
                    and not (mappo and k in MAPPO_SELF_PLAY)]
     if given_vs_ai:
-        raise ValueError(f"options {', '.join(given_vs_ai)} apply to --opponent builtin-ai only")
+        mappo_too = [o for o in given_vs_ai if o[2:].replace("-", "_") in MAPPO_SELF_PLAY]
+        raise ValueError(f"options {', '.join(given_vs_ai)} apply to --opponent builtin-ai only"
+                         + (f" ({', '.join(mappo_too)} also to self-play with --agent mappo)" if mappo_too else ""))
     options = {**(TRAIN_QUICK if args.quick else {}), **given(args, TRAIN_FIELDS)}
     if "checkpoints" not in given(args, TRAIN_FIELDS):
         options.update(_resumed_checkpoints(args.out, options.get("episodes", TrainConfig.episodes)))

@@ -133,6 +133,9 @@ def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
     assert config["resolved_agent_settings"]["update_threads"] == 1
     assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--open-loop", "--out", str(tmp_path / "x")]) == 2
     assert "--open-loop apply to --opponent builtin-ai only" in capsys.readouterr().err
+    assert main(["train", "--env", "smac:3m", "--agent", "ppo-mlp", "--update-threads", "1", "--out",
+                 str(tmp_path / "z")]) == 2
+    assert "(--update-threads also to self-play with --agent mappo)" in capsys.readouterr().err
     assert main(["train", "--opponent", "builtin-ai", "--env", "smac:3m", "--horizon", "64",
                  "--out", str(tmp_path / "y")]) == 2
     assert "--horizon do not apply" in capsys.readouterr().err
