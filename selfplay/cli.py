@@ -393,12 +393,15 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.opponent is not None:
         raise ValueError(f"opponent must be 'builtin-ai' (or left out: self-play), got {args.opponent!r}")
     mappo = getattr(args, "agent", None) == "mappo"
-    given_vs_ai = [f"--{k.replace('_', '-')}" for k in VS_AI_ONLY if getattr(args, k, None) not in (None, False)
+    given_vs_ai = [k for k in VS_AI_ONLY if getattr(args, k, None) not in (None, False)
                    and not (mappo and k in MAPPO_SELF_PLAY)]
     if given_vs_ai:
-        mappo_too = [o for o in given_vs_ai if o[2:].replace("-", "_") in MAPPO_SELF_PLAY]
-        raise ValueError(f"options {', '.join(given_vs_ai)} apply to --opponent builtin-ai only"
-                         + (f" ({', '.join(mappo_too)} also to self-play with --agent mappo)" if mappo_too else ""))
+        def flags(keys):
+            return ", ".join(f"--{k.replace('_', '-')}" for k in keys)
+
+        mappo_too = [k for k in given_vs_ai if k in MAPPO_SELF_PLAY]
+        raise ValueError(f"options {flags(given_vs_ai)} apply to --opponent builtin-ai only"
+                         + (f" ({flags(mappo_too)} also to self-play with --agent mappo)" if mappo_too else ""))
     options = {**(TRAIN_QUICK if args.quick else {}), **given(args, TRAIN_FIELDS)}
     if "checkpoints" not in given(args, TRAIN_FIELDS):
         options.update(_resumed_checkpoints(args.out, options.get("episodes", TrainConfig.episodes)))

@@ -180,9 +180,9 @@ class ReplayRecorder:
     reset draws new teams)."""
 
     def __init__(self, battle, game: int = 0, scale: int = DEFAULT_SCALE):
-        draw(Scene.of(battle, game), snapshot(battle, game), scale)  # checks the arguments
-        self.battle, self.game, self.scale = battle, game, scale
         self.scene = Scene.of(battle, game)
+        draw(self.scene, snapshot(battle, game), scale)  # checks the arguments
+        self.battle, self.game, self.scale = battle, game, scale
         self.snapshots: list[tuple[Scene, dict[str, np.ndarray]]] = []
 
     def capture(self) -> None:

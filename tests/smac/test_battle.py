@@ -202,8 +202,8 @@ def test_pettingzoo_parallel_api():
 
 def test_pettingzoo_view_of_two_player_smacv2():
     """SMACv2 in two-player form through PettingZoo: the API test passes on a 5_vs_5 and a 10_vs_11
-    scenario (blue has one unit more), the same seed plays the same game, and every reset draws the
-    teams afresh (a red unit's first observation changes over resets)."""
+    scenario (blue has one unit more), the same seed plays the same game, and resets draw new games (a red
+    unit's first observation changes over resets; that the teams are redrawn is tests/smac/test_render.py's)."""
     from selfplay.envs.smac import SMACv2ParallelEnv
 
     parallel_api_test(SMACv2ParallelEnv("zerg_5_vs_5", seed=0), num_cycles=100)
