@@ -14,18 +14,38 @@
   ``SMACV2_SCENARIOS`` / ``get_scenario`` (``protoss_5_vs_5`` ... ``zerg_20_vs_23``).
 """
 
-from .battle import SMACBattle
-from .env import SMACEnv
-from .maps import MAP_NAMES, get_map
-from .multiagentenv import MultiAgentEnv
-from .pettingzoo_env import SMACParallelEnv, SMACv2ParallelEnv
-from .scripted import FocusFirePolicy
-from .smacv2_env import SMACv2Env, StarCraftCapabilityEnvWrapper
-from .smacv2_scenarios import SCENARIO_NAMES as SMACV2_SCENARIOS
-from .smacv2_scenarios import get_scenario
-from .units import UNIT_STATS
+from importlib import import_module
 
-StarCraft2Env = SMACEnv  # SMAC's name
+# Each public name and the module that defines it.  The package imports them on first use (PEP 562), so
+# reading the maps' names (``selfplay.envs.smac.maps``, the CLI's help) does not load numba and torch.
+_EXPORTS = {
+    "SMACBattle": ("battle", "SMACBattle"),
+    "SMACEnv": ("env", "SMACEnv"),
+    "StarCraft2Env": ("env", "SMACEnv"),  # SMAC's name
+    "MultiAgentEnv": ("multiagentenv", "MultiAgentEnv"),
+    "SMACParallelEnv": ("pettingzoo_env", "SMACParallelEnv"),
+    "SMACv2ParallelEnv": ("pettingzoo_env", "SMACv2ParallelEnv"),
+    "FocusFirePolicy": ("scripted", "FocusFirePolicy"),
+    "MAP_NAMES": ("maps", "MAP_NAMES"),
+    "get_map": ("maps", "get_map"),
+    "UNIT_STATS": ("units", "UNIT_STATS"),
+    "SMACv2Env": ("smacv2_env", "SMACv2Env"),
+    "StarCraftCapabilityEnvWrapper": ("smacv2_env", "StarCraftCapabilityEnvWrapper"),
+    "SMACV2_SCENARIOS": ("smacv2_scenarios", "SCENARIO_NAMES"),
+    "get_scenario": ("smacv2_scenarios", "get_scenario"),
+}
 
-__all__ = ["SMACBattle", "SMACEnv", "StarCraft2Env", "MultiAgentEnv", "SMACParallelEnv", "SMACv2ParallelEnv", "FocusFirePolicy", "MAP_NAMES", "get_map", "UNIT_STATS",
-           "SMACv2Env", "StarCraftCapabilityEnvWrapper", "SMACV2_SCENARIOS", "get_scenario"]
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attr = _EXPORTS[name]
+    value = getattr(import_module(f".{module}", __name__), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
