@@ -75,13 +75,16 @@ def test_torch_snapshot_is_frozen_picklable_and_samples_legal_actions():
         torch_snapshot(lambda x: x)
 
 
-def test_sb3_snapshot_survives_the_models_updates_and_pickles():
+def test_sb3_snapshot_survives_the_models_updates_and_pickles(tmp_path):
     sb3 = pytest.importorskip("stable_baselines3")
+    from stable_baselines3.common.logger import configure
+
     from selfplay.training.adapters import SelfPlayVecEnv
 
     session = SelfPlaySession("naive", FixedActionPolicy(0, 3), seed=0)
     model = sb3.PPO("MlpPolicy", SelfPlayVecEnv(RirRPS(2, seed=0), session), n_steps=32, batch_size=32, n_epochs=1,
                     seed=0, device="cpu", policy_kwargs={"net_arch": [16]})
+    model.set_logger(configure(str(tmp_path), []))  # else every learn() makes a log folder in the system's /tmp
     model.learn(64)  # after an update, copy.deepcopy(model.policy) fails; the snapshot does not
     snap = sb3_snapshot(model, deterministic=True)
     frozen = {k: v.clone() for k, v in snap.model.state_dict().items()}
