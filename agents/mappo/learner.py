@@ -51,12 +51,13 @@ def active_agents(mask: torch.Tensor) -> torch.Tensor:
     return mask[..., 1:].any(-1)
 
 
-def actor_loss(net: MAPPONetwork, mb: dict, h0: torch.Tensor, c: MAPPOConfig) -> tuple:
+def actor_loss(net: MAPPONetwork, mb: dict, h0: torch.Tensor, c: MAPPOConfig, normalized: bool = False) -> tuple:
     """``(L_π, mean_active(entropy), statistics)`` of the minibatch ``mb`` of sequences (``(L, S, ...)`` each,
     recurrent states ``h0`` ``(S, H)``) under the current actor; the weights are the active masks where
-    ``policy_active_masks``. A sequence without an active step adds nothing to either mean (zero weight)."""
+    ``policy_active_masks``. A sequence without an active step adds nothing to either mean (zero weight).
+    ``normalized``: ``mb["actor_in"]`` holds ``net.actor.normalize``'s output (``RecurrentBase.unroll``)."""
     weight = mb["active"] if c.policy_active_masks else None
-    feats = net.actor.unroll(mb["actor_in"], h0, mb["starts"])
+    feats = net.actor.unroll(mb["actor_in"], h0, mb["starts"], normalized=normalized)
     log_probs = torch.log_softmax(masked_logits(net.policy_head(feats), mb["masks"]), -1)
     log_prob = log_probs.gather(-1, mb["actions"][..., None]).squeeze(-1)
     entropy = rules.masked_mean(-(log_probs.exp() * log_probs).sum(-1), weight)
@@ -69,10 +70,12 @@ def actor_loss(net: MAPPONetwork, mb: dict, h0: torch.Tensor, c: MAPPOConfig) ->
     return pi_loss, entropy, stats
 
 
-def critic_loss(net: MAPPONetwork, mb: dict, h0: torch.Tensor, c: MAPPOConfig, value_norm) -> torch.Tensor:
+def critic_loss(net: MAPPONetwork, mb: dict, h0: torch.Tensor, c: MAPPOConfig, value_norm,
+                normalized: bool = False) -> torch.Tensor:
     """``L_V`` of the minibatch ``mb`` under the current critic, against the normalised returns; weighted by
-    the active masks where ``value_active_masks`` (then a sequence without an active step adds nothing)."""
-    values = net.value_head(net.critic.unroll(mb["critic_in"], h0, mb["starts"])).squeeze(-1)
+    the active masks where ``value_active_masks`` (then a sequence without an active step adds nothing).
+    ``normalized`` as in ``actor_loss``."""
+    values = net.value_head(net.critic.unroll(mb["critic_in"], h0, mb["starts"], normalized=normalized)).squeeze(-1)
     return rules.value_loss(values, mb["old_values"], value_norm.normalize(mb["returns"]), c.clip_coef,
                             c.huber_delta, c.clipped_value_loss, mb["active"] if c.value_active_masks else None)
 
@@ -287,6 +290,8 @@ class MAPPOLearner:
 
         starts = seq(buf["starts"][:, :, None].expand(T, B, U))
         data = {name: seq(buf[name]) for name in ("actor_in", "critic_in", "masks", "active", "actions", "log_probs")}
+        # every epoch replays these inputs: their feature normalisation (less its affine part) is done once
+        data["actor_in"], data["critic_in"] = net.actor.normalize(data["actor_in"]), net.critic.normalize(data["critic_in"])
         data.update(old_values=seq(buf["values"][:T]), returns=seq(returns), advantages=seq(advantages), starts=starts)
         h0_actor = buf["h_actor"][::L].reshape(C * N, -1)
         h0_critic = buf["h_critic"][::L].reshape(C * N, -1)
@@ -314,10 +319,12 @@ class MAPPOLearner:
 
         def actor_pass():
             began = time.thread_time()
+            mb = None
             for _, kept in minibatches(c.policy_active_masks):
-                mb, h0 = take(kept, ("actor_in", "starts", "masks", "actions", "log_probs", "advantages", "active"),
-                              h0_actor)
-                pi_loss, entropy, stats = actor_loss(net, mb, h0, c)
+                if mb is None or c.num_minibatches > 1:  # one minibatch: the same sequences every epoch
+                    mb, h0 = take(kept, ("actor_in", "starts", "masks", "actions", "log_probs", "advantages", "active"),
+                                  h0_actor)
+                pi_loss, entropy, stats = actor_loss(net, mb, h0, c, normalized=True)
                 self.actor_optimizer.zero_grad()
                 (pi_loss - c.entropy_coef * entropy).backward()
                 stats["actor_grad_norm"] = nn.utils.clip_grad_norm_(net.actor_parameters(), c.max_grad_norm).detach()
@@ -327,10 +334,12 @@ class MAPPOLearner:
 
         def critic_pass():
             began = time.thread_time()
+            mb = None
             for idx, kept in minibatches(c.value_active_masks):
                 self.value_norm.update(data["returns"] if idx is None else data["returns"][:, idx])
-                mb, h0 = take(kept, ("critic_in", "starts", "old_values", "returns", "active"), h0_critic)
-                v_loss = critic_loss(net, mb, h0, c, self.value_norm)
+                if mb is None or c.num_minibatches > 1:
+                    mb, h0 = take(kept, ("critic_in", "starts", "old_values", "returns", "active"), h0_critic)
+                v_loss = critic_loss(net, mb, h0, c, self.value_norm, normalized=True)
                 self.critic_optimizer.zero_grad()
                 (c.value_coef * v_loss).backward()
                 norm = nn.utils.clip_grad_norm_(net.critic_parameters(), c.max_grad_norm)

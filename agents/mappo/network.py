@@ -28,6 +28,33 @@ from selfplay.utils.seeding import keeps_global_rng
 MASKED_LOGIT = -1e10  # an unavailable action's logit (their Categorical: x[available_actions == 0] = -1e10)
 
 
+class NormalizedLinear(torch.autograd.Function):
+    """The first layer on normalised data: ``y = (x̂ ⊙ γ + β) Wᵀ + b``, ``x̂`` ``(N, D)`` the input already
+    normalised without LayerNorm's affine part (data: no gradient), ``γ, β`` that affine part, ``W, b`` the
+    Linear's. The same function as ``Linear(LayerNorm(x))``, computed as ``x̂ (W ⊙ γ)ᵀ + (b + W β)`` (no pass
+    over the ``(N, D)`` input besides the product); its backward reads one product ``G = dYᵀ x̂``
+    (``(out, D)``) for every gradient:
+
+        ∂W = G ⊙ γ + s βᵀ,   ∂γ = Σ_j W_j ⊙ G_j,   ∂β = Wᵀ s,   ∂b = s,      s = Σ_n dY_n
+
+    where autograd through the two modules also forms ``dY W`` (``(N, D)``, a product as large as the one
+    that gives ``∂W``) and runs LayerNorm forward and backward over the input. The update replays the same
+    inputs every epoch, so it normalises them once (``RecurrentBase.normalize``) and runs this instead
+    (``unroll(normalized=True)``); the results differ from the modules' by float rounding only."""
+
+    @staticmethod
+    def forward(ctx, x_hat, gamma, beta, weight, bias):
+        ctx.save_for_backward(x_hat, gamma, beta, weight)
+        return torch.addmm(torch.addmv(bias, weight, beta), x_hat, (weight * gamma).t())
+
+    @staticmethod
+    def backward(ctx, dy):
+        x_hat, gamma, beta, weight = ctx.saved_tensors
+        s = dy.sum(0)
+        g = dy.t().mm(x_hat)
+        return None, (weight * g).sum(0), s.matmul(weight), g * gamma + torch.outer(s, beta), s
+
+
 class RecurrentBase(nn.Module):
     """Feature normalisation, the MLP and the GRU (module docstring); ``features`` ``(N, H)``."""
 
@@ -56,11 +83,22 @@ class RecurrentBase(nn.Module):
         h = self.gru(self.mlp(self.feature_norm(x)), h * (~start)[:, None].to(h.dtype))
         return self.out_norm(h), h
 
-    def unroll(self, x, h0, starts, with_states: bool = False):
+    def normalize(self, x):
+        """``(x − mean) / √(var + ε)`` over the last axis: ``feature_norm`` without its affine part, as data."""
+        with torch.no_grad():
+            return nn.functional.layer_norm(x, self.feature_norm.normalized_shape, eps=self.feature_norm.eps)
+
+    def unroll(self, x, h0, starts, with_states: bool = False, normalized: bool = False):
         """``x`` ``(L, N, D)`` from ``h0`` ``(N, H)`` with resets ``starts`` ``(L, N)`` → features ``(L, N, H)``
         (``with_states``: and the hidden state after every step, ``(L, N, H)``). The MLP runs on every step
-        at once; only the GRU goes step by step."""
-        z = self.mlp(self.feature_norm(x))
+        at once; only the GRU goes step by step. ``normalized``: ``x`` is ``normalize``'s output (the same
+        features, through ``NormalizedLinear``)."""
+        if normalized:
+            first, norm = self.mlp[0], self.feature_norm
+            z = NormalizedLinear.apply(x.reshape(-1, x.shape[-1]), norm.weight, norm.bias, first.weight, first.bias)
+            z = self.mlp[1:](z.view(*x.shape[:-1], -1))
+        else:
+            z = self.mlp(self.feature_norm(x))
         keep = (~starts).to(z.dtype)[..., None]
         h, out = h0, []
         for z_t, keep_t in zip(z.unbind(0), keep.unbind(0)):  # unbind: one backward node, not one per step

@@ -1,12 +1,13 @@
 """The MAPPO update's shortcuts keep its numbers: sequences without an active step are left out of the
-masked losses without changing them, and fitting the actor and the critic on two threads gives what
-fitting them one after the other gives."""
+masked losses without changing them, the inputs normalised once per update give the losses and gradients
+of LayerNorm and Linear, and fitting the actor and the critic on two threads gives what fitting them one
+after the other gives."""
 
 import pytest
 import torch
 from selfplay.agents.mappo import mappo_config
 from selfplay.agents.mappo.learner import actor_loss, critic_loss
-from selfplay.agents.mappo.network import MAPPONetwork
+from selfplay.agents.mappo.network import MAPPONetwork, NormalizedLinear
 from selfplay.agents.mappo.rules import ValueNorm
 
 from selfplay.utils.threads import torch_threads
@@ -79,6 +80,44 @@ def test_sequences_without_an_active_step_leave_the_masked_value_loss_and_gradie
                               critic_loss(net, *subset(mb, h0, KEEP), unmasked, norm))
 
 
+def test_normalized_linear_gradients_are_those_of_its_formula():
+    g = torch.Generator().manual_seed(5)
+    x_hat = torch.nn.functional.layer_norm(torch.randn(9, 5, generator=g, dtype=torch.float64) * 3 + 1, (5,))
+    params = [torch.randn(*shape, generator=g, dtype=torch.float64, requires_grad=True) for shape in ((5,), (5,), (4, 5), (4,))]
+    assert torch.autograd.gradcheck(lambda *p: NormalizedLinear.apply(x_hat, *p), params)
+    gamma, beta, weight, bias = params
+    torch.testing.assert_close(NormalizedLinear.apply(x_hat, *params), (x_hat * gamma + beta) @ weight.T + bias)
+
+
+def test_inputs_normalised_once_give_the_losses_and_gradients_of_the_modules():
+    """The update normalises its inputs once (``RecurrentBase.normalize``) and replays them through
+    ``NormalizedLinear``; against LayerNorm then Linear on the raw inputs, with an affine part that is not
+    the identity, the losses and every parameter's gradient agree to float32 rounding."""
+    net, mb = network(), minibatch(6)
+    with torch.no_grad():
+        for base in (net.actor, net.critic):
+            base.feature_norm.weight.uniform_(0.5, 1.5, generator=torch.Generator().manual_seed(7))
+            base.feature_norm.bias.uniform_(-0.5, 0.5, generator=torch.Generator().manual_seed(8))
+    h0 = torch.randn(S, H, generator=torch.Generator().manual_seed(9))
+    c, norm = mappo_config(), ValueNorm()
+    norm.update(mb["returns"])
+    scaled = {**mb, "actor_in": mb["actor_in"] * 4 + 2, "critic_in": mb["critic_in"] * 3 - 1}
+    normalised = {**scaled, "actor_in": net.actor.normalize(scaled["actor_in"]),
+                  "critic_in": net.critic.normalize(scaled["critic_in"])}
+    pi, ent, _ = actor_loss(net, scaled, h0, c)
+    pi_n, ent_n, _ = actor_loss(net, normalised, h0, c, normalized=True)
+    torch.testing.assert_close(pi_n, pi)
+    params = net.actor_parameters()
+    for a, b in zip(gradients(pi - 0.01 * ent, params), gradients(pi_n - 0.01 * ent_n, params)):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+    v, v_n = critic_loss(net, scaled, h0, c, norm), critic_loss(net, normalised, h0, c, norm, normalized=True)
+    torch.testing.assert_close(v_n, v)
+    for a, b in zip(gradients(v, net.critic_parameters()), gradients(v_n, net.critic_parameters())):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+    gamma_grad = torch.autograd.grad(actor_loss(net, normalised, h0, c, normalized=True)[0], net.actor.feature_norm.weight)
+    assert gamma_grad[0].abs().sum() > 0  # the affine part is trained: its gradient is not zero
+
+
 @pytest.mark.parametrize("settings", [{}, {"num_minibatches": 2, "value_active_masks": True}])
 def test_fitting_actor_and_critic_on_two_threads_gives_the_same_numbers(settings):
     with torch_threads(1):
@@ -134,10 +173,10 @@ def test_the_update_passes_exactly_the_sequences_with_an_active_step(monkeypatch
         seen.append([])
         return evaluate(self, *args)
 
-    def counting_actor_loss(net, mb, h0, c):
+    def counting_actor_loss(net, mb, h0, c, normalized=False):
         assert bool(mb["active"].any(0).all())  # no sequence without an active step
         seen[-1].append(mb["active"].shape[1])
-        return actor_loss(net, mb, h0, c)
+        return actor_loss(net, mb, h0, c, normalized)
 
     monkeypatch.setattr(learner_module.MAPPOLearner, "evaluate_rollout", evaluate_and_count)
     monkeypatch.setattr(learner_module, "actor_loss", counting_actor_loss)
