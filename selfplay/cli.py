@@ -559,10 +559,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     import torch
 
     from selfplay.evaluation.compare import evaluate_run_dir
+    from selfplay.training.rundir import kind_of
 
     torch.set_num_threads(1)
-    matches = args.matches if hasattr(args, "matches") else _evaluate_matches(args.quick)
     ray = _ray_settings(args)
+    if kind_of(Path(args.run_dir)) == "vs-ai":
+        return _evaluate_vs_ai(args, ray)
+    matches = args.matches if hasattr(args, "matches") else _evaluate_matches(args.quick)
     if ray is not None and args.panel:
         raise ValueError("--panel runs in this process: drop --ray/--ray-address")
     if ray is not None:
@@ -575,6 +578,25 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         summary = evaluate_run_dir(args.run_dir, matches=matches, seed=args.seed, **panel)
         if args.panel:
             _print_panel(Path(args.run_dir))
+    for key, value in summary.items():
+        print(f"{key}: {value}")
+    return 0
+
+
+def _evaluate_vs_ai(args: argparse.Namespace, ray) -> int:
+    """A run against the built-in AI: its last checkpoint against the panel (``evaluation.vs_ai``)."""
+    from selfplay.evaluation.vs_ai import evaluate_vs_ai_run
+
+    if not args.panel:
+        raise ValueError(f"run_dir {args.run_dir!r} was trained against the built-in AI and evaluated as it trained "
+                         "(metrics.csv): pass --panel to play its last checkpoint against the SMAC panel")
+    extra = [flag for flag, given_ in (("--matches", hasattr(args, "matches")), ("--quick", args.quick),
+                                       ("--ray/--ray-address", ray is not None)) if given_]
+    if extra:
+        raise ValueError(f"not for a run against the built-in AI (no population to match): {', '.join(extra)}; "
+                         "it takes --panel, --panel-games, --panel-seeds and --seed")
+    summary = evaluate_vs_ai_run(args.run_dir, games=args.panel_games, seeds=args.panel_seeds, seed=args.seed)
+    _print_panel(Path(args.run_dir))
     for key, value in summary.items():
         print(f"{key}: {value}")
     return 0

@@ -256,8 +256,6 @@ def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, script
 
 def _evaluate_panel(run: RunDir, seed: int, games: int, seeds: int) -> dict:
     """The panel section of a SMAC run's evaluation (``evaluate_run_dir``); {} for other runs."""
-    import csv
-
     from selfplay.evaluation.panel import evaluate_panel, panel_members, panel_summary
 
     run, state, kit = open_committed(run)
@@ -269,13 +267,22 @@ def _evaluate_panel(run: RunDir, seed: int, games: int, seeds: int) -> dict:
     nash = np.load(run.evaluation / "winrate.npz")["nash"]
     ev = evaluate_panel(cfg["env"], {"final": (policies[-1:], None), "nash": (policies, nash)}, games=games,
                         seeds=[seed + k for k in range(seeds)], members=panel_members(cfg["env"]))
-    with open(run.evaluation / "panel.csv", "w", newline="") as f:
+    write_panel(run.evaluation, ev)
+    return panel_summary(ev)
+
+
+def write_panel(folder: Path, ev) -> None:
+    """``panel.csv`` (one row per evaluated policy, member and seed) and ``panel.json`` (how the numbers were
+    made, and the rates) of a panel evaluation, in ``folder``."""
+    import csv
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "panel.csv", "w", newline="") as f:
         rows = ev.rows()
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    atomic_write_json(run.evaluation / "panel.json", {"how": ev.how(), "rates": ev.rates})
-    return panel_summary(ev)
+    atomic_write_json(folder / "panel.json", {"how": ev.how(), "rates": ev.rates})
 
 
 def same_policy_checkpoints(ids: list[int], policies: list) -> list[list[int]]:

@@ -86,7 +86,7 @@ class PanelEvaluation:
         scripted = [m for m in self.members if m != BUILTIN]
         if scripted:
             settings.append(f"against {', '.join(scripted)} {self.games // 2} with the agent in each seat of the "
-                            "two-player battle the run trained on (seat 1 mirrored on a symmetric map)")
+                            "two-player battle of the map, as self-play trains on it (seat 1 mirrored on a symmetric map)")
         return (f"{self.games} games per member and seed ({'; '.join(settings)}), "
                 f"{len(self.seeds)} evaluation seed(s); the agent plays {play}; a win counts 1, a loss, timeout or mutual destruction 0; "
                 "interval: Student-t 95 % over seeds")

@@ -1,7 +1,8 @@
 """``selfplay replay``: one SMAC or SMACv2 game between two players, written as an animated GIF.
 
 A player is ``panel:NAME`` (a member of the SMAC panel, ``envs/smac/panel.py``) or a run directory
-``RUN`` (its last checkpoint) or ``RUN@ID`` (checkpoint ``ID``). Player ``a`` takes seat 0 (the map's
+``RUN`` (its last checkpoint) or ``RUN@ID`` (checkpoint ``ID``) — of self-play or of training against
+the built-in AI, whose checkpoints are the policies its test games played. Player ``a`` takes seat 0 (the map's
 player 1), ``b`` seat 1. The battle is the one the panel evaluation plays (``evaluation/panel.py``),
 seeded by ``seed``: with ``b`` = ``panel:builtin`` SMAC's single-player game (``builtin_battle``: the
 map's own spawns, the AI's side driven by the engine); otherwise the battle training uses
@@ -43,7 +44,12 @@ def load_checkpoint(spec: str, env_name: str) -> Any:
     if env_for_agent(cfg["env"], cfg["agent"]) != cfg["env"] or smac_map(cfg["env"]) != smac_map(env_name):
         raise ValueError(f"player {spec!r} was trained on {cfg['env']!r} with agent {cfg['agent']!r}; "
                          f"a replay on {env_name!r} needs a per-unit agent of that map")
-    checkpoints = run.committed_menagerie(state, "checkpoints", kit.load_policy)
+    if cfg.get("opponent") == "builtin-ai":  # a run against the built-in AI keeps the policies it evaluated
+        from selfplay.evaluation.vs_ai import vs_ai_checkpoints
+
+        checkpoints = vs_ai_checkpoints(run, state, kit)
+    else:
+        checkpoints = run.committed_menagerie(state, "checkpoints", kit.load_policy)
     if not checkpoints.ids:
         raise ValueError(f"run {run_dir} has no checkpoint")
     if not ident:

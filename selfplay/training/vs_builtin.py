@@ -12,7 +12,10 @@ the agent as player 1, both sides at the map's own spawns, the AI driven by the 
 Rows go to ``metrics.csv`` (``step``, ``test_win_rate``, ``test_return``, ...), one row per test game to
 ``test_games.csv`` (its outcome, length, deaths, and on SMACv2 the drawn teams and start layout, so a
 researcher can see which draws the lost games held), per-update learner statistics to ``updates.csv``,
-the curve to ``figures/learning_curve.png``.
+the curve to ``figures/learning_curve.png``. The policy each evaluation played is kept as a checkpoint
+(``checkpoints/``, the same files and index as a self-play run's; not under open-loop control, whose
+actor reads the time step alone), so it can be watched (``selfplay replay --a RUN``) and played against
+the SMAC panel (``selfplay evaluate RUN --panel``: ``evaluation.vs_ai``).
 
 The run directory follows docs/design/run-directory.md: one writer, one commit (``kind`` ``vs-ai``)
 after each evaluation, resume from the last commit — a resumed run restarts its games (from a seed
@@ -21,6 +24,7 @@ derived from the updates made), so it is statistically, not bitwise, the same as
 
 from __future__ import annotations
 
+import copy
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -30,6 +34,8 @@ import torch
 
 from selfplay.agents.mappo import MAPPOConfig, MAPPOLearner, mappo_config
 from selfplay.agents.mappo.network import open_loop_inputs
+from selfplay.agents.mappo.selfplay import MAPPOFrozenPolicy, battle_spec, save_policy
+from selfplay.core.menagerie import Menagerie
 from selfplay.training.registry import MATRIX_GAMES, check_env_name, is_openspiel, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.training.trainer import run_identity
@@ -43,6 +49,7 @@ UPDATE_COLUMNS = ("step", "update", "train_win_rate", "train_return", "policy_lo
                   "approx_kl", "clip_fraction", "explained_variance", "seconds")
 AGENTS = ("mappo",)
 MAX_STEPS = 10**10
+CHECKPOINTS = "checkpoints"  # the folder (and menagerie) of the evaluated policies
 
 
 @dataclass
@@ -175,6 +182,8 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
     wanted = config.run_config()
     probe = make_env(config.env, 1, seed=0, scripted_enemy=True)
     learner = MAPPOLearner.for_battle(probe, mc, seed=derive_seed(config.seed, Stream.LEARNER, 0))
+    spec = battle_spec(probe, 0, mc)
+    checkpoints = None if mc.open_loop else Menagerie()  # open loop: the actor cannot play from observations
     steps = updates = 0
     seconds = 0.0
     rows: list[list] = []
@@ -191,7 +200,9 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
         rows, update_rows, next_eval = [list(r) for r in state["rows"]], [list(r) for r in state["update_rows"]], \
             int(state["next_eval"])
         game_rows = [list(r) for r in state.get("game_rows", [])]  # runs committed before per-game rows: none
-        run.remove_strays(())
+        if checkpoints is not None and "menageries" in state:  # runs committed before checkpoints were kept: none
+            checkpoints = run.committed_menagerie(state, CHECKPOINTS)  # the files are kept, not read
+        run.remove_strays((CHECKPOINTS,))
         env_seed = derive_seed(config.seed, Stream.ENV_RESUMED, updates)
         log(f"resumed at {steps} game-steps ({updates} updates)")
     else:
@@ -203,14 +214,25 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
         win, ret, games = evaluate(learner.policy(), config.env, mc, mc.eval_episodes,
                                    derive_seed(config.seed, Stream.SCRIPTED_GAMES, steps))
         rows.append([steps, win, ret, mc.eval_episodes, updates, round(seconds, 3)])
+        if checkpoints is not None:
+            frozen = MAPPOFrozenPolicy(copy.deepcopy(learner.network), spec, learner.weight_version,
+                                       derive_seed(config.seed, Stream.SNAPSHOT, learner.weight_version))
+            checkpoints.add(frozen, step=steps, updates=updates, test_win_rate=win)
         game_rows.extend([steps, *(g[c] for c in GAME_COLUMNS[1:])] for g in games)
         log(f"step {steps:9d}  test win rate {win:.3f}  test return {ret:6.2f}  ({seconds:.0f} s)")
 
     def commit():
-        run.commit({"config": wanted, "learner": learner.state_dict(), "steps": steps, "updates": updates,
-                    "seconds": seconds, "rows": rows, "update_rows": update_rows, "game_rows": game_rows,
-                    "next_eval": next_eval}, [])
+        state = {"config": wanted, "learner": learner.state_dict(), "steps": steps, "updates": updates,
+                 "seconds": seconds, "rows": rows, "update_rows": update_rows, "game_rows": game_rows,
+                 "next_eval": next_eval}
+        names = []
+        if checkpoints is not None:
+            names = checkpoints.save_policies(run.root / CHECKPOINTS, save_policy)
+            state["menageries"] = {CHECKPOINTS: checkpoints.index()}
+        run.commit(state, [run.root / CHECKPOINTS / n for n in names])
         export(run, rows, update_rows, game_rows)
+        if checkpoints is not None:
+            checkpoints.save(run.root / CHECKPOINTS)  # index.json, for readers (the commit holds the index)
 
     if steps == 0 and not rows:
         evaluate_now()
