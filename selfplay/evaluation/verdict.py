@@ -95,20 +95,26 @@ def _interval(low: float, high: float) -> str:
     return "no interval" if math.isnan(low) or math.isnan(high) else f"[{low:.3f}, {high:.3f}]"
 
 
+def _labelled_interval(label: str, low: float, high: float) -> str:
+    """``"<label> [low, high]"``, or ``"no interval"`` where a bound is missing (one seed)."""
+    return "no interval" if math.isnan(low) or math.isnan(high) else f"{label} {_interval(low, high)}"
+
+
 def verdict_sentence(v: Verdict, confidence: float) -> str:
     """One bullet in words: the best scheme, its mean and interval, and the verdict against the runner-up."""
     direction = "higher" if v.higher_is_better else "lower"
     head = (f"- **`{v.metric}`** ({v.agent}, {direction} is better): **{v.best}** is best, mean {v.best_mean:.3f} "
-            f"({confidence:.0%} interval {_interval(v.best_low, v.best_high)})")
+            f"({_labelled_interval(f'{confidence:.0%} interval', v.best_low, v.best_high)})")
     if v.outcome == "alone":
         return head + "; it is the only scheme."
     runner = f"the runner-up {v.runner_up} ({v.runner_mean:.3f}, {_interval(v.runner_low, v.runner_high)})"
     if v.outcome == "tie":
+        label = f"{v.best}'s {confidence:.0%} interval"
         names = [v.best, *v.tied]
         together = ", ".join(names[:-1]) + f" and {names[-1]}"
         return (f"- **`{v.metric}`** ({v.agent}, {direction} is better): no single best scheme: {together} tie at "
-                f"mean {v.best_mean:.3f} ({v.best}'s {confidence:.0%} interval {_interval(v.best_low, v.best_high)}).")
-    p = f"P(best improves on runner-up) = {v.probability:.2f}, interval {_interval(v.p_low, v.p_high)}"
+                f"mean {v.best_mean:.3f} ({_labelled_interval(label, v.best_low, v.best_high)}).")
+    p = f"P(best improves on runner-up) = {v.probability:.2f}, {_labelled_interval('interval', v.p_low, v.p_high)}"
     if v.outcome == "no interval":
         return head + f", ahead of {runner}; {p}: one seed, so no verdict on significance."
     if v.outcome == "significant":

@@ -71,6 +71,10 @@ def test_ties_one_seed_and_a_single_scheme_give_no_verdict():
                                            "scheme: A and B tie at mean 0.650 (A's 95% interval [0.600, 0.700]).")
     one = _verdicts(_summary({"A": [(0.9, 1)], "B": [(0.2, 3)]}))["lower_triangle_winrate"]
     assert (one.best, one.outcome) == ("A", "no interval")
+    assert verdict_sentence(one, 0.95) == (  # one seed: the sentence says so, with no empty interval in it
+        "- **`lower_triangle_winrate`** (ppo-mlp, higher is better): **A** is best, mean 0.900 (no interval), ahead "
+        "of the runner-up B (0.200, no interval); P(best improves on runner-up) = 1.00, no interval: one seed, so no "
+        "verdict on significance.")
     alone = _verdicts(_summary({"A": [(0.9, 1), (0.8, 1)]}))["lower_triangle_winrate"]
     assert (alone.best, alone.runner_up, alone.outcome) == ("A", None, "alone")
 
