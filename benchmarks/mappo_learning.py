@@ -51,8 +51,10 @@ def env_name(map_name: str) -> str:
     return map_name if ":" in map_name else f"smac:{map_name}"
 
 
-def published_band(table, scenario: str, algorithm: str, steps) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """The published runs' test win rate at each of ``steps``: (lowest, median, highest, number of runs).
+def published_band(table, scenario: str, algorithm: str, steps,
+                   column: str = "test_win_rate") -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The published runs' test win rate (``column="test_return"``: test return) at each of ``steps``:
+    (lowest, median, highest, number of runs).
 
     Each run holds its last evaluation at or before a step (NaN before its first); the band and median are
     over the runs that have one.
@@ -63,7 +65,7 @@ def published_band(table, scenario: str, algorithm: str, steps) -> tuple[np.ndar
     for _, run in rows.groupby("run"):
         run = run.sort_values("step")
         idx = np.searchsorted(run.step.to_numpy(), steps, side="right") - 1
-        values = run.test_win_rate.to_numpy()[np.maximum(idx, 0)]
+        values = run[column].to_numpy()[np.maximum(idx, 0)]
         per_run.append(np.where(idx >= 0, values, np.nan))
     if not per_run:
         nan = np.full(len(steps), np.nan)
@@ -86,21 +88,25 @@ def train(args) -> None:
                              out, log=lambda s, tag=out.name: print(f"{tag}: {s}", flush=True))
 
 
-def pooled(rows: list[dict], lo: int, hi: int) -> tuple[float, int]:
-    """(win rate over every test game of the evaluations at steps in [lo, hi], number of games)."""
+def pooled(rows: list[dict], lo: int, hi: int, column: str = "test_win_rate") -> tuple[float, int]:
+    """(win rate — ``column="test_return"``: mean return — over every test game of the evaluations at steps
+    in [lo, hi], number of games)."""
     inside = [r for r in rows if lo <= r["step"] <= hi]
     games = sum(int(r["test_episodes"]) for r in inside)
     if not games:
         return float("nan"), 0
-    return sum(r["test_win_rate"] * r["test_episodes"] for r in inside) / games, games
+    return sum(r[column] * r["test_episodes"] for r in inside) / games, games
 
 
 def print_windows(map_name: str, curves: list[list[dict]], published) -> None:
     """Every seed's evaluations pooled per window (``WINDOWS``) against the mean, over the same steps, of
-    the real game's published MAPPO median and of its band's lower edge."""
+    the real game's published MAPPO median and of its band's lower edge; then the same for the test return
+    (ours against the published median). SMACv2 scales a game's reward by the first episode's enemy hit
+    points and shields (docs/design/smacv2.md), so a published return's scale varies a little from run to run."""
     scenario = map_name.split(":", 1)[1]
     print(f"\n{map_name}: pooled windows (every evaluation of every seed in the window)")
-    print("| window (game-steps) | ours (games) | real game median | real game low edge |\n|---|---|---|---|")
+    print("| window (game-steps) | ours (games) | real game median | real game low edge | ours: test return "
+          "| real game median return |\n|---|---|---|---|---|---|")
     rows = [r for c in curves for r in c]
     for lo, hi in WINDOWS:
         rate, games = pooled(rows, lo, hi)
@@ -108,7 +114,10 @@ def print_windows(map_name: str, curves: list[list[dict]], published) -> None:
             continue
         steps = sorted({r["step"] for r in rows if lo <= r["step"] <= hi})
         low, med, _, _ = published_band(published, scenario, "MAPPO", steps)
-        print(f"| {lo // 1000}–{hi // 1000}k | {rate:.2f} ({games}) | {np.mean(med):.2f} | {np.mean(low):.2f} |")
+        ret = pooled(rows, lo, hi, "test_return")[0]
+        med_ret = published_band(published, scenario, "MAPPO", steps, "test_return")[1]
+        print(f"| {lo // 1000}–{hi // 1000}k | {rate:.2f} ({games}) | {np.mean(med):.2f} | {np.mean(low):.2f} "
+              f"| {ret:.1f} | {np.mean(med_ret):.1f} |")
 
 
 def read_rows(path: Path) -> list[dict]:

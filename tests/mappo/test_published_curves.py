@@ -25,7 +25,7 @@ def test_published_table_holds_every_scenario_and_baseline(study):
 
 def test_published_band_holds_each_runs_last_evaluation(study):
     table = pd.DataFrame({"scenario": "s", "algorithm": "MAPPO", "run": [0, 0, 1],
-                          "step": [10, 20, 15], "test_win_rate": [0.1, 0.5, 0.3]})
+                          "step": [10, 20, 15], "test_win_rate": [0.1, 0.5, 0.3], "test_return": [2.0, 6.0, 9.0]})
     lo, med, hi, n = study.published_band(table, "s", "MAPPO", [5, 12, 16, 25])
     assert n == 2
     assert np.isnan(lo[0]) and np.isnan(med[0]) and np.isnan(hi[0])  # before any evaluation
@@ -33,6 +33,9 @@ def test_published_band_holds_each_runs_last_evaluation(study):
     np.testing.assert_allclose(med[1:], [0.1, 0.2, 0.4])
     np.testing.assert_allclose(hi[1:], [0.1, 0.3, 0.5])
     assert study.published_band(table, "s", "QMIX", [5])[3] == 0
+    _, med_return, hi_return, _ = study.published_band(table, "s", "MAPPO", [16, 25], "test_return")
+    np.testing.assert_allclose(med_return, [5.5, 7.5])  # run 0 holds 2.0 then 6.0, run 1 holds 9.0
+    np.testing.assert_allclose(hi_return, [9.0, 9.0])
 
 
 def test_summary_of_a_smacv2_run_draws_the_published_band(study, tmp_path, capsys):
@@ -52,6 +55,8 @@ def test_summary_of_a_smacv2_run_draws_the_published_band(study, tmp_path, capsy
     assert (tmp_path / "out" / "smacv2-protoss_5_vs_5-s0.csv").is_file()
     # the pooled windows: the 1.36–1.76M window is empty, 1.84–2.05M holds the 2M evaluation (32 games)
     assert f"| 1840–2050k | 0.50 (32) | {med[0]:.2f} | {lo[0]:.2f} |" in printed and "| 1360–1760k" not in printed
+    med_return = study.published_band(table, "protoss_5_vs_5", "MAPPO", [2_000_000], "test_return")[1]
+    assert f"| {lo[0]:.2f} | 12.0 | {med_return[0]:.1f} |" in printed  # the 2M evaluation's return, 12.0
 
 
 def test_summary_reads_a_gone_run_from_its_kept_csv(study, tmp_path, capsys):
