@@ -16,7 +16,8 @@ A map is a SMAC map (``3m``) or a SMACv2 scenario (``smacv2:protoss_5_vs_5``, ru
 For a SMACv2 scenario the panel also draws the real game's published curves (SMACv2's repository:
 ``docs/results/smac_learning/published/``): MAPPO's runs as a band (lowest to highest run at each step,
 each run holding its last evaluation) with their median, open-loop MAPPO's median dashed and QMIX's
-median dotted, and the table gives the published MAPPO median at the steps our runs reached.
+median dotted, and the table gives the published MAPPO median at the steps our runs reached; the pooled
+windows set our win rate and test return beside the published ones (SMACv2 publishes both).
 
 Each run also records its test games one by one (``test_games.csv``: outcome, length, and on SMACv2 the
 drawn teams and start layout); ``--summarize`` copies them to ``OUT/MAP-sSEED-games.csv`` and, with
@@ -100,9 +101,10 @@ def pooled(rows: list[dict], lo: int, hi: int, column: str = "test_win_rate") ->
 
 def print_windows(map_name: str, curves: list[list[dict]], published) -> None:
     """Every seed's evaluations pooled per window (``WINDOWS``) against the mean, over the same steps, of
-    the real game's published MAPPO median and of its band's lower edge; then the same for the test return
-    (ours against the published median). SMACv2 scales a game's reward by the first episode's enemy hit
-    points and shields (docs/design/smacv2.md), so a published return's scale varies a little from run to run."""
+    the real game's published MAPPO median and of its band's lower edge, and in two more columns the test
+    return, ours against the published median. SMACv2's own env scales every game's reward by the first
+    episode's enemy hit points and shields (docs/design/smacv2.md), so a published return's scale varies a
+    little from run to run."""
     scenario = map_name.split(":", 1)[1]
     print(f"\n{map_name}: pooled windows (every evaluation of every seed in the window)")
     print("| window (game-steps) | ours (games) | real game median | real game low edge | ours: test return "
