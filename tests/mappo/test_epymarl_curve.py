@@ -54,11 +54,13 @@ def test_fewer_test_games_than_envs_is_one_run_of_all_envs(curve, tmp_path):
 
 
 def test_pooled_window_weights_games(curve):
-    rows = [{"step": 50_000, "test_win_rate": 1.0, "test_episodes": 100},
-            {"step": 100_000, "test_win_rate": 0.1, "test_episodes": 100},
-            {"step": 150_000, "test_win_rate": 0.4, "test_episodes": 50}]
+    rows = [{"step": 50_000, "test_win_rate": 1.0, "test_return": 20.0, "test_episodes": 100},
+            {"step": 100_000, "test_win_rate": 0.1, "test_return": 4.0, "test_episodes": 100},
+            {"step": 150_000, "test_win_rate": 0.4, "test_return": 10.0, "test_episodes": 50}]
     rate, games = curve.pooled(rows, 80_000, 400_000)
     assert games == 150 and rate == pytest.approx((10 + 20) / 150)
+    # the return pools the same way, weighted by games: (100 * 4 + 50 * 10) / 150, not the plain mean 7
+    assert curve.pooled(rows, 80_000, 400_000, "test_return") == (pytest.approx(6.0), 150)
     assert curve.pooled(rows, 500_000, 600_000)[1] == 0
 
 
