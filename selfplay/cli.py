@@ -456,8 +456,9 @@ def _resumed_checkpoints(out: str, episodes: int) -> dict:
 
 # `train --opponent builtin-ai`: options of the run (VsAIConfig) and of the MAPPO learner (MAPPOConfig)
 VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "entropy_coef", "gae_lambda", "eval_interval",
-              "eval_episodes", "update_threads")
+              "eval_episodes", "update_threads", "critic_learning_rate", "critic_epochs", "clip_coef")
 VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "learning_rate",
+               "critic_learning_rate": "critic_learning_rate", "critic_epochs": "critic_epochs", "clip_coef": "clip_coef",
                "open_loop": "open_loop", "critic_input": "critic_input", "rollout_length": "rollout_length",
                "entropy_coef": "entropy_coef", "gae_lambda": "gae_lambda",
                "eval_interval": "eval_interval", "eval_episodes": "eval_episodes",
@@ -465,7 +466,7 @@ VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "lea
 
 
 MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef", "gae_lambda",
-                   "update_threads")  # MAPPO options also under a scheme
+                   "update_threads", "critic_learning_rate", "critic_epochs", "clip_coef")  # MAPPO options also under a scheme
 MAPPO_COMPARE = ("rollout_length", "entropy_coef", "gae_lambda")  # the MAPPO options `compare` takes
 
 
@@ -523,6 +524,13 @@ def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
                         f"(default: {MAPPOConfig.critic_input})")
     p.add_argument("--rollout-length", type=int, default=None,
                    help=f"mappo: steps of every game per update (default: {MAPPOConfig.rollout_length})")
+    p.add_argument("--critic-learning-rate", type=float, default=None,
+                   help=f"mappo: the critic's Adam step size (default: {MAPPOConfig.critic_learning_rate}; "
+                        f"--learning-rate is the actor's)")
+    p.add_argument("--critic-epochs", type=int, default=None,
+                   help="mappo: epochs of the critic's update (default: --epochs, one count for both)")
+    p.add_argument("--clip-coef", type=float, default=None,
+                   help=f"mappo: PPO's clip range ε, of the policy ratio and the value change (default: {MAPPOConfig.clip_coef})")
     _add_mappo_loss_options(p)
     p.add_argument("--eval-interval", type=int, default=None,
                    help=f"--opponent builtin-ai: game-steps between test evaluations (default: {MAPPOConfig.eval_interval})")

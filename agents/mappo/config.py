@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 
 CRITIC_INPUTS = ("AS", "EP")  # agent-specific global state, environment-provided global state (paper §4.1)
 SPEED_ONLY = ("update_threads",)  # settings that change how fast, not what: a run may resume with others
+ADDED_LATER = {"critic_epochs": None}  # settings newer than some saved runs: at this value, the same as absent
 
 
 @dataclass
@@ -36,6 +37,10 @@ class MAPPOConfig:
     """Steps of every game per update (``--episode_length 400``, train_smac_*.sh): 3200 game-steps."""
     epochs: int = 15
     """PPO epochs per update (``--ppo_epoch 15``, train_smac_3m.sh; config.py default 15)."""
+    critic_epochs: int | None = None
+    """Epochs of the critic's update; ``None``: ``epochs``, as in the MAPPO paper's code (one ``ppo_epoch`` for
+    both). SMACv2's pymarl-style PPO configs set the two apart (``mini_epochs_actor``/``mini_epochs_critic``,
+    github.com/benellis3/mappo ``src/config/algs/central_ppo_rnn.yaml``)."""
     num_minibatches: int = 1
     """Minibatches per epoch (``--num_mini_batch 1``, train_smac_*.sh)."""
     chunk_length: int = 10
@@ -100,6 +105,8 @@ class MAPPOConfig:
         for name in ("num_envs", "rollout_length", "epochs", "num_minibatches", "chunk_length", "hidden_size",
                      "eval_interval", "eval_episodes"):
             _check_int(name, getattr(self, name))
+        if self.critic_epochs is not None:
+            _check_int("critic_epochs", self.critic_epochs)
         if not (isinstance(self.layers, numbers.Integral) and not isinstance(self.layers, bool) and self.layers >= 0):
             raise ValueError(f"layers must be an integer >= 0, got {self.layers!r}")
         for name in ("learning_rate", "critic_learning_rate", "adam_eps", "clip_coef", "max_grad_norm", "huber_delta"):
@@ -129,6 +136,11 @@ class MAPPOConfig:
                              f"got {self.num_minibatches}")
 
     @property
+    def value_epochs(self) -> int:
+        """Epochs of the critic's update: ``critic_epochs``, or ``epochs`` when it is ``None``."""
+        return self.epochs if self.critic_epochs is None else self.critic_epochs
+
+    @property
     def batch_steps(self) -> int:
         """Game-steps per update: ``num_envs · rollout_length``."""
         return self.num_envs * self.rollout_length
@@ -151,8 +163,10 @@ def mappo_config(**overrides) -> MAPPOConfig:
 
 
 def without_speed_settings(settings: dict) -> dict:
-    """``settings`` (a ``MAPPOConfig.to_dict()``) less the ``SPEED_ONLY`` ones: what must agree for a resume."""
-    return {k: v for k, v in settings.items() if k not in SPEED_ONLY}
+    """``settings`` (a ``MAPPOConfig.to_dict()``) less the ``SPEED_ONLY`` ones, and less the ``ADDED_LATER`` ones
+    at their default (a run saved before a setting existed ran at its default): what must agree for a resume."""
+    return {k: v for k, v in settings.items()
+            if k not in SPEED_ONLY and not (k in ADDED_LATER and v == ADDED_LATER[k])}
 
 
 def _check_int(name: str, value) -> None:

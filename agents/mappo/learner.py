@@ -16,8 +16,9 @@ runs the whole update (``update``'s body is all of it, in order):
     A, R = rules.gae(r, V, done, γ, λ) per agent on the team reward
     Â   = rules.standardize(A) over the active samples
     the rollout cut into ``chunk_length``-step sequences of one agent in one game, replayed from the
-    recurrent states stored at their first steps; for each of ``epochs`` epochs, for each of
-    ``num_minibatches`` shuffled minibatches of sequences:
+    recurrent states stored at their first steps; for each of ``epochs`` epochs (the critic: ``critic_epochs``,
+    by default the same; epoch e shuffles alike for both), for each of ``num_minibatches`` shuffled
+    minibatches of sequences:
         actor:  L_π = rules.policy_loss(log π, log π_old, Â, ε, active) − c_e · mean_active(entropy)
                 one Adam step after clipping the actor's gradient norm to ``max_grad_norm``
         critic: ValueNorm.update(R);  L_V = rules.value_loss(V, V_old, normalize(R), ε, δ, clipped, w)
@@ -297,15 +298,15 @@ class MAPPOLearner:
         h0_critic = buf["h_critic"][::L].reshape(C * N, -1)
 
         # one permutation per epoch, drawn before either pass so both see the same minibatches
-        orders = [torch.randperm(C * N, generator=self.generator) for _ in range(c.epochs)]
+        orders = [torch.randperm(C * N, generator=self.generator) for _ in range(max(c.epochs, c.value_epochs))]
         live = data["active"].any(0)  # (C·N,): sequences with at least one active step
 
-        def minibatches(skip_dead: bool):
-            """Each epoch's minibatches as ``(every index, kept index)``; ``None`` is every sequence (one
-            minibatch: the shuffle would change nothing but the summation order). ``skip_dead`` keeps only
+        def minibatches(skip_dead: bool, epochs: int):
+            """The first ``epochs`` epochs' minibatches as ``(every index, kept index)``; ``None`` is every sequence
+            (one minibatch: the shuffle would change nothing but the summation order). ``skip_dead`` keeps only
             the sequences with an active step: the others carry zero weight in the masked loss."""
             every_live = None if live.all() else live.nonzero().squeeze(1)
-            for order in orders:
+            for order in orders[:epochs]:
                 for idx in order.tensor_split(c.num_minibatches):
                     if c.num_minibatches == 1:
                         yield None, every_live if skip_dead else None
@@ -320,7 +321,7 @@ class MAPPOLearner:
         def actor_pass():
             began = time.thread_time()
             mb = None
-            for _, kept in minibatches(c.policy_active_masks):
+            for _, kept in minibatches(c.policy_active_masks, c.epochs):
                 if mb is None or c.num_minibatches > 1:  # one minibatch: the same sequences every epoch
                     mb, h0 = take(kept, ("actor_in", "starts", "masks", "actions", "log_probs", "advantages", "active"),
                                   h0_actor)
@@ -335,7 +336,7 @@ class MAPPOLearner:
         def critic_pass():
             began = time.thread_time()
             mb = None
-            for idx, kept in minibatches(c.value_active_masks):
+            for idx, kept in minibatches(c.value_active_masks, c.value_epochs):
                 self.value_norm.update(data["returns"] if idx is None else data["returns"][:, idx])
                 if mb is None or c.num_minibatches > 1:
                     mb, h0 = take(kept, ("critic_in", "starts", "old_values", "returns", "active"), h0_critic)
@@ -355,8 +356,8 @@ class MAPPOLearner:
         else:
             actor_pass()
             critic_pass()
-        stats = [{**a, **v} for a, v in zip(actor_stats, critic_stats)]
-        metrics = {k: torch.stack([s[k] for s in stats]).mean().item() for k in stats[0]}
+        metrics = {k: torch.stack([s[k] for s in passes]).mean().item()
+                   for passes in (actor_stats, critic_stats) for k in passes[0]}
         y, v = returns.flatten(), values[:T].flatten()
         metrics.update(explained_variance=(1.0 - ((y - v).var() / y.var()).item()) if y.var() > 0 else float("nan"),
                        mean_reward=buf["rewards"].mean().item(), active_fraction=active.float().mean().item())

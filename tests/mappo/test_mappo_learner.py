@@ -122,7 +122,8 @@ def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
     out = tmp_path / "cli"
     args = ["train", "--env", "smac:3m", "--opponent", "builtin-ai", "--steps", "80", "--num-envs", "4",
             "--rollout-length", "20", "--epochs", "1", "--eval-interval", "80", "--eval-episodes", "2",
-            "--critic-input", "EP", "--open-loop", "--update-threads", "1", "--out", str(out)]
+            "--critic-input", "EP", "--open-loop", "--update-threads", "1", "--critic-learning-rate", "0.001",
+            "--critic-epochs", "2", "--clip-coef", "0.1", "--out", str(out)]
     assert main(args) == 0
     with open(out / "metrics.csv") as f:
         assert [int(r["step"]) for r in csv.DictReader(f)] == [0, 80]
@@ -131,11 +132,16 @@ def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
     config = yaml.safe_load((out / "config.yaml").read_text())
     assert config["resolved_agent_settings"]["open_loop"] is True and config["opponent"] == "builtin-ai"
     assert config["resolved_agent_settings"]["update_threads"] == 1
+    assert (config["resolved_agent_settings"]["critic_learning_rate"], config["resolved_agent_settings"]["critic_epochs"]) == (1e-3, 2)
+    assert config["resolved_agent_settings"]["clip_coef"] == 0.1
     assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--open-loop", "--out", str(tmp_path / "x")]) == 2
     assert "--open-loop apply to --opponent builtin-ai only" in capsys.readouterr().err
     assert main(["train", "--env", "smac:3m", "--agent", "ppo-mlp", "--update-threads", "1", "--out",
                  str(tmp_path / "z")]) == 2
     assert "(--update-threads also to self-play with --agent mappo)" in capsys.readouterr().err
+    assert main(["train", "--env", "smac:3m", "--agent", "ppo-mlp", "--critic-epochs", "2", "--out",
+                 str(tmp_path / "c")]) == 2
+    assert "(--critic-epochs also to self-play with --agent mappo)" in capsys.readouterr().err
     assert main(["train", "--opponent", "builtin-ai", "--env", "smac:3m", "--horizon", "64",
                  "--out", str(tmp_path / "y")]) == 2
     assert "--horizon do not apply" in capsys.readouterr().err

@@ -137,9 +137,11 @@ def test_the_command_line_trains_mappo_under_a_scheme(tmp_path, capsys):
     out = tmp_path / "cli"
     assert main(["train", "--env", "smac:3m(spawns=map)", "--agent", "mappo", "--scheme", "delta-uniform:delta=0.5",
                  "--episodes", "4", "--num-envs", "4", "--checkpoints", "2", "--epochs", "1", "--critic-input", "EP",
-                 "--entropy-coef", "0.03", "--gae-lambda", "1", "--out", str(out)]) == 0
+                 "--entropy-coef", "0.03", "--gae-lambda", "1", "--critic-learning-rate", "0.002", "--critic-epochs", "3",
+                 "--out", str(out)]) == 0
     recorded = yaml.safe_load((out / "config.yaml").read_text())
     settings = recorded["resolved_agent_settings"]
+    assert (settings["critic_learning_rate"], settings["critic_epochs"]) == (0.002, 3)
     assert (settings["rollout_length"], settings["epochs"], settings["critic_input"]) == (800, 1, "EP")
     assert (settings["entropy_coef"], settings["gae_lambda"]) == (0.03, 1.0)
     assert recorded["env"] == "smac:3m(spawns=map)"

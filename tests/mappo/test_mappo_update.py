@@ -185,3 +185,33 @@ def test_the_update_passes_exactly_the_sequences_with_an_active_step(monkeypatch
     assert any(n < total for n in live_counts)  # some sequences were all dead
     for live, sizes in zip(live_counts, seen):
         assert len(sizes) == c.epochs * c.num_minibatches and sum(sizes) == c.epochs * live
+
+
+def test_the_critic_takes_its_own_epochs_and_learning_rate():
+    """``critic_epochs`` sets the critic's Adam steps per update apart from the actor's (SMACv2's pymarl-style
+    PPO: ``mini_epochs_actor``/``mini_epochs_critic``); ``None`` is ``epochs``, bit for bit; the critic's
+    step size is ``critic_learning_rate``."""
+    with torch_threads(1):
+        same, metrics_same, actions_same = run_updates(2, epochs=2)
+        explicit, metrics_explicit, actions_explicit = run_updates(2, epochs=2, critic_epochs=2)
+        apart, _, _ = run_updates(2, updates=1, epochs=1, critic_epochs=3, critic_learning_rate=1e-3)
+    assert metrics_same == metrics_explicit and torch.equal(actions_same, actions_explicit)
+    for (name, x), y in zip(same.network.state_dict().items(), explicit.network.state_dict().values()):
+        assert torch.equal(x, y), name
+    steps = lambda optimizer: {int(s["step"]) for s in optimizer.state_dict()["state"].values()}  # noqa: E731
+    assert steps(apart.actor_optimizer) == {1} and steps(apart.critic_optimizer) == {3}  # one update, one minibatch
+    assert [g["lr"] for g in apart.critic_optimizer.param_groups] == [1e-3]
+    assert [g["lr"] for g in apart.actor_optimizer.param_groups] == [5e-4]
+
+
+def test_critic_epochs_is_checked_and_resumes_runs_saved_before_it_existed():
+    with pytest.raises(ValueError, match="critic_epochs must be an integer >= 1"):
+        mappo_config(critic_epochs=0)
+    assert (mappo_config(epochs=4).value_epochs, mappo_config(epochs=4, critic_epochs=9).value_epochs) == (4, 9)
+    from selfplay.agents.mappo import MAPPOLearner
+
+    saved = MAPPOLearner(5, 6, 2, 3, mappo_config(), seed=0).state_dict()
+    del saved["config"]["critic_epochs"]  # a learner saved before the setting existed ran the critic for `epochs`
+    MAPPOLearner(5, 6, 2, 3, mappo_config(), seed=0).load_state_dict(saved)
+    with pytest.raises(ValueError, match="state\\['config'\\] must match"):
+        MAPPOLearner(5, 6, 2, 3, mappo_config(critic_epochs=20), seed=0).load_state_dict(saved)
