@@ -393,7 +393,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.opponent is not None:
         raise ValueError(f"opponent must be 'builtin-ai' (or left out: self-play), got {args.opponent!r}")
     mappo = getattr(args, "agent", None) == "mappo"
-    given_vs_ai = [k for k in VS_AI_ONLY if getattr(args, k, None) not in (None, False)
+    given_vs_ai = [k for k in VS_AI_ONLY if _is_given(getattr(args, k, None))
                    and not (mappo and k in MAPPO_SELF_PLAY)]
     if given_vs_ai:
         def flags(keys):
@@ -456,7 +456,8 @@ def _resumed_checkpoints(out: str, episodes: int) -> dict:
 
 # `train --opponent builtin-ai`: options of the run (VsAIConfig) and of the MAPPO learner (MAPPOConfig)
 VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "entropy_coef", "gae_lambda", "eval_interval",
-              "eval_episodes", "update_threads", "critic_learning_rate", "critic_epochs", "clip_coef")
+              "eval_episodes", "update_threads", "critic_learning_rate", "critic_epochs", "clip_coef",
+              "paper_map_settings")
 VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "learning_rate",
                "critic_learning_rate": "critic_learning_rate", "critic_epochs": "critic_epochs", "clip_coef": "clip_coef",
                "open_loop": "open_loop", "critic_input": "critic_input", "rollout_length": "rollout_length",
@@ -466,7 +467,8 @@ VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "lea
 
 
 MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef", "gae_lambda",
-                   "update_threads", "critic_learning_rate", "critic_epochs", "clip_coef")  # MAPPO options also under a scheme
+                   "update_threads", "critic_learning_rate", "critic_epochs", "clip_coef",
+                   "paper_map_settings")  # MAPPO options also under a scheme
 MAPPO_COMPARE = ("rollout_length", "entropy_coef", "gae_lambda")  # the MAPPO options `compare` takes
 
 
@@ -479,9 +481,29 @@ def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs
     ppo_only = [f"--{k.replace('_', '-')}" for k in ("horizon", "minibatch_size") if k in settings]
     if ppo_only:
         raise ValueError(f"options {', '.join(ppo_only)} apply to the ppo agents; mappo's is --rollout-length")
-    out = {**settings, **{k: getattr(args, k) for k in MAPPO_SELF_PLAY if getattr(args, k, None) is not None}}
+    given = {k: getattr(args, k) for k in MAPPO_SELF_PLAY if _is_given(getattr(args, k, None))}
+    out = {**_paper_map_settings(args), **settings, **{k: v for k, v in given.items() if k != "paper_map_settings"}}
     out.setdefault("rollout_length", self_play_rollout_length(num_envs))
     return out
+
+
+def _is_given(value) -> bool:
+    """Whether an option was given: not left at ``None`` (or ``False``, a flag not set). By identity, so that a
+    value equal to False — ``--entropy-coef 0`` — counts as given."""
+    return value is not None and value is not False
+
+
+def _paper_map_settings(args: argparse.Namespace) -> dict:
+    """With ``--paper-map-settings``, the MAPPO paper's settings for the SMAC map of ``--env``
+    (``agents.mappo.config.paper_map_settings``); otherwise none."""
+    from selfplay.agents.mappo.config import paper_map_settings
+    from selfplay.training.registry import smac_map
+
+    if not getattr(args, "paper_map_settings", False):
+        return {}
+    if not (isinstance(args.env, str) and args.env.startswith("smac:")):
+        raise ValueError(f"--paper-map-settings applies to SMAC maps (smac:MAP), got env {args.env!r}")
+    return paper_map_settings(smac_map(args.env))
 
 
 def _refuse_mappo_options(args: argparse.Namespace, which: str) -> None:
@@ -539,6 +561,10 @@ def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--update-threads", type=int, choices=(1, 2), default=None,
                    help=f"mappo: 2 fits the actor and critic at once on two threads, 1 one after the other (the "
                         f"same numbers; a run may resume with the other; default: {MAPPOConfig.update_threads})")
+    p.add_argument("--paper-map-settings", action="store_true",
+                   help="mappo on a SMAC map: start from the MAPPO paper's settings for that map (the epochs, clip "
+                        "range, minibatches and logits gain of its train_smac_MAP.sh) instead of 3m's; options given "
+                        "still win")
 
 
 def _train_vs_builtin(args: argparse.Namespace) -> int:
@@ -551,8 +577,8 @@ def _train_vs_builtin(args: argparse.Namespace) -> int:
     unsupported += [f"--{k}" for k in ("quick", "asynchronous", "ray") if getattr(args, k, False)]
     if unsupported:
         raise ValueError(f"options {', '.join(unsupported)} do not apply to --opponent builtin-ai")
-    settings = {field: getattr(args, dest) for dest, field in VS_AI_MAPPO.items()
-                if getattr(args, dest, None) not in (None, False)}
+    settings = {**_paper_map_settings(args), **{field: getattr(args, dest) for dest, field in VS_AI_MAPPO.items()
+                                                 if _is_given(getattr(args, dest, None))}}
     options = {k: getattr(args, k) for k in ("env", "agent", "seed") if hasattr(args, k)}
     if args.steps is not None:
         options["steps"] = args.steps

@@ -6,7 +6,7 @@ Both networks are one ``RecurrentBase`` and a linear head, shared by every agent
 
 The GRU's hidden state is multiplied by ``1 − start`` before a step (an episode start resets it).
 Initialisation (their code): orthogonal weights with ReLU's gain √2 in the MLP, gain 1 in the GRU,
-0.01 for the actor's logits and 1 for the value head; zero biases; every draw from one generator.
+0.01 for the actor's logits (``policy_gain``: their ``gain``) and 1 for the value head; zero biases; every draw from one generator.
 
 Inputs (``actor_inputs``, ``critic_inputs``), per agent i of a side of U agents with A actions:
 
@@ -113,7 +113,7 @@ class MAPPONetwork(nn.Module):
 
     @keeps_global_rng
     def __init__(self, actor_input_size: int, critic_input_size: int, n_actions: int, hidden_size: int = 64,
-                 layers: int = 1, generator: torch.Generator | None = None):
+                 layers: int = 1, generator: torch.Generator | None = None, policy_gain: float = 0.01):
         super().__init__()
         self.sizes = dict(actor_input_size=actor_input_size, critic_input_size=critic_input_size, n_actions=n_actions,
                           hidden_size=hidden_size, layers=layers)
@@ -124,7 +124,7 @@ class MAPPONetwork(nn.Module):
         g = generator if generator is not None else torch.Generator().manual_seed(0)
         self.actor.init_weights(g)
         self.critic.init_weights(g)
-        nn.init.orthogonal_(self.policy_head.weight, gain=0.01, generator=g)
+        nn.init.orthogonal_(self.policy_head.weight, gain=policy_gain, generator=g)
         nn.init.orthogonal_(self.value_head.weight, gain=1.0, generator=g)
         nn.init.zeros_(self.policy_head.bias)
         nn.init.zeros_(self.value_head.bias)

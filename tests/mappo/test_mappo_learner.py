@@ -123,7 +123,7 @@ def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
     args = ["train", "--env", "smac:3m", "--opponent", "builtin-ai", "--steps", "80", "--num-envs", "4",
             "--rollout-length", "20", "--epochs", "1", "--eval-interval", "80", "--eval-episodes", "2",
             "--critic-input", "EP", "--open-loop", "--update-threads", "1", "--critic-learning-rate", "0.001",
-            "--critic-epochs", "2", "--clip-coef", "0.1", "--out", str(out)]
+            "--critic-epochs", "2", "--clip-coef", "0.1", "--entropy-coef", "0", "--out", str(out)]
     assert main(args) == 0
     with open(out / "metrics.csv") as f:
         assert [int(r["step"]) for r in csv.DictReader(f)] == [0, 80]
@@ -134,6 +134,7 @@ def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
     assert config["resolved_agent_settings"]["update_threads"] == 1
     assert (config["resolved_agent_settings"]["critic_learning_rate"], config["resolved_agent_settings"]["critic_epochs"]) == (1e-3, 2)
     assert config["resolved_agent_settings"]["clip_coef"] == 0.1
+    assert config["resolved_agent_settings"]["entropy_coef"] == 0.0  # a value equal to False is still given
     assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--open-loop", "--out", str(tmp_path / "x")]) == 2
     assert "--open-loop apply to --opponent builtin-ai only" in capsys.readouterr().err
     assert main(["train", "--env", "smac:3m", "--agent", "ppo-mlp", "--update-threads", "1", "--out",
@@ -236,3 +237,42 @@ def test_each_test_game_is_recorded_with_its_outcome():
         assert (g["won"], g["timeout"], g["return"], g["dead_allies"], g["dead_enemies"]) == (0, 0, 0.0, 3, 0)
         assert 1 < g["episode_steps"] < 120  # 3m's limit: the AI kills them before it
         assert (g["start"], g["allies"], g["enemies"]) == ("map", "marine:3", "marine:3")
+
+
+def test_the_paper_map_settings_start_from_the_map_script_and_options_still_win(tmp_path, capsys):
+    """``--paper-map-settings``: the MAPPO paper's ``train_smac_MAP.sh`` flags for the map (5m_vs_6m: 10 epochs,
+    clip 0.05; MMM2: 5 epochs, 2 minibatches, logits gain 1), an option given beside it wins; maps whose script
+    runs an MLP policy, maps without a script and SMACv2 scenarios are refused."""
+    import yaml
+    from selfplay.agents.mappo.config import paper_map_settings
+
+    from selfplay.cli import main
+
+    assert paper_map_settings("5m_vs_6m") == {"epochs": 10, "clip_coef": 0.05}
+    assert paper_map_settings("MMM2") == {"epochs": 5, "num_minibatches": 2, "policy_gain": 1.0}
+    assert paper_map_settings("3m") == {"epochs": mappo_config().epochs}  # the defaults are 3m's script
+    with pytest.raises(ValueError, match="MLP policy"):
+        paper_map_settings("corridor")
+    with pytest.raises(ValueError, match="no script for map '2s3z'"):
+        paper_map_settings("2s3z")
+    out = tmp_path / "vs-ai"
+    assert main(["train", "--env", "smac:5m_vs_6m", "--opponent", "builtin-ai", "--paper-map-settings", "--steps", "40",
+                 "--num-envs", "2", "--rollout-length", "20", "--epochs", "1", "--eval-interval", "40",
+                 "--eval-episodes", "1", "--out", str(out)]) == 0
+    settings = yaml.safe_load((out / "config.yaml").read_text())["resolved_agent_settings"]
+    assert (settings["epochs"], settings["clip_coef"], settings["num_minibatches"]) == (1, 0.05, 1)
+    assert main(["train", "--env", "smacv2:protoss_5_vs_5", "--opponent", "builtin-ai", "--paper-map-settings",
+                 "--out", str(tmp_path / "v2")]) == 2
+    assert "--paper-map-settings applies to SMAC maps" in capsys.readouterr().err
+    assert main(["train", "--env", "smac:corridor", "--agent", "mappo", "--paper-map-settings",
+                 "--out", str(tmp_path / "c")]) == 2
+    assert "MLP policy" in capsys.readouterr().err
+
+
+def test_the_logits_gain_sets_the_policy_heads_initial_scale():
+    """``policy_gain`` is the orthogonal gain of the actor's logits layer: its rows are orthogonal with norm
+    ``gain`` (the layer is 64 wide and has fewer rows than columns)."""
+    for gain in (0.01, 1.0):
+        learner = MAPPOLearner(5, 6, 2, 3, mappo_config(policy_gain=gain), seed=0)
+        w = learner.network.policy_head.weight.detach()
+        torch.testing.assert_close(w @ w.T, gain ** 2 * torch.eye(w.shape[0]), rtol=1e-4, atol=1e-6)
