@@ -6,7 +6,9 @@
 
 Each (map, seed) is one ``selfplay train --env smac:MAP --opponent builtin-ai`` run in ``RUNS/MAP-sSEED``
 (``--open-loop``: ``RUNS/MAP-open-sSEED``), evaluated every ``--eval-interval`` game-steps with 32 greedy
-test games; a run already there is resumed (to a larger ``--steps`` too). ``--update-threads 1`` fits
+test games; a run already there is resumed (to a larger ``--steps`` too). ``--paper-map-settings`` trains
+with the MAPPO paper's settings for each map (``selfplay.agents.mappo.config.PAPER_MAP_SETTINGS``) instead of
+3m's. ``--update-threads 1`` fits
 MAPPO's actor and critic one after the other (the same numbers as 2; one core per run on a shared
 machine). ``--summarize`` copies every run's ``metrics.csv`` to ``OUT/MAP-sSEED.csv`` (a run whose
 directory is gone is read from that copy) and draws ``OUT/curves.png`` (one panel per map: each seed's
@@ -78,12 +80,15 @@ def published_band(table, scenario: str, algorithm: str, steps,
 
 
 def train(args) -> None:
+    from selfplay.agents.mappo.config import paper_map_settings
+
     from selfplay.training.vs_builtin import VsAIConfig, train_vs_builtin
 
     for map_name in args.maps:
         for seed in args.seeds:
             settings = {"eval_interval": args.eval_interval, "update_threads": args.update_threads,
-                        **({"open_loop": True} if args.open_loop else {})}
+                        **({"open_loop": True} if args.open_loop else {}),
+                        **(paper_map_settings(map_name) if args.paper_map_settings else {})}
             out = Path(args.runs) / run_name(map_name, seed, args.open_loop)
             train_vs_builtin(VsAIConfig(env=env_name(map_name), steps=args.steps, seed=seed, agent_settings=settings),
                              out, log=lambda s, tag=out.name: print(f"{tag}: {s}", flush=True))
@@ -267,6 +272,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=64_000)
     parser.add_argument("--eval-interval", type=int, default=16_000)
     parser.add_argument("--open-loop", action="store_true")
+    parser.add_argument("--paper-map-settings", action="store_true",
+                        help="each SMAC map's settings from the MAPPO paper's train_smac_MAP.sh (selfplay train's option)")
     parser.add_argument("--runs", default="runs/mappo")
     parser.add_argument("--update-threads", type=int, choices=(1, 2), default=2,
                         help="MAPPO's update on 1 or 2 threads (the same numbers; 1 on a shared machine)")

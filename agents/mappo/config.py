@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 
 CRITIC_INPUTS = ("AS", "EP")  # agent-specific global state, environment-provided global state (paper §4.1)
 SPEED_ONLY = ("update_threads",)  # settings that change how fast, not what: a run may resume with others
-ADDED_LATER = {"critic_epochs": None, "policy_gain": 0.01}  # settings newer than some saved runs: at this value, the same as absent
+ADDED_LATER = {"critic_epochs": None, "policy_gain": 0.01, "recurrent": True}  # settings newer than some saved runs: at this value, the same as absent
 
 
 @dataclass
@@ -77,6 +77,9 @@ class MAPPOConfig:
     """Dead agents' samples left out of the value loss (off in the SMAC scripts: module docstring)."""
     hidden_size: int = 64
     """Width of every layer (config.py)."""
+    recurrent: bool = True
+    """A GRU in the actor and the critic (their ``rmappo``); False: MLPs alone (their ``mappo``, which the paper's
+    scripts run on corridor, 6h_vs_8z, 3s_vs_4z and 3s_vs_5z: train_smac.py switches ``use_recurrent_policy`` off)."""
     policy_gain: float = 0.01
     """Orthogonal initialisation gain of the actor's logits layer (``gain`` 0.01, config.py; MMM2's script: 1)."""
     layers: int = 1
@@ -124,7 +127,7 @@ class MAPPOConfig:
             if not (_finite(getattr(self, name)) and getattr(self, name) >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")
         for name in ("clipped_value_loss", "value_norm", "policy_active_masks", "value_active_masks", "death_masking",
-                     "agent_id", "last_action", "open_loop", "greedy_opponents"):
+                     "agent_id", "last_action", "open_loop", "greedy_opponents", "recurrent"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
         if isinstance(self.update_threads, bool) or self.update_threads not in (1, 2):
@@ -192,10 +195,10 @@ def self_play_rollout_length(num_envs: int, chunk_length: int = 10) -> int:
 # The MAPPO paper's per-map SMAC settings: the flags of marlbenchmark/on-policy's
 # ``onpolicy/scripts/train_smac_scripts/train_smac_MAP.sh`` (commit 7a22fab) that differ from ``MAPPOConfig``'s
 # defaults (which are 3m's script). Every script runs 8 games x 400 steps, one minibatch but MMM2's two, value
-# active masks off, 10M game-steps. ``recurrent`` False: the script runs ``mappo`` (an MLP policy; 3s_vs_4z and
-# 3s_vs_5z also stack 4 frames), which this learner, recurrent only, does not build — ``paper_map_settings``
-# refuses those maps. train_smac_8m_vs_9m.sh runs bane_vs_bane at that commit (its ``map=``), so 8m_vs_9m has
-# no script there; 2s3z has none either.
+# active masks off, 10M game-steps. ``recurrent`` False: the script runs ``mappo`` (MLPs, no GRU). 3s_vs_4z and
+# 3s_vs_5z also feed the MLP 4 stacked frames, which this learner does not build — ``paper_map_settings`` refuses
+# them. train_smac_8m_vs_9m.sh runs bane_vs_bane at that commit (its ``map=``), so 8m_vs_9m has no script
+# there; 2s3z has none either.
 PAPER_MAP_SETTINGS = {
     "3m": {"epochs": 15}, "8m": {"epochs": 15}, "MMM": {"epochs": 15}, "1c3s5z": {"epochs": 15},
     "2m_vs_1z": {"epochs": 15}, "2s_vs_1sc": {"epochs": 15}, "3s_vs_3z": {"epochs": 15},
@@ -204,18 +207,18 @@ PAPER_MAP_SETTINGS = {
     "5m_vs_6m": {"epochs": 10, "clip_coef": 0.05},
     "3s5z": {"epochs": 5}, "3s5z_vs_3s6z": {"epochs": 5}, "27m_vs_30m": {"epochs": 5}, "2c_vs_64zg": {"epochs": 5},
     "MMM2": {"epochs": 5, "num_minibatches": 2, "policy_gain": 1.0},
+    "corridor": {"epochs": 5, "recurrent": False}, "6h_vs_8z": {"epochs": 5, "recurrent": False},
 }
-NOT_RECURRENT = {"corridor": "ppo_epoch 5", "6h_vs_8z": "ppo_epoch 5",
-                 "3s_vs_4z": "ppo_epoch 15, 4 stacked frames", "3s_vs_5z": "ppo_epoch 15, clip 0.05, 4 stacked frames"}
+STACKED_FRAMES = {"3s_vs_4z": "ppo_epoch 15", "3s_vs_5z": "ppo_epoch 15, clip 0.05"}  # MLP on 4 stacked frames
 
 
 def paper_map_settings(map_name: str) -> dict:
     """``MAPPOConfig`` overrides of the MAPPO paper's script for SMAC map ``map_name`` (``PAPER_MAP_SETTINGS``);
-    ``ValueError`` for a map whose script runs an MLP policy or that has no script."""
-    if map_name in NOT_RECURRENT:
-        raise ValueError(f"the MAPPO paper runs {map_name} with an MLP policy ({NOT_RECURRENT[map_name]}; "
-                         f"train_smac_{map_name}.sh), which this recurrent learner does not build: give its "
-                         f"settings as options instead")
+    ``ValueError`` for a map whose script stacks frames or that has no script."""
+    if map_name in STACKED_FRAMES:
+        raise ValueError(f"the MAPPO paper runs {map_name} with an MLP policy on 4 stacked frames "
+                         f"({STACKED_FRAMES[map_name]}; train_smac_{map_name}.sh), which this learner does not "
+                         f"build: give its settings as options instead")
     if map_name not in PAPER_MAP_SETTINGS:
         raise ValueError(f"the MAPPO paper has no script for map {map_name!r}; maps with one: "
                          f"{', '.join(sorted(PAPER_MAP_SETTINGS))}")

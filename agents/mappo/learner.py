@@ -136,7 +136,8 @@ class MAPPOLearner:
         actor_in = self.obs_size + n_agents * c.agent_id + n_actions * c.last_action
         critic_in = state_size if c.critic_input == "AS" else state_size + n_agents
         init = torch.Generator().manual_seed(derive_seed(self.seed, Stream.INITIAL_WEIGHTS))
-        self.network = MAPPONetwork(actor_in, critic_in, n_actions, c.hidden_size, c.layers, init, c.policy_gain)
+        self.network = MAPPONetwork(actor_in, critic_in, n_actions, c.hidden_size, c.layers, init, c.policy_gain,
+                                    c.recurrent)
         self.actor_optimizer = torch.optim.Adam(self.network.actor_parameters(), lr=c.learning_rate, eps=c.adam_eps)
         self.critic_optimizer = torch.optim.Adam(self.network.critic_parameters(), lr=c.critic_learning_rate,
                                                  eps=c.adam_eps)

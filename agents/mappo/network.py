@@ -5,6 +5,8 @@ Both networks are one ``RecurrentBase`` and a linear head, shared by every agent
     x ─ LayerNorm ─ Linear(H) ReLU LayerNorm ─ [Linear(H) ReLU LayerNorm] × layers ─ GRU ─ LayerNorm ─ head
 
 The GRU's hidden state is multiplied by ``1 − start`` before a step (an episode start resets it).
+``recurrent=False`` is their ``mappo`` (the MLP policy and critic, ``use_recurrent_policy`` off): no GRU and
+no LayerNorm after it, the MLP's output goes to the head, and the hidden state stays zero.
 Initialisation (their code): orthogonal weights with ReLU's gain √2 in the MLP, gain 1 in the GRU,
 0.01 for the actor's logits (``policy_gain``: their ``gain``) and 1 for the value head; zero biases; every draw from one generator.
 
@@ -56,22 +58,27 @@ class NormalizedLinear(torch.autograd.Function):
 
 
 class RecurrentBase(nn.Module):
-    """Feature normalisation, the MLP and the GRU (module docstring); ``features`` ``(N, H)``."""
+    """Feature normalisation, the MLP and the GRU (module docstring); ``features`` ``(N, H)``. Without the GRU
+    (``recurrent=False``) the MLP's output is the features and the hidden state passes through unchanged."""
 
-    def __init__(self, input_size: int, hidden_size: int, layers: int):
+    def __init__(self, input_size: int, hidden_size: int, layers: int, recurrent: bool = True):
         super().__init__()
+        self.recurrent = recurrent
         self.feature_norm = nn.LayerNorm(input_size)
         sizes = [input_size] + [hidden_size] * (layers + 1)
         self.mlp = nn.Sequential(*[m for a, b in zip(sizes[:-1], sizes[1:])
                                    for m in (nn.Linear(a, b), nn.ReLU(), nn.LayerNorm(b))])
-        self.gru = nn.GRUCell(hidden_size, hidden_size)
-        self.out_norm = nn.LayerNorm(hidden_size)
+        if recurrent:
+            self.gru = nn.GRUCell(hidden_size, hidden_size)
+            self.out_norm = nn.LayerNorm(hidden_size)
 
     def init_weights(self, generator: torch.Generator) -> None:
         for m in self.mlp:
             if isinstance(m, nn.Linear):
                 nn.init.orthogonal_(m.weight, gain=math.sqrt(2.0), generator=generator)
                 nn.init.zeros_(m.bias)
+        if not self.recurrent:
+            return
         for name, p in self.gru.named_parameters():
             if name.startswith("weight"):
                 nn.init.orthogonal_(p, gain=1.0, generator=generator)
@@ -80,7 +87,10 @@ class RecurrentBase(nn.Module):
 
     def step(self, x, h, start):
         """One step: ``x`` ``(N, D)``, ``h`` ``(N, H)``, ``start`` ``(N,)`` bool → ``(features, new h)``."""
-        h = self.gru(self.mlp(self.feature_norm(x)), h * (~start)[:, None].to(h.dtype))
+        z = self.mlp(self.feature_norm(x))
+        if not self.recurrent:
+            return z, h
+        h = self.gru(z, h * (~start)[:, None].to(h.dtype))
         return self.out_norm(h), h
 
     def normalize(self, x):
@@ -99,6 +109,8 @@ class RecurrentBase(nn.Module):
             z = self.mlp[1:](z.view(*x.shape[:-1], -1))
         else:
             z = self.mlp(self.feature_norm(x))
+        if not self.recurrent:
+            return (z, h0.expand(z.shape[0], *h0.shape)) if with_states else z
         keep = (~starts).to(z.dtype)[..., None]
         h, out = h0, []
         for z_t, keep_t in zip(z.unbind(0), keep.unbind(0)):  # unbind: one backward node, not one per step
@@ -113,13 +125,14 @@ class MAPPONetwork(nn.Module):
 
     @keeps_global_rng
     def __init__(self, actor_input_size: int, critic_input_size: int, n_actions: int, hidden_size: int = 64,
-                 layers: int = 1, generator: torch.Generator | None = None, policy_gain: float = 0.01):
+                 layers: int = 1, generator: torch.Generator | None = None, policy_gain: float = 0.01,
+                 recurrent: bool = True):
         super().__init__()
         self.sizes = dict(actor_input_size=actor_input_size, critic_input_size=critic_input_size, n_actions=n_actions,
-                          hidden_size=hidden_size, layers=layers)
-        self.actor = RecurrentBase(actor_input_size, hidden_size, layers)
+                          hidden_size=hidden_size, layers=layers, recurrent=recurrent)
+        self.actor = RecurrentBase(actor_input_size, hidden_size, layers, recurrent)
         self.policy_head = nn.Linear(hidden_size, n_actions)
-        self.critic = RecurrentBase(critic_input_size, hidden_size, layers)
+        self.critic = RecurrentBase(critic_input_size, hidden_size, layers, recurrent)
         self.value_head = nn.Linear(hidden_size, 1)
         g = generator if generator is not None else torch.Generator().manual_seed(0)
         self.actor.init_weights(g)

@@ -243,15 +243,19 @@ class _Actor(nn.Module):
 
         z = MLP(LayerNorm(x));  r = σ(W_ir z + b_ir + W_hr h + b_hr);  u = σ(W_iz z + b_iz + W_hz h + b_hz)
         n = tanh(W_in z + b_in + r ⊙ (W_hn h + b_hn));  h' = (1 − u) ⊙ n + u ⊙ h;  logits = head(LayerNorm(h'))
-    """
+
+    and without the GRU (``recurrent=False``): ``logits = head(z)``, ``h' = h``."""
 
     def __init__(self, network: MAPPONetwork):
         super().__init__()
         self.actor, self.head = network.actor, network.policy_head
 
     def forward(self, x, h):
-        a, gru = self.actor, self.actor.gru
+        a = self.actor
         z = a.mlp(a.feature_norm(x))
+        if not a.recurrent:
+            return self.head(z), h
+        gru = a.gru
         xr, xz, xn = nn.functional.linear(z, gru.weight_ih, gru.bias_ih).chunk(3, -1)
         hr, hz, hn = nn.functional.linear(h, gru.weight_hh, gru.bias_hh).chunk(3, -1)
         r, u = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)

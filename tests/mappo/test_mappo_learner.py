@@ -251,8 +251,9 @@ def test_the_paper_map_settings_start_from_the_map_script_and_options_still_win(
     assert paper_map_settings("5m_vs_6m") == {"epochs": 10, "clip_coef": 0.05}
     assert paper_map_settings("MMM2") == {"epochs": 5, "num_minibatches": 2, "policy_gain": 1.0}
     assert paper_map_settings("3m") == {"epochs": mappo_config().epochs}  # the defaults are 3m's script
-    with pytest.raises(ValueError, match="MLP policy"):
-        paper_map_settings("corridor")
+    assert paper_map_settings("corridor") == {"epochs": 5, "recurrent": False}  # their `mappo`: no GRU
+    with pytest.raises(ValueError, match="4 stacked frames"):
+        paper_map_settings("3s_vs_5z")
     with pytest.raises(ValueError, match="no script for map '2s3z'"):
         paper_map_settings("2s3z")
     out = tmp_path / "vs-ai"
@@ -264,9 +265,9 @@ def test_the_paper_map_settings_start_from_the_map_script_and_options_still_win(
     assert main(["train", "--env", "smacv2:protoss_5_vs_5", "--opponent", "builtin-ai", "--paper-map-settings",
                  "--out", str(tmp_path / "v2")]) == 2
     assert "--paper-map-settings applies to SMAC maps" in capsys.readouterr().err
-    assert main(["train", "--env", "smac:corridor", "--agent", "mappo", "--paper-map-settings",
+    assert main(["train", "--env", "smac:3s_vs_4z", "--agent", "mappo", "--paper-map-settings",
                  "--out", str(tmp_path / "c")]) == 2
-    assert "MLP policy" in capsys.readouterr().err
+    assert "4 stacked frames" in capsys.readouterr().err
 
 
 def test_the_logits_gain_sets_the_policy_heads_initial_scale():
@@ -276,3 +277,20 @@ def test_the_logits_gain_sets_the_policy_heads_initial_scale():
         learner = MAPPOLearner(5, 6, 2, 3, mappo_config(policy_gain=gain), seed=0)
         w = learner.network.policy_head.weight.detach()
         torch.testing.assert_close(w @ w.T, gain ** 2 * torch.eye(w.shape[0]), rtol=1e-4, atol=1e-6)
+
+
+def test_without_the_gru_the_policy_reads_only_the_current_observation():
+    """``recurrent=False`` (their ``mappo``): no GRU in either network, the hidden state stays zero through a
+    rollout and its update, and the actor's logits at a step are the MLP's on that step's input alone."""
+    learner, metrics, _ = run_updates(2, recurrent=False)
+    net = learner.network
+    assert not hasattr(net.actor, "gru") and not hasattr(net.critic, "gru") and len(metrics) == 2
+    assert not learner.h_actor.any() and not learner.buffer["h_critic"].any()
+    x, h = torch.randn(4, net.sizes["actor_input_size"]), torch.randn(4, net.sizes["hidden_size"])
+    features, h_after = net.actor.step(x, h, torch.zeros(4, dtype=torch.bool))
+    torch.testing.assert_close(features, net.actor.mlp(net.actor.feature_norm(x)))
+    assert torch.equal(h_after, h)
+    seq = torch.randn(3, 4, net.sizes["actor_input_size"])
+    torch.testing.assert_close(net.actor.unroll(seq, torch.zeros(4, net.sizes["hidden_size"]),
+                                                torch.zeros(3, 4, dtype=torch.bool)),
+                               net.actor.mlp(net.actor.feature_norm(seq)))

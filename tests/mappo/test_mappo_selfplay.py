@@ -218,13 +218,16 @@ def test_compare_gives_mappo_its_own_settings():
         config.validate()
 
 
-def test_stacked_policies_act_as_each_policy_alone():
+@pytest.mark.parametrize("recurrent", [True, False])
+def test_stacked_policies_act_as_each_policy_alone(recurrent):
     """A stack of 3 policies on 6 games (policy per game 2, 0, 2, 1, 0, 2) gives each game its own
-    policy's logits and greedy actions, step after step of a 3m battle (states carried)."""
+    policy's logits and greedy actions, step after step of a 3m battle (states carried; without the GRU
+    the state stays zero)."""
     from selfplay.agents.mappo.selfplay import stack_policies
 
     battle = SMACBattle("3m", num_envs=6, seed=1, two_player=False)
-    policies = [MAPPOSelfPlayLearner.for_battle(battle, 0, mappo_config(), seed=i).snapshot() for i in range(3)]
+    config = mappo_config(recurrent=recurrent)
+    policies = [MAPPOSelfPlayLearner.for_battle(battle, 0, config, seed=i).snapshot() for i in range(3)]
     stack = stack_policies(policies)
     index = torch.tensor([2, 0, 2, 1, 0, 2])
     obs = battle.reset()
@@ -241,6 +244,7 @@ def test_stacked_policies_act_as_each_policy_alone():
             assert torch.equal(action[g:g + 1], a)
             torch.testing.assert_close(state[0][g:g + 1], alone[g][0], rtol=1e-4, atol=1e-5)
         obs, _, start, _ = battle.step([action])
+    assert bool(state[0].any()) == recurrent
     with pytest.raises(ValueError, match="policy_index must lie in"):
         stack.act(obs[0], None, torch.full((6,), 3), battle.action_masks()[0])
 
