@@ -5,8 +5,8 @@
         --out docs/results/smac_learning
 
 Each (map, seed) is one ``selfplay train --env smac:MAP --opponent builtin-ai`` run in ``RUNS/MAP-sSEED``
-(``--open-loop``: ``RUNS/MAP-open-sSEED``), evaluated every ``--eval-interval`` game-steps with 32 greedy
-test games; a run already there is resumed (to a larger ``--steps`` too). ``--paper-map-settings`` trains
+(``--open-loop``: ``RUNS/MAP-open-sSEED``; ``--paper-map-settings``: ``RUNS/MAP-paper-sSEED``), evaluated
+every ``--eval-interval`` game-steps with 32 greedy test games; a run already there is resumed (to a larger ``--steps`` too). ``--paper-map-settings`` trains
 with the MAPPO paper's settings for each map (``selfplay.agents.mappo.config.PAPER_MAP_SETTINGS``) instead of
 3m's. ``--update-threads 1`` fits
 MAPPO's actor and critic one after the other (the same numbers as 2; one core per run on a shared
@@ -45,8 +45,9 @@ WINDOWS = ((80_000, 400_000), (480_000, 800_000), (880_000, 1_280_000), (1_360_0
            (1_840_000, 2_050_000))
 
 
-def run_name(map_name: str, seed: int, open_loop: bool) -> str:
-    return f"{map_name.replace(':', '-')}-{'open-' if open_loop else ''}s{seed}"
+def run_name(map_name: str, seed: int, open_loop: bool, paper: bool = False) -> str:
+    """``MAP-sSEED``; ``MAP-open-sSEED`` under open-loop control; ``MAP-paper-sSEED`` with the paper's map settings."""
+    return f"{map_name.replace(':', '-')}-{'paper-' if paper else ''}{'open-' if open_loop else ''}s{seed}"
 
 
 def env_name(map_name: str) -> str:
@@ -82,14 +83,16 @@ def published_band(table, scenario: str, algorithm: str, steps,
 def train(args) -> None:
     from selfplay.agents.mappo.config import paper_map_settings
 
+    from selfplay.training.registry import smac_map
     from selfplay.training.vs_builtin import VsAIConfig, train_vs_builtin
 
+    # every map's script is looked up before the first run, so that a map without one fails at once
+    paper = {m: paper_map_settings(smac_map(env_name(m))) if args.paper_map_settings else {} for m in args.maps}
     for map_name in args.maps:
         for seed in args.seeds:
             settings = {"eval_interval": args.eval_interval, "update_threads": args.update_threads,
-                        **({"open_loop": True} if args.open_loop else {}),
-                        **(paper_map_settings(map_name) if args.paper_map_settings else {})}
-            out = Path(args.runs) / run_name(map_name, seed, args.open_loop)
+                        **({"open_loop": True} if args.open_loop else {}), **paper[map_name]}
+            out = Path(args.runs) / run_name(map_name, seed, args.open_loop, args.paper_map_settings)
             train_vs_builtin(VsAIConfig(env=env_name(map_name), steps=args.steps, seed=seed, agent_settings=settings),
                              out, log=lambda s, tag=out.name: print(f"{tag}: {s}", flush=True))
 
@@ -161,12 +164,12 @@ def outcomes_by_draw(games: list[dict]) -> list[dict]:
     return rows
 
 
-def summarize_draws(map_name: str, seeds, runs: Path, out: Path, since: int) -> list[dict]:
+def summarize_draws(map_name: str, seeds, runs: Path, out: Path, since: int, paper: bool = False) -> list[dict]:
     """Copy each seed's ``test_games.csv`` to ``OUT/MAP-sSEED-games.csv`` (a run whose directory is gone is
     read from that copy), pool the games evaluated at or after ``since`` and write ``OUT/MAP-draws.csv``."""
     games = []
     for seed in seeds:
-        name = run_name(map_name, seed, False)
+        name = run_name(map_name, seed, False, paper)
         src, kept = runs / name / "test_games.csv", out / f"{name}-games.csv"
         if src.is_file():
             shutil.copyfile(src, kept)
@@ -203,7 +206,7 @@ def summarize(args) -> None:
         for open_loop, style in ((False, "-"), (True, "--")):
             curves = []
             for seed in args.seeds:
-                name = run_name(map_name, seed, open_loop)
+                name = run_name(map_name, seed, open_loop, args.paper_map_settings)
                 src, kept = Path(args.runs) / name / "metrics.csv", out / f"{name}.csv"
                 if src.is_file():
                     shutil.copyfile(src, kept)
@@ -240,12 +243,12 @@ def summarize(args) -> None:
         ax.legend(fontsize=7, loc="upper left")
     fig.savefig(out / "curves.png", bbox_inches="tight")
     for map_name in args.maps:
-        kept = [out / f"{run_name(map_name, seed, False)}.csv" for seed in args.seeds]
+        kept = [out / f"{run_name(map_name, seed, False, args.paper_map_settings)}.csv" for seed in args.seeds]
         if published is not None and map_name.startswith("smacv2:") and any(p.is_file() for p in kept):
             print_windows(map_name, [read_rows(p) for p in kept if p.is_file()], published)
     if args.draws_from is not None:
         for map_name in args.maps:
-            rows = summarize_draws(map_name, args.seeds, Path(args.runs), out, args.draws_from)
+            rows = summarize_draws(map_name, args.seeds, Path(args.runs), out, args.draws_from, args.paper_map_settings)
             print(f"\n{map_name}: test games from {args.draws_from} game-steps on, by draw")
             print("| feature | value | games | win rate [95 % CI] |\n|---|---|---:|---|")
             for r in rows:

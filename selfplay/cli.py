@@ -498,12 +498,14 @@ def _paper_map_settings(args: argparse.Namespace) -> dict:
     (``agents.mappo.config.paper_map_settings``); otherwise none."""
     from selfplay.agents.mappo.config import paper_map_settings
     from selfplay.training.registry import smac_map
+    from selfplay.training.vs_builtin import VsAIConfig
 
     if not getattr(args, "paper_map_settings", False):
         return {}
-    if not (isinstance(args.env, str) and args.env.startswith("smac:")):
-        raise ValueError(f"--paper-map-settings applies to SMAC maps (smac:MAP), got env {args.env!r}")
-    return paper_map_settings(smac_map(args.env))
+    env = getattr(args, "env", VsAIConfig.env)  # train --opponent builtin-ai leaves a missing --env to VsAIConfig
+    if not (isinstance(env, str) and env.startswith("smac:")):
+        raise ValueError(f"--paper-map-settings applies to SMAC maps (smac:MAP), got env {env!r}")
+    return paper_map_settings(smac_map(env))
 
 
 def _refuse_mappo_options(args: argparse.Namespace, which: str) -> None:
@@ -563,8 +565,8 @@ def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
                         f"same numbers; a run may resume with the other; default: {MAPPOConfig.update_threads})")
     p.add_argument("--paper-map-settings", action="store_true",
                    help="mappo on a SMAC map: start from the MAPPO paper's settings for that map (the epochs, clip "
-                        "range, minibatches and logits gain of its train_smac_MAP.sh) instead of 3m's; options given "
-                        "still win")
+                        "range, minibatches, logits gain and, on corridor and 6h_vs_8z, an MLP policy without GRU, of "
+                        "its train_smac_MAP.sh) instead of 3m's; options given still win")
 
 
 def _train_vs_builtin(args: argparse.Namespace) -> int:

@@ -252,6 +252,11 @@ def test_the_paper_map_settings_start_from_the_map_script_and_options_still_win(
     assert paper_map_settings("MMM2") == {"epochs": 5, "num_minibatches": 2, "policy_gain": 1.0}
     assert paper_map_settings("3m") == {"epochs": mappo_config().epochs}  # the defaults are 3m's script
     assert paper_map_settings("corridor") == {"epochs": 5, "recurrent": False}  # their `mappo`: no GRU
+    assert paper_map_settings("8m_vs_9m") == {"epochs": 15, "clip_coef": 0.05}
+    import argparse
+
+    from selfplay.cli import _paper_map_settings  # without --env, train --opponent builtin-ai plays VsAIConfig's map
+    assert _paper_map_settings(argparse.Namespace(paper_map_settings=True)) == paper_map_settings("3m")
     with pytest.raises(ValueError, match="4 stacked frames"):
         paper_map_settings("3s_vs_5z")
     with pytest.raises(ValueError, match="no script for map '2s3z'"):

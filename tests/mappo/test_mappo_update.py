@@ -209,9 +209,20 @@ def test_critic_epochs_is_checked_and_resumes_runs_saved_before_it_existed():
         mappo_config(critic_epochs=0)
     assert (mappo_config(epochs=4).value_epochs, mappo_config(epochs=4, critic_epochs=9).value_epochs) == (4, 9)
     from selfplay.agents.mappo import MAPPOLearner
+    from selfplay.agents.mappo.config import ADDED_LATER
+
+    from selfplay.training.trainer import run_identity
 
     saved = MAPPOLearner(5, 6, 2, 3, mappo_config(), seed=0).state_dict()
-    del saved["config"]["critic_epochs"]  # a learner saved before the setting existed ran the critic for `epochs`
+    for name in ADDED_LATER:  # critic_epochs, policy_gain, recurrent: a learner saved before they existed ran
+        del saved["config"][name]  # at their defaults
     MAPPOLearner(5, 6, 2, 3, mappo_config(), seed=0).load_state_dict(saved)
     with pytest.raises(ValueError, match="state\\['config'\\] must match"):
         MAPPOLearner(5, 6, 2, 3, mappo_config(critic_epochs=20), seed=0).load_state_dict(saved)
+    with pytest.raises(ValueError, match="state\\['config'\\] must match"):
+        MAPPOLearner(5, 6, 2, 3, mappo_config(recurrent=False), seed=0).load_state_dict(saved)
+    # a run directory's config.yaml written before them is the same run (run_identity decides resumes)
+    old_run = {"env": "smac:3m", "resolved_agent_settings": dict(saved["config"])}
+    now = {"env": "smac:3m", "resolved_agent_settings": mappo_config().to_dict()}
+    assert run_identity(old_run) == run_identity(now)
+    assert run_identity(old_run) != run_identity({**now, "resolved_agent_settings": mappo_config(policy_gain=1.0).to_dict()})
