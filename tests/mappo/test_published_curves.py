@@ -44,7 +44,7 @@ def test_summary_of_a_smacv2_run_draws_the_published_band(study, tmp_path, capsy
     (run / "metrics.csv").write_text("step,test_win_rate,test_return,test_episodes\n"
                                      "1000000,0.25,10.0,32\n2000000,0.5,12.0,32\n")
     args = argparse.Namespace(maps=["smacv2:protoss_5_vs_5"], seeds=[0], runs=str(tmp_path / "runs"),
-                              out=str(tmp_path / "out"), draws_from=None)
+                              out=str(tmp_path / "out"), draws_from=None, paper_map_settings=False)
     study.summarize(args)
     printed = capsys.readouterr().out
     line = [row for row in printed.splitlines() if row.startswith("| smacv2:protoss_5_vs_5")][0]
@@ -74,7 +74,7 @@ def test_summary_reads_a_gone_run_from_its_kept_csv(study, tmp_path, capsys):
         header + "0,0,0,0,1.0,30,5,1,reflect,zergling:5,zergling:5\n80000,0,1,0,9.0,40,2,5,reflect,zergling:5,hydralisk:5\n")
     (run / "test_games.csv").write_text(header + "80000,0,0,0,2.0,50,5,2,surrounded,hydralisk:5,zergling:5\n")
     args = argparse.Namespace(maps=["smacv2:zerg_5_vs_5"], seeds=[0, 1], runs=str(tmp_path / "runs"), out=str(out),
-                              draws_from=80000)
+                              draws_from=80000, paper_map_settings=False)
     study.summarize(args)
     printed = capsys.readouterr().out.splitlines()
     line = [row for row in printed if row.startswith("| smacv2:zerg_5_vs_5")][0]
@@ -108,3 +108,20 @@ def test_outcomes_by_draw_groups_games_by_start_and_unit_counts(study):
     assert parse_team("stalker:3 zealot:2") == {"stalker": 3, "zealot": 2}
     assert team_text(["zealot", "stalker", "zealot"]) == "stalker:1 zealot:2"
     assert parse_team(team_text(["zealot", "stalker", "zealot"])) == {"stalker": 1, "zealot": 2}
+
+
+def test_runs_with_the_papers_map_settings_have_their_own_names_and_summary(study, tmp_path, capsys):
+    """``--paper-map-settings`` runs live in ``RUNS/MAP-paper-sSEED`` and are summarised from there into
+    ``OUT/MAP-paper-sSEED.csv``, apart from the runs at the default settings of the same map and seed."""
+    assert study.run_name("5m_vs_6m", 2, False, paper=True) == "5m_vs_6m-paper-s2"
+    assert study.run_name("5m_vs_6m", 2, True, paper=True) == "5m_vs_6m-paper-open-s2"
+    for name, rate in (("5m_vs_6m-paper-s0", 1.0), ("5m_vs_6m-s0", 0.25)):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+        (tmp_path / "runs" / name / "metrics.csv").write_text(
+            f"step,test_win_rate,test_return,test_episodes\n0,0.0,1.0,32\n80000,{rate},5.0,32\n")
+    args = argparse.Namespace(maps=["5m_vs_6m"], seeds=[0], runs=str(tmp_path / "runs"), out=str(tmp_path / "out"),
+                              draws_from=None, paper_map_settings=True)
+    study.summarize(args)
+    line = [row for row in capsys.readouterr().out.splitlines() if row.startswith("| 5m_vs_6m")][0]
+    assert "1.00 (80k)" in line and (tmp_path / "out" / "5m_vs_6m-paper-s0.csv").is_file()
+    assert not (tmp_path / "out" / "5m_vs_6m-s0.csv").exists()
