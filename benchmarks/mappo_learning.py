@@ -6,9 +6,9 @@
 
 Each (map, seed) is one ``selfplay train --env smac:MAP --opponent builtin-ai`` run in ``RUNS/MAP-sSEED``
 (``--open-loop``: ``RUNS/MAP-open-sSEED``; ``--paper-map-settings``: ``RUNS/MAP-paper-sSEED``), evaluated
-every ``--eval-interval`` game-steps with 32 greedy test games; a run already there is resumed (to a larger ``--steps`` too). ``--paper-map-settings`` trains
-with the MAPPO paper's settings for each map (``selfplay.agents.mappo.config.PAPER_MAP_SETTINGS``) instead of
-3m's. ``--update-threads 1`` fits
+every ``--eval-interval`` game-steps with 32 greedy test games; a run already there is resumed (to a larger
+``--steps`` too). ``--paper-map-settings`` trains with the MAPPO paper's settings for each map
+(``selfplay.agents.mappo.config.PAPER_MAP_SETTINGS``) instead of 3m's. ``--update-threads 1`` fits
 MAPPO's actor and critic one after the other (the same numbers as 2; one core per run on a shared
 machine). ``--summarize`` copies every run's ``metrics.csv`` to ``OUT/MAP-sSEED.csv`` (a run whose
 directory is gone is read from that copy) and draws ``OUT/curves.png`` (one panel per map: each seed's

@@ -394,12 +394,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise ValueError(f"opponent must be 'builtin-ai' (or left out: self-play), got {args.opponent!r}")
     mappo = getattr(args, "agent", None) == "mappo"
     given_vs_ai = [k for k in VS_AI_ONLY if _is_given(getattr(args, k, None))
-                   and not (mappo and k in MAPPO_SELF_PLAY)]
+                   and not (mappo and k in SELF_PLAY_TOO)]
     if given_vs_ai:
         def flags(keys):
             return ", ".join(f"--{k.replace('_', '-')}" for k in keys)
 
-        mappo_too = [k for k in given_vs_ai if k in MAPPO_SELF_PLAY]
+        mappo_too = [k for k in given_vs_ai if k in SELF_PLAY_TOO]
         raise ValueError(f"options {flags(given_vs_ai)} apply to --opponent builtin-ai only"
                          + (f" ({flags(mappo_too)} also to self-play with --agent mappo)" if mappo_too else ""))
     options = {**(TRAIN_QUICK if args.quick else {}), **given(args, TRAIN_FIELDS)}
@@ -467,8 +467,8 @@ VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "lea
 
 
 MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef", "gae_lambda",
-                   "update_threads", "critic_learning_rate", "critic_epochs", "clip_coef",
-                   "paper_map_settings")  # MAPPO options also under a scheme
+                   "update_threads", "critic_learning_rate", "critic_epochs", "clip_coef")  # MAPPOConfig fields
+SELF_PLAY_TOO = MAPPO_SELF_PLAY + ("paper_map_settings",)  # the builtin-ai options `train --agent mappo` also takes
 MAPPO_COMPARE = ("rollout_length", "entropy_coef", "gae_lambda")  # the MAPPO options `compare` takes
 
 
@@ -482,7 +482,7 @@ def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs
     if ppo_only:
         raise ValueError(f"options {', '.join(ppo_only)} apply to the ppo agents; mappo's is --rollout-length")
     given = {k: getattr(args, k) for k in MAPPO_SELF_PLAY if _is_given(getattr(args, k, None))}
-    out = {**_paper_map_settings(args), **settings, **{k: v for k, v in given.items() if k != "paper_map_settings"}}
+    out = {**_paper_map_settings(args), **settings, **given}
     out.setdefault("rollout_length", self_play_rollout_length(num_envs))
     return out
 

@@ -257,6 +257,10 @@ def test_the_paper_map_settings_start_from_the_map_script_and_options_still_win(
 
     from selfplay.cli import _paper_map_settings  # without --env, train --opponent builtin-ai plays VsAIConfig's map
     assert _paper_map_settings(argparse.Namespace(paper_map_settings=True)) == paper_map_settings("3m")
+    from selfplay.cli import _mappo_self_play_settings  # under a scheme: the map's script, then options given
+    given = argparse.Namespace(env="smac:5m_vs_6m", paper_map_settings=True, clip_coef=0.1)
+    assert _mappo_self_play_settings(given, {"learning_rate": 1e-3}, 8) == {
+        "epochs": 10, "clip_coef": 0.1, "learning_rate": 1e-3, "rollout_length": 400}
     with pytest.raises(ValueError, match="4 stacked frames"):
         paper_map_settings("3s_vs_5z")
     with pytest.raises(ValueError, match="no script for map '2s3z'"):
