@@ -28,6 +28,12 @@ Two shortcuts leave these numbers as they are (up to float summation order): a s
 step carries zero weight in a masked loss, so it is left out of the actor's pass (``policy_active_masks``)
 and of the critic's (``value_active_masks``; the value normaliser still sees every return); and the
 actor's and critic's passes share nothing, so with ``update_threads=2`` they run at once on two threads.
+
+Acting reads the actor only, so the critic's pass need not end before the next rollout starts:
+``start_update`` returns once the actor is fitted, with the critic still fitting on the second thread
+(``update_threads=2``), and ``finish_update`` waits for it and gives the update's metrics. The next rollout
+is written to a second buffer meanwhile; everything that reads the critic (the next update, ``policy``,
+``state_dict``) waits for it first, so the numbers are those of ``update`` (tested bit for bit).
 """
 
 from __future__ import annotations
@@ -45,6 +51,10 @@ from selfplay.utils.seeding import Stream, derive_seed
 from . import rules
 from .config import MAPPOConfig, without_speed_settings
 from .network import MAPPONetwork, actor_inputs, critic_inputs, masked_logits
+
+
+def _zeros_like(buffer: dict) -> dict:
+    return {k: torch.zeros_like(v) for k, v in buffer.items() if k != "values"}
 
 
 def active_agents(mask: torch.Tensor) -> torch.Tensor:
@@ -148,6 +158,8 @@ class MAPPOLearner:
         self.step_index = 0
         self.pending = False
         self.pass_seconds = {"actor": 0.0, "critic": 0.0}  # CPU seconds of the last update's passes (profiling)
+        self._fitting: tuple | None = None  # the update started and not finished: (critic's future, its metrics)
+        self._spare_buffer: dict | None = None  # the rollout buffer the critic may still be reading
 
     @classmethod
     def for_battle(cls, battle, config: MAPPOConfig | None = None, seed: int = 0) -> MAPPOLearner:
@@ -162,6 +174,7 @@ class MAPPOLearner:
         U, A, H, T = self.n_agents, self.n_actions, self.config.hidden_size, self.config.rollout_length
         n = self.network.sizes
         z = torch.zeros
+        self._spare_buffer = None
         self.buffer = {
             "actor_in": z(T, B, U, n["actor_input_size"]), "critic_in": z(T, B, U, n["critic_input_size"]),
             "masks": torch.ones(T, B, U, A, dtype=torch.bool), "starts": z(T, B, dtype=torch.bool),
@@ -259,6 +272,7 @@ class MAPPOLearner:
         over to the next rollout. Calling it again gives the same."""
         if not self.ready():
             raise RuntimeError("evaluate_rollout() needs a full rollout: call it when ready() is true")
+        self._wait_for_critic()
         c, buf = self.config, self.buffer
         obs_dummy = torch.zeros(self.num_envs, self.n_agents, self.obs_size)
         _, state, mask, start = self._checked(obs_dummy, state, mask, start)
@@ -272,7 +286,17 @@ class MAPPOLearner:
         self.h_critic = states[T - 1].view(B, U, -1).clone()
 
     def update(self, state, mask, start) -> dict:
-        """One MAPPO update (module docstring); ``state``, ``mask``, ``start``: the step after the rollout."""
+        """One MAPPO update (module docstring); ``state``, ``mask``, ``start``: the step after the rollout.
+        Its metrics: the passes' means of their losses and statistics, and the rollout's."""
+        self.start_update(state, mask, start)
+        return self.finish_update()
+
+    def start_update(self, state, mask, start) -> None:
+        """``update`` up to the actor's fitted weights; with ``update_threads=2`` the critic goes on fitting on
+        the second thread after this returns, and the next rollout may be acted meanwhile. ``finish_update``
+        must follow before the next update."""
+        if self._fitting is not None:
+            raise RuntimeError("finish_update() must follow start_update() before the next update")
         if not self.ready():
             raise RuntimeError("update() needs a full rollout: call it when ready() is true")
         c, buf, net = self.config, self.buffer, self.network
@@ -350,27 +374,45 @@ class MAPPOLearner:
             self.pass_seconds["critic"] = time.thread_time() - began
 
         if c.update_threads == 2:  # two disjoint graphs and optimisers: the same numbers as one after the other
-            with ThreadPoolExecutor(1) as pool:
-                critic_done = pool.submit(critic_pass)
-                actor_pass()
-                critic_done.result()
+            pool = ThreadPoolExecutor(1)
+            critic_done = pool.submit(critic_pass)
+            pool.shutdown(wait=False)  # the thread ends with the pass; finish_update waits for it
+            actor_pass()
+            # the next rollout goes to the other buffer: the critic's minibatches may be views of this one
+            self.buffer, self._spare_buffer = self._spare_buffer or _zeros_like(buf), buf
         else:
             actor_pass()
             critic_pass()
-        metrics = {k: torch.stack([s[k] for s in passes]).mean().item()
-                   for passes in (actor_stats, critic_stats) for k in passes[0]}
+            critic_done = None
+        metrics = {k: torch.stack([s[k] for s in actor_stats]).mean().item() for k in actor_stats[0]}
         y, v = returns.flatten(), values[:T].flatten()
         metrics.update(explained_variance=(1.0 - ((y - v).var() / y.var()).item()) if y.var() > 0 else float("nan"),
                        mean_reward=buf["rewards"].mean().item(), active_fraction=active.float().mean().item())
         self.weight_version += 1
         metrics["weight_version"] = self.weight_version
         self.step_index = 0
+        self._fitting = (critic_done, metrics, critic_stats)
+
+    def finish_update(self) -> dict:
+        """Wait for the critic's pass of the update ``start_update`` began; that update's metrics."""
+        if self._fitting is None:
+            raise RuntimeError("finish_update() follows start_update()")
+        self._wait_for_critic()
+        _, metrics, critic_stats = self._fitting
+        self._fitting = None
+        metrics.update({k: torch.stack([s[k] for s in critic_stats]).mean().item() for k in critic_stats[0]})
         return metrics
+
+    def _wait_for_critic(self) -> None:
+        """Block until the critic's pass of the last started update has ended (its errors raised here)."""
+        if self._fitting is not None and self._fitting[0] is not None:
+            self._fitting[0].result()
 
     # ------------------------------------------------------------------ snapshots and resume
 
     def policy(self) -> MAPPOPolicy:
         """A frozen copy of the current actor (greedy by default)."""
+        self._wait_for_critic()  # the copy takes the whole network
         return MAPPOPolicy(copy.deepcopy(self.network), self.config, self.n_agents, self.weight_version,
                            derive_seed(self.seed, Stream.SNAPSHOT, self.weight_version))
 
@@ -380,6 +422,7 @@ class MAPPOLearner:
         with ``drop_rollout`` (the rollout so far is left out: a resumed learner starts a new one)."""
         if (self.step_index or self.pending) and not drop_rollout:
             raise RuntimeError("state_dict() is taken between updates (the rollout must be empty)")
+        self._wait_for_critic()
         return copy.deepcopy({"config": self.config.to_dict(), "seed": self.seed, "weight_version": self.weight_version,
                               "network": self.network.state_dict(), "actor_optimizer": self.actor_optimizer.state_dict(),
                               "critic_optimizer": self.critic_optimizer.state_dict(),
@@ -390,10 +433,12 @@ class MAPPOLearner:
                 without_speed_settings(state["config"]) != without_speed_settings(self.config.to_dict()):
             raise ValueError(f"state['config'] must match this learner's config {self.config.to_dict()}, "
                              f"got {state.get('config')}")
+        self._wait_for_critic()
+        self._fitting = None
         self.network.load_state_dict(state["network"])
         self.actor_optimizer.load_state_dict(state["actor_optimizer"])
         self.critic_optimizer.load_state_dict(state["critic_optimizer"])
         self.value_norm.load_state_dict(state["value_norm"])
         self.generator.set_state(torch.as_tensor(state["generator"], dtype=torch.uint8))
         self.seed, self.weight_version = int(state["seed"]), int(state["weight_version"])
-        self.buffer, self.step_index, self.pending = None, 0, False
+        self.buffer, self._spare_buffer, self.step_index, self.pending = None, None, 0, False

@@ -244,6 +244,17 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
     wins: list[torch.Tensor] = []
     returns: list[torch.Tensor] = []
     t0 = time.perf_counter() - seconds
+    unfinished: list | None = None  # the row of the update whose critic may still be fitting
+
+    def finish_update():
+        nonlocal unfinished
+        if unfinished is not None:
+            m = learner.finish_update()
+            row_steps, row_updates, w, r, row_seconds = unfinished
+            update_rows.append([row_steps, row_updates, w, r, m["policy_loss"], m["value_loss"], m["entropy"],
+                                m["approx_kl"], m["clip_fraction"], m["explained_variance"], row_seconds])
+            unfinished = None
+
     while steps < config.steps:
         o, s, mask = side_inputs(battle, mc, obs)
         action = learner.act(o, s, mask, start)
@@ -256,20 +267,21 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
             returns.append(info["episode_reward"][0][done].float())
         if learner.ready():
             _, s, mask = side_inputs(battle, mc, obs)
-            m = learner.update(s, mask, start)
+            finish_update()
+            learner.start_update(s, mask, start)  # update_threads=2: the critic fits on while the next rollout plays
             updates += 1
             seconds = time.perf_counter() - t0
             w = torch.cat(wins) if wins else torch.full((1,), float("nan"))
             r = torch.cat(returns) if returns else torch.full((1,), float("nan"))
             wins, returns = [], []
-            update_rows.append([steps, updates, w.mean().item(), r.mean().item(), m["policy_loss"], m["value_loss"],
-                                m["entropy"], m["approx_kl"], m["clip_fraction"], m["explained_variance"],
-                                round(seconds, 3)])
+            unfinished = [steps, updates, w.mean().item(), r.mean().item(), round(seconds, 3)]
             if steps >= next_eval or steps >= config.steps:
+                finish_update()
                 evaluate_now()
                 while next_eval <= steps:
                     next_eval += mc.eval_interval
                 commit()
+    finish_update()
     seconds = time.perf_counter() - t0
     return VsAIResult(steps, updates, seconds, rows[-1][1] if rows else float("nan"), str(run.root))
 
