@@ -23,7 +23,9 @@ reads ``benchmarks/jaxmarl_mappo.py``'s JSON lines and prints ours / theirs on t
 and every setting's minutes to 2M game-steps at the measured rate.
 
 ``--update-threads`` is MAPPOConfig's ``update_threads`` (default 2: the update fits the actor and the
-critic at once on two threads, the trainer's default; 1: one after the other — the same numbers);
+critic at once on two threads, the trainer's default, and the critic goes on fitting while the next
+rollout plays, as in the trainer: ``start_update``/``finish_update``; 1: one after the other — the same
+numbers);
 ``--threads`` is torch's intra-op thread count (1, the trainer's). The environment is one process
 either way. The phases are also given in CPU seconds of the process (acting, environment, update: all
 threads), which a loaded machine disturbs less than wall-clock.
@@ -89,17 +91,24 @@ def measure(map_name: str, settings: dict, updates: int, seed: int = 0) -> dict:
             split["env_cpu"] += cpu_clock() - b_cpu
         a, a_cpu = clock(), cpu_clock()
         _, s, mask = side_inputs(battle, config, obs)
-        learner.update(s, mask, start)
+        if u > 0:  # as the trainer does: the last update's critic has fitted while this rollout played
+            learner.finish_update()
+            split["critic_pass"] += learner.pass_seconds["critic"] * (u > 1)
+        learner.start_update(s, mask, start)
         split["update"] += clock() - a
         split["update_cpu"] += cpu_clock() - a_cpu
-        split["actor_pass"] += learner.pass_seconds["actor"]
-        split["critic_pass"] += learner.pass_seconds["critic"]
+        split["actor_pass"] += learner.pass_seconds["actor"] * (u > 0)
+    a, a_cpu = clock(), cpu_clock()
+    learner.finish_update()
+    split["update"] += clock() - a
+    split["update_cpu"] += cpu_clock() - a_cpu
+    split["critic_pass"] += learner.pass_seconds["critic"]
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     steps = updates * config.batch_steps
-    # two free cores at this per-CPU-second speed: everything but the critic's pass on one core, that pass
-    # beside the actor's on the other (update_threads=2), assuming the two threads overlap fully
+    # two free cores at this per-CPU-second speed (update_threads=2): the main thread plays the rollout and
+    # fits the actor while the critic's pass runs on the other core, assuming the two overlap fully
     serial = split["act_cpu"] + split["env_cpu"] + split["update_cpu"] - split["actor_pass"] - split["critic_pass"]
-    two_cores = serial + max(split["actor_pass"], split["critic_pass"])
+    two_cores = max(serial + split["actor_pass"], split["critic_pass"])
     return {"steps": steps, "wall": wall, "cpu": cpu, "two_core_seconds": two_cores, **split}
 
 
