@@ -15,6 +15,8 @@ network), the environment and the update, with the machine's load average (the f
     wide-AS:   64 games × 50 steps (the same 3200 game-steps per update), agent-specific state
     wide:      the same with the environment's global state (EP)
     wide-5ep:  wide with 5 epochs (MAPPO's setting on the harder maps)
+    jaxmarl:   JaxMARL's own MAPPO settings on SMAX (mappo_homogenous_rnn_smax.yaml): 128 games × 128 steps,
+               4 epochs × 4 minibatches, 128 wide, the whole rollout one recurrent sequence, global state
 
 ``--epochs`` overrides every setting's epochs (the paper's per-map scripts: 10 on 5m_vs_6m). A map is a
 SMAC map name or any SMAC battle name of the registry (``smacv2:protoss_5_vs_5``). ``--compare FILE``
@@ -50,6 +52,10 @@ SETTINGS = {
     "wide-AS": {"num_envs": 64, "rollout_length": 50},
     "wide": {"num_envs": 64, "rollout_length": 50, "critic_input": "EP"},
     "wide-5ep": {"num_envs": 64, "rollout_length": 50, "critic_input": "EP", "epochs": 5},
+    # JaxMARL's mappo_homogenous_rnn_smax.yaml: 128 games x 128 steps, 4 epochs x 4 minibatches, 128 wide,
+    # the whole rollout one BPTT sequence, the critic on the global state
+    "jaxmarl": {"num_envs": 128, "rollout_length": 128, "chunk_length": 128, "epochs": 4, "num_minibatches": 4,
+                "hidden_size": 128, "critic_input": "EP"},
 }
 
 
