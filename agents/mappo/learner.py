@@ -158,7 +158,7 @@ class MAPPOLearner:
         self.step_index = 0
         self.pending = False
         self.pass_seconds = {"actor": 0.0, "critic": 0.0}  # CPU seconds of the last update's passes (profiling)
-        self._fitting: tuple | None = None  # the update started and not finished: (critic's future, its metrics)
+        self._fitting: tuple | None = None  # started, not finished: (critic pass future, actor metrics, critic stats)
         self._spare_buffer: dict | None = None  # the rollout buffer the critic may still be reading
 
     @classmethod
