@@ -99,11 +99,12 @@ def measure(map_name: str, settings: dict, updates: int, seed: int = 0) -> dict:
         _, s, mask = side_inputs(battle, config, obs)
         if u > 0:  # as the trainer does: the last update's critic has fitted while this rollout played
             learner.finish_update()
-            split["critic_pass"] += learner.pass_seconds["critic"] * (u > 1)
+            if u > 1:  # not the warm-up update's critic
+                split["critic_pass"] += learner.pass_seconds["critic"]
         learner.start_update(s, mask, start)
         split["update"] += clock() - a
         split["update_cpu"] += cpu_clock() - a_cpu
-        split["actor_pass"] += learner.pass_seconds["actor"] * (u > 0)
+        split["actor_pass"] += learner.pass_seconds["actor"]
     a, a_cpu = clock(), cpu_clock()
     learner.finish_update()
     split["update"] += clock() - a

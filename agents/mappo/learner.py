@@ -53,10 +53,6 @@ from .config import MAPPOConfig, without_speed_settings
 from .network import MAPPONetwork, actor_inputs, critic_inputs, masked_logits
 
 
-def _zeros_like(buffer: dict) -> dict:
-    return {k: torch.zeros_like(v) for k, v in buffer.items() if k != "values"}
-
-
 def active_agents(mask: torch.Tensor) -> torch.Tensor:
     """``(B, U)`` bool: more than the no-op (action 0) available, i.e. alive in SMAC."""
     return mask[..., 1:].any(-1)
@@ -170,18 +166,24 @@ class MAPPOLearner:
 
     # ------------------------------------------------------------------ acting
 
-    def _new_buffer(self, B: int) -> None:
+    def _rollout_buffer(self, B: int) -> dict:
+        """An empty rollout of ``B`` games (``evaluate_rollout`` adds ``values``)."""
         U, A, H, T = self.n_agents, self.n_actions, self.config.hidden_size, self.config.rollout_length
         n = self.network.sizes
         z = torch.zeros
-        self._spare_buffer = None
-        self.buffer = {
+        return {
             "actor_in": z(T, B, U, n["actor_input_size"]), "critic_in": z(T, B, U, n["critic_input_size"]),
             "masks": torch.ones(T, B, U, A, dtype=torch.bool), "starts": z(T, B, dtype=torch.bool),
             "active": z(T, B, U, dtype=torch.bool), "h_actor": z(T, B, U, H), "h_critic": z(T, B, U, H),
             "actions": z(T, B, U, dtype=torch.long), "log_probs": z(T, B, U),
             "rewards": z(T, B), "dones": z(T, B, dtype=torch.bool),
         }
+
+    def _new_buffer(self, B: int) -> None:
+        """A new rollout buffer for ``B`` games and their recurrent states and last actions zeroed."""
+        U, A, H = self.n_agents, self.n_actions, self.config.hidden_size
+        self.buffer, self._spare_buffer = self._rollout_buffer(B), None
+        z = torch.zeros
         self.h_actor, self.h_critic = z(B, U, H), z(B, U, H)
         self.last_action = z(B, U, A)
         self.num_envs = B
@@ -379,7 +381,7 @@ class MAPPOLearner:
             pool.shutdown(wait=False)  # the thread ends with the pass; finish_update waits for it
             actor_pass()
             # the next rollout goes to the other buffer: the critic's minibatches may be views of this one
-            self.buffer, self._spare_buffer = self._spare_buffer or _zeros_like(buf), buf
+            self.buffer, self._spare_buffer = self._spare_buffer or self._rollout_buffer(B), buf
         else:
             actor_pass()
             critic_pass()

@@ -13,7 +13,10 @@ from selfplay.training.vs_builtin import VsAIConfig, side_inputs, train_vs_built
 SMALL = dict(num_envs=4, rollout_length=20, chunk_length=10, epochs=2)
 
 
-def run_updates(seed: int, updates: int = 2, **settings):
+def run_updates(seed: int, updates: int = 2, hold=None, **settings):
+    """``updates`` updates on 3m against the AI; with ``hold`` (a ``threading.Event``) driven as ``selfplay train
+    --opponent builtin-ai`` drives it — ``start_update``, the next rollout acted, then ``finish_update`` — with the
+    critic's pass held until that rollout is acted (``hold`` is set just before ``finish_update``)."""
     config = mappo_config(**{**SMALL, **settings})
     battle = SMACBattle("3m", num_envs=config.num_envs, two_player=False, seed=7)
     learner = MAPPOLearner.for_battle(battle, config, seed=seed)
@@ -30,7 +33,19 @@ def run_updates(seed: int, updates: int = 2, **settings):
         start = done
         if learner.ready():
             _, s, mask = side_inputs(battle, config, obs)
-            metrics.append(learner.update(s, mask, start))
+            if hold is None:
+                metrics.append(learner.update(s, mask, start))
+                continue
+            if learner.weight_version:  # an update was started
+                hold.set()
+                metrics.append(learner.finish_update())
+            hold.clear()
+            learner.start_update(s, mask, start)
+            with pytest.raises(RuntimeError, match="finish_update"):
+                learner.start_update(s, mask, start)
+    if hold is not None:
+        hold.set()
+        metrics.append(learner.finish_update())
     return learner, metrics, torch.stack(actions)
 
 

@@ -1,7 +1,7 @@
 """The MAPPO update's shortcuts keep its numbers: sequences without an active step are left out of the
 masked losses without changing them, the inputs normalised once per update give the losses and gradients
-of LayerNorm and Linear, and fitting the actor and the critic on two threads gives what fitting them one
-after the other gives."""
+of LayerNorm and Linear, and fitting the actor and the critic on two threads — the critic also while the next
+rollout plays — gives what fitting them one after the other gives."""
 
 import threading
 
@@ -12,11 +12,9 @@ from selfplay.agents.mappo import learner as learner_module
 from selfplay.agents.mappo.learner import actor_loss, critic_loss
 from selfplay.agents.mappo.network import MAPPONetwork, NormalizedLinear
 from selfplay.agents.mappo.rules import ValueNorm
-from selfplay.envs.smac import SMACBattle
 
-from selfplay.training.vs_builtin import side_inputs
 from selfplay.utils.threads import torch_threads
-from tests.mappo.test_mappo_learner import SMALL, run_updates
+from tests.mappo.test_mappo_learner import run_updates
 
 L, S, D, A, H = 5, 6, 7, 4, 8  # steps per sequence, sequences, input size, actions, hidden size
 DEAD = [1, 4]  # sequences whose every step is inactive
@@ -123,44 +121,21 @@ def test_inputs_normalised_once_give_the_losses_and_gradients_of_the_modules():
     assert gamma_grad[0].abs().sum() > 0  # the affine part is trained: its gradient is not zero
 
 
+def assert_same_run(one, two):
+    """Two ``run_updates`` results are bit for bit the same: metrics, actions, weights, value normaliser."""
+    (a, metrics_a, actions_a), (b, metrics_b, actions_b) = one, two
+    assert metrics_a == metrics_b and torch.equal(actions_a, actions_b)
+    for (name, x), y in zip(a.network.state_dict().items(), b.network.state_dict().values()):
+        assert torch.equal(x, y), name
+    assert a.value_norm.state_dict() == b.value_norm.state_dict()
+
+
 @pytest.mark.parametrize("settings", [{}, {"num_minibatches": 2, "value_active_masks": True}])
 def test_fitting_actor_and_critic_on_two_threads_gives_the_same_numbers(settings):
     with torch_threads(1):
-        one, metrics_one, actions_one = run_updates(2, **settings, update_threads=1)
-        two, metrics_two, actions_two = run_updates(2, **settings, update_threads=2)
-    assert metrics_one == metrics_two and torch.equal(actions_one, actions_two)
-    for (name, x), y in zip(one.network.state_dict().items(), two.network.state_dict().values()):
-        assert torch.equal(x, y), name
-    assert one.value_norm.state_dict() == two.value_norm.state_dict()
-
-
-def run_pipelined(seed: int, updates: int, hold: threading.Event, **settings):
-    """``run_updates`` as ``selfplay train --opponent builtin-ai`` drives the learner: ``start_update``, the next
-    rollout acted, then ``finish_update``; the critic's pass is held (``hold``) until that rollout is acted."""
-    config = mappo_config(**{**SMALL, **settings})
-    battle = SMACBattle("3m", num_envs=config.num_envs, two_player=False, seed=7)
-    learner = MAPPOLearner.for_battle(battle, config, seed=seed)
-    obs, start = battle.reset(), torch.ones(config.num_envs, dtype=torch.bool)
-    metrics, actions, started = [], [], False
-    while learner.weight_version < updates:
-        o, s, mask = side_inputs(battle, config, obs)
-        actions.append(learner.act(o, s, mask, start))
-        obs, rewards, done, _ = battle.step([actions[-1]])
-        learner.record(rewards[0], done)
-        start = done
-        if learner.ready():
-            _, s, mask = side_inputs(battle, config, obs)
-            if started:
-                hold.set()  # the whole rollout after the update was acted with its critic not yet fitted
-                metrics.append(learner.finish_update())
-            hold.clear()
-            learner.start_update(s, mask, start)
-            started = True
-            with pytest.raises(RuntimeError, match="finish_update"):
-                learner.start_update(s, mask, start)
-    hold.set()
-    metrics.append(learner.finish_update())
-    return learner, metrics, torch.stack(actions)
+        one = run_updates(2, **settings, update_threads=1)
+        two = run_updates(2, **settings, update_threads=2)
+    assert_same_run(one, two)
 
 
 @pytest.mark.parametrize("settings", [{}, {"num_minibatches": 2, "value_active_masks": True},
@@ -178,13 +153,10 @@ def test_the_critic_fitting_while_the_next_rollout_plays_gives_the_numbers_of_up
         return plain_critic_loss(*args, **kwargs)
 
     with torch_threads(1):
-        one, metrics_one, actions_one = run_updates(2, updates=3, **settings, update_threads=1)
+        one = run_updates(2, updates=3, **settings, update_threads=1)
         monkeypatch.setattr(learner_module, "critic_loss", held_critic_loss)
-        two, metrics_two, actions_two = run_pipelined(2, 3, hold, **settings, update_threads=2)
-    assert metrics_one == metrics_two and torch.equal(actions_one, actions_two)
-    for (name, x), y in zip(one.network.state_dict().items(), two.network.state_dict().values()):
-        assert torch.equal(x, y), name
-    assert one.value_norm.state_dict() == two.value_norm.state_dict()
+        two = run_updates(2, 3, hold, **settings, update_threads=2)
+    assert_same_run(one, two)
 
 
 def test_finish_update_follows_start_update():
