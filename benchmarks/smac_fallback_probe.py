@@ -37,21 +37,20 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from smac_calibration import wilson  # noqa: E402
 
-# SMAC's move actions and their unit vectors (starcraft2.py: north is +y, east is +x)
-MOVES = {2: (0.0, 1.0), 3: (0.0, -1.0), 4: (1.0, 0.0), 5: (-1.0, 0.0)}
-STOP, NO_OP = 1, 0
+FIRST_MOVE, STOP, NO_OP = 2, 1, 0  # SMAC's actions: 2..5 move north, south, east, west (MOVE_DIRECTIONS' order)
 
 
 def fallback_action(own: tuple[float, float], enemy_centroid: tuple[float, float], avail) -> int:
-    """The available compass move most nearly away from ``enemy_centroid`` (largest dot product with
-    ``own - enemy_centroid``); stop when no move is available, no-op for a dead agent (only no-op available)."""
-    away = np.subtract(own, enemy_centroid)
-    best, best_dot = None, -np.inf
-    for action, direction in MOVES.items():
-        if avail[action] and float(np.dot(away, direction)) > best_dot:
-            best, best_dot = action, float(np.dot(away, direction))
-    if best is not None:
-        return best
+    """The available compass move most nearly away from ``enemy_centroid`` (largest dot product of its
+    direction, ``engine.MOVE_DIRECTIONS``, with ``own - enemy_centroid``); stop when no move is available,
+    no-op for a dead agent (only no-op available)."""
+    from selfplay.envs.smac.engine import MOVE_DIRECTIONS
+
+    moves = np.arange(FIRST_MOVE, FIRST_MOVE + len(MOVE_DIRECTIONS))
+    away = np.asarray(MOVE_DIRECTIONS) @ np.subtract(own, enemy_centroid)
+    available = np.asarray(avail)[moves] > 0
+    if available.any():
+        return int(moves[available][np.argmax(away[available])])
     return STOP if avail[STOP] else NO_OP
 
 
@@ -73,8 +72,7 @@ def play(map_name: str, steps_back: int, games: int, seed: int, backend: str = "
                 if t < steps_back:
                     enemies = [(u.pos.x, u.pos.y) for u in env.enemies.values() if u.health > 0]
                     centroid = tuple(np.mean(enemies, axis=0)) if enemies else (0.0, 0.0)
-                    for a in range(env.n_agents):
-                        unit = env.get_unit_by_id(a)
+                    for a, unit in env.agents.items():
                         actions[a] = fallback_action((unit.pos.x, unit.pos.y), centroid, env.get_avail_agent_actions(a))
                 _, done, info = env.step(actions)
                 t += 1

@@ -197,8 +197,9 @@ def self_play_rollout_length(num_envs: int, chunk_length: int = 10) -> int:
 # always written out, and the others where they differ from ``MAPPOConfig``'s defaults (which are 3m's script).
 # Every script runs 8 games x 400 steps, one minibatch but MMM2's two, value active masks off, 10M game-steps.
 # ``recurrent`` False: the script runs ``mappo`` (MLPs, no GRU). 3s_vs_4z and 3s_vs_5z also feed the MLP 4 stacked
-# frames, which this learner does not build — ``paper_map_settings`` refuses them. train_smac_8m_vs_9m.sh runs bane_vs_bane at that commit (its ``map=``; bane_vs_bane's own script is the
-# one used here); 8m_vs_9m's settings are that script's as fixed at commit 6df1260. 2s3z has no script.
+# frames, which this learner does not build — ``paper_map_settings`` refuses them. train_smac_8m_vs_9m.sh runs
+# bane_vs_bane at that commit (its ``map=``; bane_vs_bane's own script is the one used here); 8m_vs_9m's settings
+# are that script's as fixed at commit 6df1260. 2s3z has no script.
 PAPER_MAP_SETTINGS = {
     "3m": {"epochs": 15}, "8m": {"epochs": 15}, "MMM": {"epochs": 15}, "1c3s5z": {"epochs": 15},
     "2m_vs_1z": {"epochs": 15}, "2s_vs_1sc": {"epochs": 15}, "3s_vs_3z": {"epochs": 15},
