@@ -28,6 +28,8 @@ and every setting's minutes to 2M game-steps at the measured rate.
 critic at once on two threads, the trainer's default, and the critic goes on fitting while the next
 rollout plays, as in the trainer: ``start_update``/``finish_update``; 1: one after the other — the same
 numbers);
+``--update-precision`` measures each MAPPOConfig ``update_precision`` given (``float32``, ``bfloat16``: the
+update's products with bf16 operands) one after the other.
 ``--threads`` is torch's intra-op thread count (1, the trainer's). The environment is one process
 either way. The phases are also given in CPU seconds of the process (acting, environment, update: all
 threads), which a loaded machine disturbs less than wall-clock.
@@ -45,6 +47,7 @@ from selfplay.agents.mappo import MAPPOLearner, mappo_config
 
 from selfplay.training.registry import make_env
 from selfplay.training.vs_builtin import side_inputs
+from selfplay.utils.threads import keep_freed_memory
 
 SETTINGS = {
     "paper": {},
@@ -128,9 +131,12 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--update-threads", type=int, default=None, choices=(1, 2),
                         help="MAPPOConfig.update_threads (default: the config's, 2)")
+    parser.add_argument("--update-precision", nargs="+", default=["float32"], choices=("float32", "bfloat16"),
+                        help="MAPPOConfig.update_precision: each one given is measured (default: float32)")
     parser.add_argument("--compare", default=None, help="JSON lines of benchmarks/jaxmarl_mappo.py")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    keep_freed_memory()  # as the selfplay command does (utils.threads)
     theirs = []
     if args.compare:
         with open(args.compare) as f:
@@ -140,11 +146,12 @@ def main() -> None:
           f"{mappo_config(**threads).update_threads}; "
           f"load average before {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     for map_name in args.maps:
-        for name in args.settings:
-            settings = {**SETTINGS[name], **({"epochs": args.epochs} if args.epochs else {}), **threads}
+        for name, precision in ((n, p) for n in args.settings for p in args.update_precision):
+            settings = {**SETTINGS[name], **({"epochs": args.epochs} if args.epochs else {}), **threads,
+                        "update_precision": precision}
             r = measure(map_name, settings, args.updates)
             rate, per_cpu = r["steps"] / r["wall"], r["steps"] / r["cpu"]
-            print(f"{map_name:12s} {name:9s} {r['steps']:7d} game-steps  {rate:7.0f} /s wall  {per_cpu:7.0f} /CPU-s  "
+            print(f"{map_name:12s} {name:9s} {precision:8s} {r['steps']:7d} game-steps  {rate:7.0f} /s wall  {per_cpu:7.0f} /CPU-s  "
                   f"2M in {2e6 / rate / 60:5.1f} min  (wall: act {r['act']:.1f} s, env {r['env']:.1f} s, "
                   f"update {r['update']:.1f} s; CPU: act {r['act_cpu']:.1f} s, env {r['env_cpu']:.1f} s, update "
                   f"{r['update_cpu']:.1f} s, of which actor pass {r['actor_pass']:.1f} s, critic pass "

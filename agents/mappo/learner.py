@@ -52,6 +52,8 @@ from . import rules
 from .config import MAPPOConfig, without_speed_settings
 from .network import MAPPONetwork, actor_inputs, critic_inputs, masked_logits
 
+PRECISIONS = {"float32": None, "bfloat16": torch.bfloat16}  # MAPPOConfig.update_precision → the products' dtype
+
 
 def active_agents(mask: torch.Tensor) -> torch.Tensor:
     """``(B, U)`` bool: more than the no-op (action 0) available, i.e. alive in SMAC."""
@@ -319,7 +321,10 @@ class MAPPOLearner:
         starts = seq(buf["starts"][:, :, None].expand(T, B, U))
         data = {name: seq(buf[name]) for name in ("actor_in", "critic_in", "masks", "active", "actions", "log_probs")}
         # every epoch replays these inputs: their feature normalisation (less its affine part) is done once
-        data["actor_in"], data["critic_in"] = net.actor.normalize(data["actor_in"]), net.critic.normalize(data["critic_in"])
+        # (held in bfloat16 under update_precision "bfloat16": the passes' products then take bf16 operands)
+        precision = PRECISIONS[c.update_precision]
+        data["actor_in"] = net.actor.normalize(data["actor_in"], precision)
+        data["critic_in"] = net.critic.normalize(data["critic_in"], precision)
         data.update(old_values=seq(buf["values"][:T]), returns=seq(returns), advantages=seq(advantages), starts=starts)
         h0_actor = buf["h_actor"][::L].reshape(C * N, -1)
         h0_critic = buf["h_critic"][::L].reshape(C * N, -1)

@@ -1,4 +1,5 @@
-"""Torch's intra-op thread count, set for a block of work and restored afterwards."""
+"""Torch's intra-op thread count, set for a block of work and restored afterwards; the C allocator's setting
+for a process whose threads allocate large tensors (``keep_freed_memory``)."""
 
 from __future__ import annotations
 
@@ -21,3 +22,27 @@ def torch_threads(n: int | None):
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def keep_freed_memory() -> bool:
+    """Tune glibc's ``malloc`` for threads that allocate and free large tensors over and over: one arena for
+    every thread (``M_ARENA_MAX`` 1), freed memory kept rather than returned to the system (``M_TRIM_THRESHOLD``
+    1 GiB) and blocks up to 256 MiB taken from that heap rather than mapped apiece (``M_MMAP_THRESHOLD``).
+    glibc's defaults give the second thread of a MAPPO update (``update_threads=2``) its own arena, whose
+    heaps are unmapped and mapped again on every pass: with bfloat16 products about 10⁵ page faults per
+    update, a quarter of the process's CPU time in the kernel (``docs/results/speed.md``). The process
+    then keeps its peak heap. Process-wide and not undone: a program's entry point calls it (``selfplay``
+    does), never library code; the same as starting Python with ``MALLOC_ARENA_MAX=1
+    MALLOC_TRIM_THRESHOLD_=1073741824 MALLOC_MMAP_THRESHOLD_=268435456``. Returns whether it took effect
+    (False where the C library is not glibc)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8  # glibc's malloc.h
+    return all(mallopt(option, value) == 1 for option, value in
+               ((M_ARENA_MAX, 1), (M_TRIM_THRESHOLD, 1 << 30), (M_MMAP_THRESHOLD, 256 << 20)))
