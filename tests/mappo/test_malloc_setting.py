@@ -16,7 +16,7 @@ def churn(k):  # as a pass of the update: tensors of several sizes alive at once
         held = [torch.ones((n + k) << 18) for n in (1, 3, 2, 5, 4, 6, 2, 8, 3, 7) * 2]  # 1-9 MiB each
         del held
 faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(3):  # as the update's passes: a new thread beside the main one each time
+for _ in range(6):  # as the update's passes: a new thread beside the main one each time
     t = threading.Thread(target=churn, args=(1,))
     t.start()
     churn(0)
@@ -36,4 +36,4 @@ def test_freed_memory_is_reused_instead_of_faulted_in_again():
     pages = ((98 + 118) << 20) // 4096  # the two threads' tensors alive at once
     tuned = page_faults("tuned")
     assert tuned < 1.5 * pages  # faulted in once, then reused
-    assert page_faults("default") > 3 * pages  # glibc's defaults: mapped afresh again and again
+    assert page_faults("default") > 2 * pages  # glibc's defaults: mapped afresh again and again
