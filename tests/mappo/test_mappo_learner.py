@@ -138,7 +138,8 @@ def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
     args = ["train", "--env", "smac:3m", "--opponent", "builtin-ai", "--steps", "80", "--num-envs", "4",
             "--rollout-length", "20", "--epochs", "1", "--eval-interval", "80", "--eval-episodes", "2",
             "--critic-input", "EP", "--open-loop", "--update-threads", "1", "--critic-learning-rate", "0.001",
-            "--critic-epochs", "2", "--clip-coef", "0.1", "--entropy-coef", "0", "--out", str(out)]
+            "--critic-epochs", "2", "--clip-coef", "0.1", "--entropy-coef", "0", "--update-precision", "bfloat16",
+            "--out", str(out)]
     assert main(args) == 0
     with open(out / "metrics.csv") as f:
         assert [int(r["step"]) for r in csv.DictReader(f)] == [0, 80]
@@ -147,6 +148,7 @@ def test_the_command_line_trains_against_the_builtin_ai(tmp_path, capsys):
     config = yaml.safe_load((out / "config.yaml").read_text())
     assert config["resolved_agent_settings"]["open_loop"] is True and config["opponent"] == "builtin-ai"
     assert config["resolved_agent_settings"]["update_threads"] == 1
+    assert config["resolved_agent_settings"]["update_precision"] == "bfloat16"
     assert (config["resolved_agent_settings"]["critic_learning_rate"], config["resolved_agent_settings"]["critic_epochs"]) == (1e-3, 2)
     assert config["resolved_agent_settings"]["clip_coef"] == 0.1
     assert config["resolved_agent_settings"]["entropy_coef"] == 0.0  # a value equal to False is still given
