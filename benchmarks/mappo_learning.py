@@ -285,7 +285,13 @@ def main() -> None:
     parser.add_argument("--draws-from", type=int, default=None, metavar="STEP",
                         help="with --summarize: the test games' win rate by draw, from game-step STEP on")
     args = parser.parse_args()
-    summarize(args) if args.summarize else train(args)
+    if args.summarize:
+        summarize(args)
+        return
+    from selfplay.utils.threads import keep_freed_memory
+
+    keep_freed_memory()  # as the selfplay command does: the update's second thread (utils.threads)
+    train(args)
 
 
 if __name__ == "__main__":
