@@ -28,6 +28,9 @@ Two shortcuts leave these numbers as they are (up to float summation order): a s
 step carries zero weight in a masked loss, so it is left out of the actor's pass (``policy_active_masks``)
 and of the critic's (``value_active_masks``; the value normaliser still sees every return); and the
 actor's and critic's passes share nothing, so with ``update_threads=2`` they run at once on two threads.
+With ``update_precision="bfloat16"`` (an option, not a shortcut: the numbers change by bf16 rounding) the
+passes' matrix products take bf16 operands and everything else stays float32 (``network.linear``,
+``network.GRUSequence``); acting and ``evaluate_rollout`` stay float32.
 
 Acting reads the actor only, so the critic's pass need not end before the next rollout starts:
 ``start_update`` returns once the actor is fitted, with the critic still fitting on the second thread
