@@ -571,7 +571,7 @@ def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
                         f"same numbers; a run may resume with the other; default: {MAPPOConfig.update_threads})")
     p.add_argument("--update-precision", choices=("float32", "bfloat16"), default=None,
                    help=f"mappo: the update's matrix products in float32 or with bfloat16 operands (mixed precision: "
-                        f"1.4x faster where the CPU has bf16 dot products; not the paper's; default: "
+                        f"about 1.3x faster training where the CPU has bf16 dot products; not the paper's; default: "
                         f"{MAPPOConfig.update_precision})")
     p.add_argument("--paper-map-settings", action="store_true",
                    help="mappo on a SMAC map: start from the MAPPO paper's settings for that map (the epochs, clip "

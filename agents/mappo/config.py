@@ -22,7 +22,7 @@ import math
 import numbers
 from dataclasses import asdict, dataclass
 
-UPDATE_PRECISIONS = ("float32", "bfloat16")
+UPDATE_PRECISIONS = ("float32", "bfloat16")  # the update's matrix products: float32, or bf16 operands (mixed precision)
 CRITIC_INPUTS = ("AS", "EP")  # agent-specific global state, environment-provided global state (paper §4.1)
 SPEED_ONLY = ("update_threads",)  # settings that change how fast, not what: a run may resume with others
 ADDED_LATER = {"critic_epochs": None, "policy_gain": 0.01, "recurrent": True, "update_precision": "float32"}  # settings newer than some saved runs: at this value, the same as absent
