@@ -307,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ppo_options(p, _compare_defaults)
     _add_rollout_length(p)
     _add_mappo_loss_options(p)
+    _add_update_precision(p)
     _add_alphastar_options(p)
     _add_ray_options(p, "each run and each run's evaluation as a Ray task")
 
@@ -324,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ppo_options(p, _league_defaults)
     _add_rollout_length(p)
     _add_mappo_loss_options(p)
+    _add_update_precision(p)
     _add_alphastar_options(p)
     _add_ray_options(p, "the league as Ray actors (coordinator, rollout workers, a learner per player)")
     action = p.add_argument("--workers", type=int, default=argparse.SUPPRESS, help="with --ray: rollout-worker actors")
@@ -475,7 +477,7 @@ VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "lea
 MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef", "gae_lambda", "update_threads",
                    "update_precision", "critic_learning_rate", "critic_epochs", "clip_coef")  # MAPPOConfig fields
 SELF_PLAY_TOO = MAPPO_SELF_PLAY + ("paper_map_settings",)  # the builtin-ai options `train --agent mappo` also takes
-MAPPO_COMPARE = ("rollout_length", "entropy_coef", "gae_lambda")  # the MAPPO options `compare` takes
+MAPPO_COMPARE = ("rollout_length", "entropy_coef", "gae_lambda", "update_precision")  # the MAPPO options `compare` takes
 
 
 def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs: int) -> dict:
@@ -517,7 +519,8 @@ def _paper_map_settings(args: argparse.Namespace) -> dict:
 def _refuse_mappo_options(args: argparse.Namespace, which: str) -> None:
     """MAPPO's ``MAPPO_COMPARE`` options given to a run without a MAPPO learner: refused, naming ``which``."""
     if any(getattr(args, k) is not None for k in MAPPO_COMPARE):
-        raise ValueError(f"--rollout-length, --entropy-coef and --gae-lambda apply to the mappo agent {which}")
+        raise ValueError(f"--rollout-length, --entropy-coef, --gae-lambda and --update-precision apply to the mappo "
+                         f"agent {which}")
 
 
 def _add_rollout_length(p: argparse.ArgumentParser) -> None:
@@ -525,6 +528,16 @@ def _add_rollout_length(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rollout-length", type=int, default=None,
                    help="mappo: steps of every game per update (default: 3200 / num-envs in multiples of 10, "
                         "MAPPO's game-steps per update)")
+
+
+def _add_update_precision(p: argparse.ArgumentParser) -> None:
+    """``--update-precision`` (MAPPOConfig.update_precision) on train, compare and league."""
+    from selfplay.agents.mappo.config import UPDATE_PRECISIONS, MAPPOConfig
+
+    p.add_argument("--update-precision", choices=UPDATE_PRECISIONS, default=None,
+                   help=f"mappo: the update's matrix products in float32 or with bfloat16 operands (mixed precision: "
+                        f"about 1.3x faster training where the CPU has bf16 dot products; not the paper's; default: "
+                        f"{MAPPOConfig.update_precision})")
 
 
 def _add_mappo_loss_options(p: argparse.ArgumentParser) -> None:
@@ -569,10 +582,7 @@ def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--update-threads", type=int, choices=(1, 2), default=None,
                    help=f"mappo: 2 fits the actor and critic at once on two threads, 1 one after the other (the "
                         f"same numbers; a run may resume with the other; default: {MAPPOConfig.update_threads})")
-    p.add_argument("--update-precision", choices=("float32", "bfloat16"), default=None,
-                   help=f"mappo: the update's matrix products in float32 or with bfloat16 operands (mixed precision: "
-                        f"about 1.3x faster training where the CPU has bf16 dot products; not the paper's; default: "
-                        f"{MAPPOConfig.update_precision})")
+    _add_update_precision(p)
     p.add_argument("--paper-map-settings", action="store_true",
                    help="mappo on a SMAC map: start from the MAPPO paper's settings for that map (the epochs, clip "
                         "range, minibatches, logits gain and, on corridor and 6h_vs_8z, an MLP policy without GRU, of "

@@ -138,12 +138,13 @@ def test_the_command_line_trains_mappo_under_a_scheme(tmp_path, capsys):
     assert main(["train", "--env", "smac:3m(spawns=map)", "--agent", "mappo", "--scheme", "delta-uniform:delta=0.5",
                  "--episodes", "4", "--num-envs", "4", "--checkpoints", "2", "--epochs", "1", "--critic-input", "EP",
                  "--entropy-coef", "0.03", "--gae-lambda", "1", "--critic-learning-rate", "0.002", "--critic-epochs", "3",
-                 "--out", str(out)]) == 0
+                 "--update-precision", "bfloat16", "--out", str(out)]) == 0
     recorded = yaml.safe_load((out / "config.yaml").read_text())
     settings = recorded["resolved_agent_settings"]
     assert (settings["critic_learning_rate"], settings["critic_epochs"]) == (0.002, 3)
     assert (settings["rollout_length"], settings["epochs"], settings["critic_input"]) == (800, 1, "EP")
     assert (settings["entropy_coef"], settings["gae_lambda"]) == (0.03, 1.0)
+    assert settings["update_precision"] == "bfloat16"
     assert recorded["env"] == "smac:3m(spawns=map)"
     assert main(["train", "--env", "smac:3m", "--agent", "mappo", "--gae-lambda", "1.5", "--out", str(tmp_path / "g")]) == 2
     assert "gae_lambda must lie in [0, 1], got 1.5" in capsys.readouterr().err
@@ -184,12 +185,12 @@ def test_the_command_line_trains_a_league_of_mappo_players(tmp_path, capsys):
     assert main(["league", "--env", "smac:3m", "--agent", "mappo", "--main", "1", "--main-exploiters", "1",
                  "--league-exploiters", "0", "--steps", "240", "--min-steps", "60", "--max-steps", "120",
                  "--num-envs", "2", "--rollout-length", "20", "--epochs", "1", "--entropy-coef", "0.03",
-                 "--gae-lambda", "0.9", "--matches", "1", "--out", str(out)]) == 0
+                 "--gae-lambda", "0.9", "--update-precision", "bfloat16", "--matches", "1", "--out", str(out)]) == 0
     recorded = yaml.safe_load((out / "config.yaml").read_text())
     settings = recorded["resolved_agent_settings"]
     assert recorded["agent"] == "mappo"
-    assert (settings["rollout_length"], settings["epochs"], settings["entropy_coef"], settings["gae_lambda"]) == (
-        20, 1, 0.03, 0.9)
+    assert (settings["rollout_length"], settings["epochs"], settings["entropy_coef"], settings["gae_lambda"],
+            settings["update_precision"]) == (20, 1, 0.03, 0.9, "bfloat16")
     with open(out / "matches.csv") as f:
         players = {row["player"] for row in csv.DictReader(f)}
     assert players == {"main_0", "main_exploiter_0"}  # both players played their own games
@@ -201,6 +202,12 @@ def test_the_command_line_trains_a_league_of_mappo_players(tmp_path, capsys):
     assert main(["league", "--env", "rirrps", "--agent", "ppo-mlp", "--entropy-coef", "0.1",
                  "--out", str(tmp_path / "ppo")]) == 2
     assert "apply to the mappo agent (--agent mappo), not agent 'ppo-mlp'" in capsys.readouterr().err
+    assert main(["league", "--env", "rirrps", "--agent", "ppo-mlp", "--update-precision", "bfloat16",
+                 "--out", str(tmp_path / "ppo2")]) == 2
+    assert "--update-precision apply to the mappo agent (--agent mappo)" in capsys.readouterr().err
+    assert main(["compare", "--env", "rirrps", "--agents", "ppo-mlp", "--update-precision", "bfloat16",
+                 "--out", str(tmp_path / "cmp")]) == 2
+    assert "--update-precision apply to the mappo agent (--agents mappo)" in capsys.readouterr().err
 
 
 def test_compare_gives_mappo_its_own_settings():
@@ -208,11 +215,13 @@ def test_compare_gives_mappo_its_own_settings():
     from selfplay.evaluation.compare import CompareConfig
 
     config = CompareConfig.preset(quick=True, env="smac:3m")
-    config.agents, config.mappo = ["mappo"], {"epochs": 5, "gae_lambda": 0.9}
+    config.agents, config.mappo = ["mappo"], {"epochs": 5, "gae_lambda": 0.9, "update_precision": "bfloat16"}
     config.validate()
     (first, *_) = config.train_configs()
-    assert first.agent_settings == {"rollout_length": 50, "epochs": 5, "gae_lambda": 0.9}  # 64 games x 50 steps
-    assert (first.settings().epochs, first.settings().gae_lambda) == (5, 0.9)
+    assert first.agent_settings == {"rollout_length": 50, "epochs": 5, "gae_lambda": 0.9,  # 64 games x 50 steps
+                                    "update_precision": "bfloat16"}
+    assert (first.settings().epochs, first.settings().gae_lambda, first.settings().update_precision) == (
+        5, 0.9, "bfloat16")
     config.env = "rirrps"
     with pytest.raises(ValueError, match="the mappo agent plays SMAC battles"):
         config.validate()
