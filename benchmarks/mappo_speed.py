@@ -44,6 +44,7 @@ import time
 
 import torch
 from selfplay.agents.mappo import MAPPOLearner, mappo_config
+from selfplay.agents.mappo.config import UPDATE_PRECISIONS
 
 from selfplay.training.registry import make_env
 from selfplay.training.vs_builtin import side_inputs
@@ -131,7 +132,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--update-threads", type=int, default=None, choices=(1, 2),
                         help="MAPPOConfig.update_threads (default: the config's, 2)")
-    parser.add_argument("--update-precision", nargs="+", default=["float32"], choices=("float32", "bfloat16"),
+    parser.add_argument("--update-precision", nargs="+", default=["float32"], choices=UPDATE_PRECISIONS,
                         help="MAPPOConfig.update_precision: each one given is measured (default: float32)")
     parser.add_argument("--compare", default=None, help="JSON lines of benchmarks/jaxmarl_mappo.py")
     args = parser.parse_args()

@@ -33,24 +33,24 @@ import time
 from pathlib import Path
 
 import numpy as np
+from selfplay.envs.smac.engine import MOVE_DIRECTIONS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from smac_calibration import wilson  # noqa: E402
 
 FIRST_MOVE, STOP, NO_OP = 2, 1, 0  # SMAC's actions: 2..5 move north, south, east, west (MOVE_DIRECTIONS' order)
+MOVES = np.arange(FIRST_MOVE, FIRST_MOVE + len(MOVE_DIRECTIONS))
+DIRECTIONS = np.asarray(MOVE_DIRECTIONS, dtype=float)
 
 
 def fallback_action(own: tuple[float, float], enemy_centroid: tuple[float, float], avail) -> int:
     """The available compass move most nearly away from ``enemy_centroid`` (largest dot product of its
     direction, ``engine.MOVE_DIRECTIONS``, with ``own - enemy_centroid``); stop when no move is available,
     no-op for a dead agent (only no-op available)."""
-    from selfplay.envs.smac.engine import MOVE_DIRECTIONS
-
-    moves = np.arange(FIRST_MOVE, FIRST_MOVE + len(MOVE_DIRECTIONS))
-    away = np.asarray(MOVE_DIRECTIONS) @ np.subtract(own, enemy_centroid)
-    available = np.asarray(avail)[moves] > 0
+    away = DIRECTIONS @ np.subtract(own, enemy_centroid)
+    available = np.asarray(avail)[MOVES] > 0
     if available.any():
-        return int(moves[available][np.argmax(away[available])])
+        return int(MOVES[available][np.argmax(away[available])])
     return STOP if avail[STOP] else NO_OP
 
 

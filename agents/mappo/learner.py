@@ -52,10 +52,11 @@ from torch import nn
 from selfplay.utils.seeding import Stream, derive_seed
 
 from . import rules
-from .config import MAPPOConfig, without_speed_settings
+from .config import UPDATE_PRECISIONS, MAPPOConfig, without_speed_settings
 from .network import MAPPONetwork, actor_inputs, critic_inputs, masked_logits
 
-PRECISIONS = {"float32": None, "bfloat16": torch.bfloat16}  # MAPPOConfig.update_precision → the products' dtype
+# MAPPOConfig.update_precision → the dtype of the update's products' operands (None: float32, no cast)
+PRECISIONS = {name: None if name == "float32" else getattr(torch, name) for name in UPDATE_PRECISIONS}
 
 
 def active_agents(mask: torch.Tensor) -> torch.Tensor:

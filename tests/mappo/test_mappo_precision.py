@@ -91,6 +91,7 @@ def test_a_bfloat16_update_stays_close_to_the_float32_update():
     assert torch.equal(actions_a[:20], actions_b[:20])  # the first rollout, before any update
     assert metrics_b[0]["policy_loss"] == pytest.approx(metrics_a[0]["policy_loss"], abs=2e-3)
     assert metrics_b[0]["value_loss"] == pytest.approx(metrics_a[0]["value_loss"], rel=0.02)
+    assert not all(torch.equal(x, b.network.state_dict()[k]) for k, x in a.network.state_dict().items())  # it took effect
     start = MAPPOLearner.for_battle(SMACBattle("3m", num_envs=4, two_player=False, seed=7), mappo_config(**SMALL),
                                     seed=0).network.state_dict()  # run_updates's learner before its update
     for name, x in a.network.state_dict().items():
