@@ -14,10 +14,12 @@ from __future__ import annotations
 import torch
 
 from .battle import SMACBattle
+from .unit_table import is_type, per_game
 
 
 class HeuristicPolicy:
-    """SMAC's heuristic AI for seat ``seat`` of ``battle`` (module docstring)."""
+    """SMAC's heuristic AI for seat ``seat`` of ``battle`` (module docstring): a ``SMACBattle`` or a
+    ``SMACv2Battle`` (whose games each draw their own unit types, read at every step)."""
 
     def __init__(self, battle: SMACBattle, seat: int = 0):
         if seat not in (0, 1):
@@ -25,15 +27,7 @@ class HeuristicPolicy:
         eng = battle.engine
         self.battle, self.seat, self.engine = battle, seat, eng
         self.own, self.other = eng.side_slices[seat], eng.side_slices[1 - seat]
-        names = eng.unit_names
-        own_names = names[self.own]
-        other_names = names[self.other]
-        dev = eng.device
-        self.is_medivac = torch.tensor([n == "medivac" for n in own_names], device=dev)
-        self.is_marauder = torch.tensor([n == "marauder" for n in own_names], device=dev)
-        self.enemy_medivac = torch.tensor([n == "medivac" for n in other_names], device=dev)
-        self.ally_medivac = self.is_medivac
-        self.target = torch.full((eng.num_envs, len(own_names)), -1, dtype=torch.long, device=dev)
+        self.target = torch.full((eng.num_envs, eng.n_side[seat]), -1, dtype=torch.long, device=eng.device)
 
     def reset(self, mask: torch.Tensor | None = None) -> None:
         """Forget the targets of the games in ``mask`` (all when None)."""
@@ -44,26 +38,30 @@ class HeuristicPolicy:
 
     def act(self) -> torch.Tensor:
         """(E, n_agents) SMAC action ids: 6 + target (attack / heal), or 0 (no order)."""
-        eng = self.engine
+        eng, units = self.engine, self.battle.units
         alive = eng.alive
         pos = eng.pos
+        # per game (E, n): the same every game on SMAC, each game's draw on SMACv2 (unit_table.is_type)
+        is_medivac = is_type(units, "medivac")
+        own_medivac, enemy_medivac = is_medivac[:, self.own], is_medivac[:, self.other]
+        is_marauder = is_type(units, "marauder")[:, self.own]
         own_pos, other_pos = pos[:, self.own], pos[:, self.other]
         a_other, a_own = alive[:, self.other], alive[:, self.own]
         # attackers: keep a living target, else the closest living enemy (marauders skip Medivacs)
         d = torch.cdist(own_pos, other_pos)
-        ok = a_other[:, None, :] & ~(self.is_marauder[None, :, None] & self.enemy_medivac[None, None, :])
+        ok = a_other[:, None, :] & ~(is_marauder[:, :, None] & enemy_medivac[:, None, :])
         best_d, best = torch.where(ok, d, torch.inf).min(2)
         cur = self.target
         cur_alive = (cur >= 0) & a_other.gather(1, cur.clamp(0, a_other.shape[1] - 1))
         attack_t = torch.where(cur_alive, cur, torch.where(torch.isfinite(best_d), best, -1))
         # Medivacs: keep a living, damaged target, else the closest damaged living non-Medivac ally
-        hp, hp_max = eng.hp[:, self.own], eng.hp_max[self.own]
-        hurt = a_own & (hp < hp_max) & ~self.ally_medivac[None, :]
+        hp, hp_max = eng.hp[:, self.own], per_game(units, "hp_max")[:, self.own]
+        hurt = a_own & (hp < hp_max) & ~own_medivac
         dh = torch.cdist(own_pos, own_pos)
         h_best_d, h_best = torch.where(hurt[:, None, :], dh, torch.inf).min(2)
         cur_hurt = (cur >= 0) & hurt.gather(1, cur.clamp(0, hurt.shape[1] - 1))
         heal_t = torch.where(cur_hurt, cur, torch.where(torch.isfinite(h_best_d), h_best, -1))
-        self.target = torch.where(self.is_medivac[None, :], heal_t, attack_t)
+        self.target = torch.where(own_medivac, heal_t, attack_t)
         return torch.where(a_own & (self.target >= 0), self.target + 6, 0)
 
 

@@ -5,7 +5,10 @@ Members (``PANEL``, name -> class), each a batched policy of the project's inter
 (``initial_state(batch)``, ``act(obs, state, mask, episode_start) -> (actions, state, {})``) bound
 to one seat of one battle: it reads the battle's documented unit state (``SMACBattle.units``) and
 acts for that seat in every game of the batch (``batch == num_envs``), with actions legal under the
-seat's action mask (except ``builtin``, which the engine drives).
+seat's action mask (except ``builtin``, which the engine drives). The scripts also play SMACv2's
+two-player battles (``SMACv2Battle``), where every game draws its own units: they read each unit's
+constants per game, at every step (``unit_table.per_game``); there the built-in AI is the
+scenario's single-player game, not a member to bind.
 
 - ``builtin``: the map's built-in AI, the behaviour of player 2 in single-player SMAC: the map
   trigger's attack-move (or attack order) and SC2's auto-acquisition, re-evaluated every game loop
@@ -38,6 +41,8 @@ import torch
 
 from .battle import MOVE_EAST, MOVE_WEST, SMACBattle
 from .heuristic_batched import HeuristicPolicy
+from .smacv2_battle import SMACv2Battle
+from .unit_table import per_game
 from .units import STEP_MUL
 
 STOP, NORTH, SOUTH = 1, 2, 3
@@ -53,9 +58,9 @@ class PanelPolicy:
 
     name = ""
 
-    def __init__(self, battle: SMACBattle, seat: int = 1):
-        if not isinstance(battle, SMACBattle):
-            raise ValueError(f"battle must be a SMACBattle, got {type(battle).__name__}")
+    def __init__(self, battle: SMACBattle | SMACv2Battle, seat: int = 1):
+        if not isinstance(battle, (SMACBattle, SMACv2Battle)):
+            raise ValueError(f"battle must be a SMACBattle or a SMACv2Battle, got {type(battle).__name__}")
         if seat not in range(battle.n_seats):
             raise ValueError(f"seat must be a controlled seat of the battle (0..{battle.n_seats - 1}), got {seat!r}")
         self.battle, self.seat = battle, seat
@@ -63,11 +68,6 @@ class PanelPolicy:
         self.own, self.other = u.side_slices[seat], u.side_slices[1 - seat]
         self.n_own, self.n_other = u.n_side[seat], u.n_side[1 - seat]
         self.swap_east_west = seat == 1 and battle.mirror
-        self.heals = u.heals[self.own]
-        self.bio = u.is_bio[self.own]
-        own_hits_air, other_air = u.hits_air[self.own], u.is_air[self.other]
-        # (n_own, n_other): the own unit's weapon can hit that enemy (SC2 rejects the other attacks)
-        self.can_hit = (u.armed[self.own][:, None] & (~other_air[None, :] | own_hits_air[:, None]))
 
     def initial_state(self, batch: int):
         return None
@@ -93,6 +93,22 @@ class PanelPolicy:
         raise NotImplementedError
 
     # ------------------------------------------------------------ shared pieces
+    def static(self, name: str, part: slice) -> torch.Tensor:
+        """(E, units of ``part``): the unit constant ``name`` in every game, read at each call (on
+        SMACv2 every game draws its own units: ``unit_table.per_game``)."""
+        return per_game(self.battle.units, name)[:, part]
+
+    @property
+    def heals(self) -> torch.Tensor:
+        """(E, n_own): the own unit heals (a Medivac)."""
+        return self.static("heals", self.own)
+
+    def can_hit(self) -> torch.Tensor:
+        """(E, n_own, n_other): the own unit's weapon can hit that enemy (SC2 rejects the other attacks)."""
+        armed, hits_air = self.static("armed", self.own), self.static("hits_air", self.own)
+        other_air = self.static("is_air", self.other)
+        return armed[:, :, None] & (~other_air[:, None, :] | hits_air[:, :, None])
+
     def snapshot(self):
         """(own pos, other pos, own alive, other alive), positions in side 0's (world) frame."""
         u = self.battle.units
@@ -103,11 +119,11 @@ class PanelPolicy:
         """(hp + shield, the same as a fraction of the maximum) of the units of ``part``."""
         u = self.battle.units
         left = u.hp[:, part] + u.shield[:, part]
-        return left, left / (u.hp_max[part] + u.shield_max[part])
+        return left, left / (self.static("hp_max", part) + self.static("shield_max", part))
 
     def attackable(self, mask: torch.Tensor) -> torch.Tensor:
         """(E, n_own, n_other): attack allowed by the mask and possible for the unit's weapon."""
-        return mask[..., N_NO_ATTACK:N_NO_ATTACK + self.n_other] & self.can_hit[None]
+        return mask[..., N_NO_ATTACK:N_NO_ATTACK + self.n_other] & self.can_hit()
 
     def closest_enemy(self, own_pos, other_pos, other_alive) -> tuple[torch.Tensor, torch.Tensor]:
         """(distance, index) of each own unit's closest living enemy (distance inf when none)."""
@@ -132,12 +148,13 @@ class PanelPolicy:
         """Heal the most hurt bio ally the mask allows, else move to the army's centroid."""
         u = self.battle.units
         n_heal = min(self.n_own, mask.shape[-1] - N_NO_ATTACK)
-        frac = u.hp[:, self.own] / u.hp_max[self.own]
-        hurt = own_alive & (frac < 1) & self.bio[None, :] & ~self.heals[None, :]
+        frac = u.hp[:, self.own] / self.static("hp_max", self.own)
+        heals = self.heals
+        hurt = own_alive & (frac < 1) & self.static("is_bio", self.own) & ~heals
         ok = mask[..., N_NO_ATTACK:N_NO_ATTACK + n_heal] & hurt[:, None, :n_heal]
         score = torch.where(ok, frac[:, None, :n_heal], torch.inf)
         best_s, best = score.min(dim=-1)
-        centre = self.centroid(own_pos, own_alive & ~self.heals[None, :])
+        centre = self.centroid(own_pos, own_alive & ~heals)
         go = self.move(centre[:, None, :] - own_pos, mask)
         near = (centre[:, None, :] - own_pos).norm(dim=-1) <= 1.0
         return torch.where(torch.isfinite(best_s), best + N_NO_ATTACK, torch.where(near, STOP, go))
@@ -151,8 +168,9 @@ class PanelPolicy:
 
     def finish(self, action: torch.Tensor, mask: torch.Tensor, own_pos, own_alive) -> torch.Tensor:
         """Medivacs' actions in, and no-op for dead units."""
-        if bool(self.heals.any()):
-            action = torch.where(self.heals[None, :], self.medivac_actions(mask, own_pos, own_alive), action)
+        heals = self.heals
+        if bool(heals.any()):
+            action = torch.where(heals, self.medivac_actions(mask, own_pos, own_alive), action)
         return torch.where(own_alive, action, torch.zeros_like(action)).long()
 
     def attack_or_approach(self, mask, own_pos, other_pos, other_alive, score) -> torch.Tensor:
@@ -172,6 +190,9 @@ class BuiltinAI(PanelPolicy):
     name = "builtin"
 
     def __init__(self, battle: SMACBattle, seat: int = 1):
+        if isinstance(battle, SMACv2Battle):
+            raise ValueError("battle: on a SMACv2 scenario the built-in AI is the scenario's single-player game "
+                             "(SMACv2Battle(two_player=False)), not a seat to bind")
         super().__init__(battle, seat)
         battle.script_seat(seat)
 
@@ -197,7 +218,7 @@ class Heuristic(PanelPolicy):
         has = order >= N_NO_ATTACK
         t = (order - N_NO_ATTACK).clamp(min=0)
         legal = mask.gather(2, order[..., None]).squeeze(-1) & has
-        target_pos = torch.where(self.heals[None, :, None],
+        target_pos = torch.where(self.heals[:, :, None],
                                  own_pos.gather(1, t.clamp(max=self.n_own - 1)[..., None].expand(-1, -1, 2)),
                                  other_pos.gather(1, t.clamp(max=self.n_other - 1)[..., None].expand(-1, -1, 2)))
         action = torch.where(legal, order, torch.where(has, self.move(target_pos - own_pos, mask), STOP))
@@ -215,12 +236,13 @@ class Kiting(PanelPolicy):
         d = torch.cdist(own_pos, other_pos)
         attack = self.attack_or_approach(mask, own_pos, other_pos, other_alive, d)
         near_d, near = self.closest_enemy(own_pos, other_pos, other_alive)
-        reach = (u.weapon_range[self.other] + u.radius[self.other])[near] + u.radius[self.own][None, :] + KITE_MARGIN
-        ranged = u.weapon_range[self.own] >= 1.0
+        other_reach = self.static("weapon_range", self.other) + self.static("radius", self.other)
+        reach = other_reach.gather(1, near) + self.static("radius", self.own) + KITE_MARGIN
+        ranged = self.static("weapon_range", self.own) >= 1.0
         cooling = u.cooldown[:, self.own] > STEP_MUL  # the weapon cannot fire within this step (rules.fire_weapons)
         away = own_pos - other_pos.gather(1, near[..., None].expand(-1, -1, 2))
         step_back = self.move(away, mask)
-        kite = ranged[None, :] & cooling & (near_d <= reach) & (step_back != STOP)
+        kite = ranged & cooling & (near_d <= reach) & (step_back != STOP)
         return self.finish(torch.where(kite, step_back, attack), mask, own_pos, own_alive)
 
 
@@ -246,7 +268,7 @@ class RetreatRegroup(PanelPolicy):
     def decide(self, mask: torch.Tensor) -> torch.Tensor:
         own_pos, other_pos, own_alive, other_alive = self.snapshot()
         _, frac = self.health(self.own)
-        fighters = own_alive & ~self.heals[None, :]
+        fighters = own_alive & ~self.heals
         hurt = fighters & (frac < HURT_FRACTION)
         healthy = fighters & ~hurt
         centre = self.centroid(own_pos, torch.where(healthy.any(-1, keepdim=True), healthy, fighters))

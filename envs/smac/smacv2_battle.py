@@ -21,11 +21,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from .records import UnitStatic
 from .rewards import RewardConfig
 from .smacv2_draws import draw_enemy_mask, draw_start_positions, draw_teams
 from .smacv2_features import V2Flags, V2Layout
 from .smacv2_games import ALLY_POINT, ENEMY_POINT, SMACv2Games, V2Seat, special_states
 from .smacv2_scenarios import Scenario, get_gen_map, get_scenario
+from .unit_table import STATIC_FIELDS, UnitTable
 
 REWARD = RewardConfig()  # SMAC's (and SMACv2's yaml's) reward flags
 
@@ -40,6 +42,33 @@ def scenario_flags(sc: Scenario, **overrides) -> V2Flags:
     base = {k: v for k, v in args.items() if k in names}
     base["observe_types"] = sc.capability.team_gen.observe
     return V2Flags(**{**base, **overrides})
+
+
+# UnitTable's static fields that are the engine's per-game constants (records.UnitStatic)
+DRAWN_FIELDS = tuple(n for n in STATIC_FIELDS if n in UnitStatic._fields)
+
+
+class DrawnUnits:
+    """What ``UnitTable`` reads on a SMACv2 battle: the engine's dynamic state as on SMAC, and each
+    game's own draw of the static fields, ``(num_envs, num_units)`` torch views of the engine's
+    per-game records (``records.UnitStatic``), which a new draw rewrites in place
+    (``UnitTypeTable.write``); ``unit_names`` one list per game (side 0 first, agent order)."""
+
+    def __init__(self, games: SMACv2Games):
+        eng = games.engine
+        self._engine, self._games = eng, games
+        self.num_envs, self.num_units, self.device = eng.num_envs, eng.num_units, eng.device
+        self.n_side, self.side_slices = eng.n_side, eng.side_slices
+        for name in DRAWN_FIELDS:
+            setattr(self, name, torch.from_numpy(getattr(eng.static, name)))
+
+    @property
+    def unit_names(self) -> list[list[str]]:
+        return [list(spec.units(0)) + list(spec.units(1)) if spec is not None else [""] * self.num_units
+                for spec in self._games.specs]
+
+    def __getattr__(self, name: str):
+        return getattr(self._engine, name)  # the dynamic fields (UnitTable.DYNAMIC_FIELDS)
 
 
 class SMACv2Battle:
@@ -98,6 +127,12 @@ class SMACv2Battle:
                      draw_enemy_mask(p, cap.n_enemies, cap.n_units, rng))
         self.games.write_draw(e, ally, enemy, pa, pe, masks)
         self.kinds[e] = kind
+
+    @property
+    def units(self) -> UnitTable:
+        """The units' documented, read-only state (``unit_table.UnitTable``), with each game's own draw:
+        static fields ``(num_envs, num_units)`` (``DrawnUnits``)."""
+        return UnitTable(DrawnUnits(self.games))
 
     def seat(self, side: int, e: int) -> V2Seat:
         """Seat ``side`` of game ``e`` (views of its rows: ``smacv2_games.V2Seat``)."""

@@ -4,13 +4,20 @@
 same for the simulator and the real-game engine. Units are indexed 0 … ``num_units``−1, side 0 first
 (``side_slices``); per-game tensors are ``(num_envs, num_units)``. The tensors are the engine's own
 (no copy per access): do not modify them. Anything not listed here is the engine's internals.
+
+On a SMAC battle every game holds the same units, so the static fields are per unit ``(num_units,)``
+and ``unit_names`` one list. On a SMACv2 battle (``SMACv2Battle.units``) every game draws its own
+units: the static fields are ``(num_envs, num_units)``, each game's row its current draw (updated in
+place at each new draw), and ``unit_names`` one list per game. ``per_game`` and ``is_type`` read
+either form as ``(num_envs, num_units)``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-# name -> what it is; static fields are per unit (num_units,), dynamic ones per game and unit.
+# name -> what it is; static fields are per unit (num_units,) (per game on SMACv2: module docstring),
+# dynamic ones per game and unit.
 STATIC_FIELDS = {
     "num_envs": "games in the batch",
     "num_units": "units of both sides",
@@ -59,3 +66,21 @@ class UnitTable:
 
     def __dir__(self) -> list[str]:
         return sorted(list(STATIC_FIELDS) + list(DYNAMIC_FIELDS))
+
+
+def per_game(units: Any, name: str) -> Any:
+    """Static field ``name`` of ``units`` as ``(num_envs, num_units)``: a SMAC battle's per-unit row
+    repeated for every game (a view, no copy), a SMACv2 battle's per-game rows as they are."""
+    t = getattr(units, name)
+    return t.expand(units.num_envs, -1) if t.dim() == 1 else t
+
+
+def is_type(units: Any, type_name: str) -> Any:
+    """bool ``(num_envs, num_units)``: the unit is a ``type_name`` (e.g. "medivac") in that game."""
+    import torch
+
+    names = units.unit_names
+    if all(isinstance(n, str) for n in names):  # a SMAC battle: one list for every game
+        row = torch.tensor([n == type_name for n in names], dtype=torch.bool, device=units.device)
+        return row.expand(units.num_envs, -1)
+    return torch.tensor([[n == type_name for n in game] for game in names], dtype=torch.bool, device=units.device)

@@ -14,8 +14,9 @@ The agent plays greedily (each unit's most probable action, as SMAC's test games
 otherwise: a loss, a timeout and a mutual destruction are all non-wins. A seed's win rate is the mean
 over its games; the reported interval is the Student-t 95 % interval of the mean over seeds (``None``
 with one seed). The maxent-Nash mixture of a population draws one checkpoint per game with the Nash
-probabilities (the draw seeded from the evaluation seed). On SMACv2 scenarios the panel is ``builtin``
-alone, in the scenario's single-player game (each game its own draw of units and start positions).
+probabilities (the draw seeded from the evaluation seed). On SMACv2 scenarios every game draws its own
+units and start positions: ``builtin`` is the scenario's single-player game, the scripted members
+play the scenario's two-player battle (seat 1 mirrored) and read each game's draw.
 """
 
 from __future__ import annotations
@@ -99,13 +100,11 @@ def member_seats(member: str, games: int) -> list[tuple[int, int]]:
 
 
 def panel_members(env_name: str) -> tuple[str, ...]:
-    """The members the panel has on ``env_name``: all of them on a SMAC battle (``smac:MAP``), ``builtin``
-    alone on a SMACv2 scenario (the scripted members read SMAC v1 battles); other environments have none."""
+    """The members the panel has on ``env_name``: all of them on a SMAC battle (``smac:MAP``) and a SMACv2
+    scenario (``smacv2:SCENARIO``); other environments have none."""
     from selfplay.training.registry import is_smacv2
 
-    if env_name.startswith("smac:"):
-        return PANEL_NAMES
-    return (BUILTIN,) if is_smacv2(env_name) else ()
+    return PANEL_NAMES if env_name.startswith("smac:") or is_smacv2(env_name) else ()
 
 
 def builtin_battle(env_name: str, num_envs: int, seed: int | None, device: str = "cpu") -> Any:
@@ -148,11 +147,7 @@ def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, memb
     single = member == BUILTIN
     available = panel_members(env_name)
     if not available:
-        raise ValueError(f"the panel plays SMAC battles ('smac:MAP', or 'smacv2:SCENARIO' against 'builtin'), "
-                         f"got env {env_name!r}")
-    if member in PANEL_NAMES and member not in available:  # a SMACv2 scenario: builtin alone (panel_members)
-        raise ValueError(f"the scripted members read SMAC v1 battles: on SMACv2 ({env_name!r}) the panel has only "
-                         f"{', '.join(map(repr, available))}, got member {member!r}")
+        raise ValueError(f"the panel plays SMAC battles ('smac:MAP' or 'smacv2:SCENARIO'), got env {env_name!r}")
     env = member_battle(env_name, member, n, seed, device)
     obs = env.reset()
     opponent = None if single else panel_member(member, env, 1 - seat)

@@ -66,7 +66,7 @@ def play_replay(env_name: str, a: str, b: str, out: str | Path, seed: int = 0, f
 
     from selfplay.envs.smac.panel import panel_member
     from selfplay.envs.smac.render import ReplayRecorder
-    from selfplay.evaluation.panel import BUILTIN, builtin_battle, panel_members
+    from selfplay.evaluation.panel import BUILTIN, builtin_battle
     from selfplay.training.matches import evaluation_act
     from selfplay.training.registry import check_env_name, is_smacv2, make_env
     from selfplay.utils.checks import check_seed
@@ -80,10 +80,6 @@ def play_replay(env_name: str, a: str, b: str, out: str | Path, seed: int = 0, f
     if a == PANEL_PREFIX + BUILTIN:
         raise ValueError(f"a={a!r}: the built-in AI plays player 2 (seat 1) as in SMAC's single-player game; "
                          "pass it as b")
-    for name, spec in (("a", a), ("b", b)):
-        if is_smacv2(env_name) and spec.startswith(PANEL_PREFIX) and spec[len(PANEL_PREFIX):] not in panel_members(env_name):
-            raise ValueError(f"{name}={spec!r}: on SMACv2 the panel has only {PANEL_PREFIX}{BUILTIN} (the scripted "
-                             f"members read SMAC v1 battles); pass a checkpoint (RUN or RUN@ID)")
     single = b == PANEL_PREFIX + BUILTIN  # SMAC's own game, as the panel evaluation plays builtin
     battle = builtin_battle(env_name, 1, seed) if single else make_env(env_name, 1, seed=seed)
     battle.auto_reset = False  # the last frame is the game's end, not the next game's start

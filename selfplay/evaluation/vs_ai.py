@@ -4,8 +4,8 @@ Such a run has no population to match against itself: it is evaluated as it trai
 greedy test games against the AI). What it can add is the question SMAC-HARD asks — does the agent
 beat opponents it never trained against? — so its last checkpoint plays every member of the SMAC panel
 (``evaluation.panel``: the same games, seats and counting as a self-play run's ``final`` row). On a map
-whose sides field different units (``5m_vs_6m``) the agent can only hold seat 0, so the panel there is
-the built-in AI alone; on SMACv2 it is the built-in AI alone as for every run. Written to the run's
+whose sides field different units (``5m_vs_6m``, a SMACv2 scenario with more enemies than agents) the
+agent can only hold seat 0, so the panel there is the built-in AI alone. Written to the run's
 ``evaluation/`` (``panel.csv``, ``panel.json``, ``summary.json``).
 """
 
@@ -34,7 +34,7 @@ def evaluate_vs_ai_run(run_dir: str | Path, games: int = 40, seeds: int = 3, see
     ``evaluation/summary.json``."""
     from selfplay.evaluation.compare import write_panel
     from selfplay.evaluation.panel import BUILTIN, evaluate_panel, panel_members, panel_summary
-    from selfplay.training.registry import is_smacv2, smac_map, smac_map_is_symmetric
+    from selfplay.training.registry import is_two_sided
     from selfplay.training.rundir import RunDir, open_committed
     from selfplay.utils.io import atomic_write_json
 
@@ -50,8 +50,7 @@ def evaluate_vs_ai_run(run_dir: str | Path, games: int = 40, seeds: int = 3, see
         if not checkpoints.ids:
             raise ValueError(f"run {str(run.root)!r} has no checkpoint yet")
         last = checkpoints[checkpoints.ids[-1]]
-        symmetric = not is_smacv2(env) and smac_map_is_symmetric(smac_map(env))
-        members = panel_members(env) if symmetric else (BUILTIN,)
+        members = (BUILTIN,) if is_two_sided(env) else panel_members(env)  # seat 1 needs the same units
         ev = evaluate_panel(env, {"final": ([last.policy], None)}, games=games, seeds=[seed + k for k in range(seeds)],
                             members=members)
         write_panel(run.evaluation, ev)

@@ -97,3 +97,16 @@ def test_a_replay_plays_a_checkpoint_of_the_run(tmp_path):
         load_checkpoint(f"{out}@7", "smac:3m")
     result = play_replay("smac:3m", str(out), "panel:builtin", tmp_path / "game.gif", seed=0, scale=4)
     assert result.path.is_file() and result.steps > 0
+
+
+def test_on_a_smacv2_scenario_with_equal_teams_the_run_meets_the_whole_panel(tmp_path):
+    """A run trained against the AI on protoss_5_vs_5 can hold either seat of the scenario's two-player
+    battle, so its last checkpoint plays every member (the scripts reading each game's draw)."""
+    from selfplay.evaluation.vs_ai import evaluate_vs_ai_run
+
+    out = tmp_path / "run"
+    train(out, env="smacv2:protoss_5_vs_5", steps=80)
+    summary = evaluate_vs_ai_run(out, games=2, seeds=1)
+    members = ("builtin", "heuristic", "kiting", "focus_weakest", "regroup")
+    assert set(summary) == {f"panel_{m}_final" for m in members} | {"checkpoint", "checkpoint_step"}
+    assert all(summary[f"panel_{m}_final"] in (0.0, 0.5, 1.0) for m in members)

@@ -189,20 +189,21 @@ def test_report_section_names_both_verdicts_and_the_pairs_they_order_differently
                           aggregate, {}, 20) == []
 
 
-def test_smacv2_scenarios_are_played_against_the_builtin_ai_alone():
-    """On a SMACv2 scenario the built-in AI is played in the scenario's single-player game: a side that never
-    attacks wins none of its games; the scripted members (written for SMAC v1 battles) are refused by name."""
-    assert play_vs_member("smacv2:protoss_5_vs_5", [Idle()], np.zeros(3, dtype=np.int64), "builtin", 0,
-                          seed=0).tolist() == [0.0, 0.0, 0.0]
-    with pytest.raises(ValueError, match="on SMACv2 .* only 'builtin'.*got member 'kiting'"):
-        play_vs_member("smacv2:protoss_5_vs_5", [Idle()], np.zeros(2, dtype=np.int64), "kiting", 0, seed=0)
+def test_smacv2_scenarios_are_played_against_every_member():
+    """On a SMACv2 scenario the built-in AI is played in the scenario's single-player game and the scripted
+    members in its two-player battle: a side that never attacks wins none of its games against any of
+    them (in either seat)."""
+    for member in PANEL_NAMES:
+        for seat in (0,) if member == "builtin" else (0, 1):
+            got = play_vs_member("smacv2:protoss_5_vs_5", [Idle()], np.zeros(2, dtype=np.int64), member, seat, seed=0)
+            assert got.tolist() == [0.0, 0.0], (member, seat)
     with pytest.raises(ValueError, match="the panel plays SMAC battles"):
         play_vs_member("rirrps", [Idle()], np.zeros(2, dtype=np.int64), "builtin", 0, seed=0)
 
 
-def test_a_smacv2_runs_evaluation_plays_its_final_agent_against_the_builtin_ai(tmp_path):
-    """``selfplay evaluate --panel`` on a SMACv2 self-play run: the panel section holds the built-in AI only
-    (no scripted member is asked to read a SMACv2 battle), for the final agent and the Nash mixture."""
+def test_a_smacv2_runs_evaluation_plays_its_final_agent_against_the_panel(tmp_path):
+    """``selfplay evaluate --panel`` on a SMACv2 self-play run: the panel section holds every member (the
+    scripted ones on the scenario's two-player battle), for the final agent and the Nash mixture."""
     from selfplay.evaluation.compare import evaluate_run_dir
     from selfplay.training.loop import TrainConfig, train
 
@@ -211,6 +212,6 @@ def test_a_smacv2_runs_evaluation_plays_its_final_agent_against_the_builtin_ai(t
                       agent_settings={"rollout_length": 20, "chunk_length": 10, "epochs": 1}), out)
     summary = evaluate_run_dir(out, matches=1, figures=False, scripted_games=2, panel_games=2)
     panel = sorted(k for k in summary if k.startswith("panel_"))
-    assert panel == ["panel_builtin_final", "panel_builtin_nash"]
+    assert panel == sorted(f"panel_{m}_{who}" for m in PANEL_NAMES for who in ("final", "nash"))
     assert all(summary[k] in (0.0, 0.5, 1.0) for k in panel)  # 2 games each
     assert (out / "evaluation" / "panel.csv").read_text().count("builtin") >= 2
