@@ -183,3 +183,11 @@ def test_no_generic_top_level_names_from_an_installed_copy(tmp_path):
     result = run_python(code, tmp_path)  # outside the repository: only what is installed is importable
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_the_environments_refuse_a_second_module_name():
+    """Run from the repository root, ``import envs`` would compile the simulator's rules under a second
+    module name into the same on-disk cache, which the installed package then cannot load: refused."""
+    result = run_python("import envs\n", ROOT)
+    assert result.returncode != 0 and "import the environments as selfplay.envs" in result.stderr
+    assert run_python("import selfplay.envs\n", ROOT).returncode == 0
