@@ -33,9 +33,16 @@ class Greedy:
 
 def play(env_name: str, a, b, games: int, greedy: bool, seed: int) -> tuple[int, int, int]:
     """``(wins of a, wins of b, draws)`` over ``games`` games of ``a`` (seat 0) against ``b`` (seat 1), played
-    by ``selfplay.training.matches.play_matches`` (sampled: each policy with its own generator)."""
-    from selfplay.training.matches import play_matches
+    by ``selfplay.training.matches.play_matches`` (sampled: each policy with its own generator, reseeded
+    here from ``seed`` and its seat, so that a pairing plays the same games whatever was played before)."""
+    import torch
 
+    from selfplay.training.matches import play_matches
+    from selfplay.utils.seeding import derive_seed
+
+    for seat, policy in enumerate((a, b)):
+        if isinstance(getattr(policy, "generator", None), torch.Generator):
+            policy.generator.manual_seed(derive_seed(seed, "head-to-head", seat))
     policies = [Greedy(a), Greedy(b)] if greedy else [a, b]
     scores = play_matches(env_name, policies, [[0, 1]], games, seed=seed, home_seat=0)[0]
     return int((scores == 1).sum()), int((scores == 0).sum()), int((scores == 0.5).sum())

@@ -45,3 +45,28 @@ def test_a_self_play_run_is_refused_as_the_vs_ai_run(h2h, tmp_path):
                       agent_settings={"rollout_length": 20, "chunk_length": 10, "epochs": 1}), out)
     with pytest.raises(ValueError, match="vs_ai_run must be a `selfplay train --opponent builtin-ai` run"):
         h2h.vs_ai_agent(str(out))
+
+
+class Sampler(Attacker):
+    """Samples a legal action uniformly with its own generator (as a frozen MAPPO actor does)."""
+
+    def __init__(self):
+        self.generator = torch.Generator().manual_seed(123)
+
+    def act(self, obs, state, mask, start, deterministic=False, generator=None):
+        flat = mask.reshape(-1, mask.shape[-1]).float()
+        action = torch.multinomial(flat, 1, generator=self.generator).view(mask.shape[:-1])
+        return action, state, {}
+
+
+def test_a_pairing_plays_the_same_games_whatever_was_played_before(h2h):
+    """Sampling policies are reseeded from the pairing's seed and seat: the games of a pairing do not
+    depend on how far earlier pairings drew the policies' generators."""
+    from selfplay.utils.seeding import derive_seed
+
+    a, b = Sampler(), Sampler()
+    first = h2h.play("smac:3m", a, b, games=4, greedy=False, seed=5)
+    assert a.generator.initial_seed() == derive_seed(5, "head-to-head", 0)
+    assert b.generator.initial_seed() == derive_seed(5, "head-to-head", 1)
+    torch.rand(100, generator=a.generator)  # an earlier pairing drew from them
+    assert h2h.play("smac:3m", a, b, games=4, greedy=False, seed=5) == first
