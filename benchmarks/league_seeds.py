@@ -1,5 +1,7 @@
 """AlphaStar's league over seeds: each player type's last policy and best checkpoint against the
-map's scripted AI, per seed and as a mean with its 95 % bootstrap interval over seeds.
+map's scripted AI, per seed and as a mean with its 95 % bootstrap interval over seeds; on SMAC, also
+the main player's final weights and the historicals' maxent-Nash mixture against every panel member
+(``evaluation/summary.json``'s ``panel_*``, ``selfplay.evaluation.league.panel_section``).
 
     .venv/bin/python benchmarks/league_seeds.py RUN [RUN ...] [--csv OUT.csv]
 
@@ -41,7 +43,7 @@ def over_seeds(table):
 
 
 def main(argv=None):
-    from selfplay.evaluation.league import league_seed_rows
+    from selfplay.evaluation.league import league_panel_rows, league_seed_rows
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("runs", nargs="+", help="league run directories, one per seed")
@@ -52,7 +54,26 @@ def main(argv=None):
         table.to_csv(args.csv, index=False, float_format="%.4f")
     summary = over_seeds(table)
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
+    panel = panel_over_seeds(league_panel_rows(args.runs))
+    if len(panel):
+        print()
+        print(panel.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     return summary
+
+
+def panel_over_seeds(rows):
+    """One row per panel column (``panel_<member>_<final|nash>``): the seeds' values, their mean and its
+    bootstrap interval (empty without panel rows)."""
+    import pandas as pd
+    from selfplay.analysis.statistics import interval_estimate
+
+    out = []
+    for column in (c for c in rows.columns if c.startswith("panel_")):
+        values = rows[column].dropna().to_numpy(dtype=float)
+        estimate = interval_estimate(values)
+        out.append({"measure": column, "seeds": len(values), "values": " ".join(f"{v:.2f}" for v in values),
+                    "mean": estimate.estimate, "ci_low": estimate.low, "ci_high": estimate.high, "note": estimate.note})
+    return pd.DataFrame(out)
 
 
 if __name__ == "__main__":

@@ -85,6 +85,7 @@ def evaluate_league(trainer: LeagueTrainer, blocks: Any = None) -> dict:
     lines += historicals_section(trainer, summary, blocks)
     answer: list[str] = []
     lines += checkpoints_section(trainer, summary, answer)
+    lines += panel_section(trainer, summary)
     lines[2:2] = answer  # the answer first, under the title
     atomic_write_text(trainer.run.report, "\n".join(lines) + "\n")
     trainer.run.evaluation.mkdir(parents=True, exist_ok=True)
@@ -197,6 +198,39 @@ def checkpoints_section(trainer: LeagueTrainer, summary: dict, answer: list | No
     return lines
 
 
+def panel_section(trainer: LeagueTrainer, summary: dict) -> list[str]:
+    """On a SMAC battle whose seats field the same units, with a per-unit agent (MAPPO, PPO; not the
+    AlphaStar commander): the first main player's final weights (``final``) and the maxent-Nash mixture
+    of the league's historicals (``nash``, one historical drawn per game) against every member of the
+    panel, as ``selfplay compare`` plays each self-play run (``COMPARE_PANEL_GAMES`` games per member,
+    one evaluation seed: ``evaluation.panel``); writes ``evaluation/panel.csv`` and ``panel.json``, adds
+    ``panel_<member>_final`` / ``_nash`` to ``summary`` and returns the report's lines."""
+    from selfplay.evaluation.compare import write_panel
+    from selfplay.evaluation.panel import (
+        COMPARE_PANEL_GAMES,
+        evaluate_panel,
+        markdown_table,
+        panel_members,
+        panel_summary,
+    )
+    from selfplay.training.registry import is_two_sided
+
+    cfg, run, entries = trainer.config, trainer.run, trainer.league.menagerie.entries
+    members = panel_members(cfg.env)
+    mains = [name for name, p in trainer.league.players.items() if p.kind == "main"]
+    if not members or trainer.env_name != cfg.env or is_two_sided(cfg.env) or not mains or len(entries) < 2:
+        return []
+    nash = np.load(run.evaluation / "winrate.npz")["nash"]  # historicals_section's, in menagerie order
+    final = trainer.learners[mains[0]].snapshot()
+    ev = evaluate_panel(cfg.env, {"final": ([final], None), "nash": ([e.policy for e in entries], nash)},
+                        games=COMPARE_PANEL_GAMES, seeds=[cfg.seed], members=members)
+    write_panel(run.evaluation, ev)
+    summary.update(panel_summary(ev))
+    return ["", "## Against the panel of fixed opponents", "",
+            f"`final`: {mains[0]}'s weights at the end of training; `nash`: the maxent-Nash mixture of the league's "
+            f"historicals. {ev.how()}.", "", *markdown_table(ev)]
+
+
 def write_checkpoint_rates(path: Path, evaluated: list[EvaluatedPolicy], measures: dict[str, np.ndarray]) -> None:
     """``evaluation/checkpoints.csv``: one row per evaluated policy (``player``, ``kind``, ``step``,
     ``final``) with its rate under each measure (``vs_start``, and on SMAC ``vs_scripted``; draws ½),
@@ -240,6 +274,30 @@ def league_seed_rows(run_dirs: list[str | Path]) -> pd.DataFrame:
             if "vs_scripted" in own:
                 row.update(last_vs_scripted=float(last["vs_scripted"]), best_vs_scripted=float(own["vs_scripted"].max()))
             rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def league_panel_rows(run_dirs: list[str | Path]) -> pd.DataFrame:
+    """One row per league run (each run a seed): its ``seed`` and the panel rates of its evaluation
+    (``panel_<member>_final`` / ``_nash``, ``panel_section``) from ``evaluation/summary.json``; runs
+    evaluated without a panel (not a SMAC battle, or evaluated before the league met the panel) give
+    no row."""
+    import json
+
+    import pandas as pd
+
+    from selfplay.training.rundir import RunDir
+    from selfplay.training.rundir_paths import read_inside
+
+    rows = []
+    for run_dir in map(Path, run_dirs):
+        seed = RunDir(run_dir, kind="league").read_config()["seed"]
+        if not (run_dir / "evaluation" / "summary.json").is_file():
+            continue
+        summary = json.loads(read_inside(run_dir, "evaluation/summary.json", "league summary", limit=1 << 20))
+        panel = {k: float(v) for k, v in summary.items() if k.startswith("panel_")}
+        if panel:
+            rows.append({"run": str(run_dir), "seed": int(seed), **panel})
     return pd.DataFrame(rows)
 
 

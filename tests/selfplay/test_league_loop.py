@@ -63,6 +63,12 @@ def test_league_on_smac_reports_each_checkpoint_against_the_scripted_ai(tmp_path
     assert "- **vs scripted AI** (higher is better): **" in head and "over 50 games" in head
     assert "- **vs starting policy** (higher is better): **" in head and "over 4 games" in head
     assert "counts ½" in report
+    # the main player's final weights and the historicals' Nash mixture against every panel member, as compare
+    members = ("builtin", "heuristic", "kiting", "focus_weakest", "regroup")
+    assert {f"panel_{m}_{who}" for m in members for who in ("final", "nash")} <= set(summary)
+    assert all(summary[f"panel_{m}_final"] in {k / 20 for k in range(21)} for m in members)  # 20 games each
+    assert "## Against the panel of fixed opponents" in report and "`final`: main_0's weights" in report
+    assert (tmp_path / "evaluation" / "panel.csv").is_file()
 
 
 def test_league_records_replay_the_decayed_payoff_exactly(tmp_path):

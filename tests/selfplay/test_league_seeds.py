@@ -67,3 +67,23 @@ def test_a_linked_table_is_refused_as_the_run_directories_are(tmp_path):
     (run / "evaluation" / "checkpoints.csv").symlink_to(outside)
     with pytest.raises(RunDirError):
         league_seed_rows([run])
+
+
+def test_panel_rates_are_read_per_seed_and_summed_up_over_seeds(tmp_path, load_benchmark):
+    """``league_panel_rows`` reads each run's ``panel_*`` rates from its summary (a run evaluated without a
+    panel gives no row); ``panel_over_seeds`` gives the seeds' values, mean and interval per column."""
+    import json
+
+    from selfplay.evaluation.league import league_panel_rows
+
+    runs = [make_run(tmp_path, 0), make_run(tmp_path, 1)]
+    for run, rate in zip(runs, (0.25, 0.75)):
+        (run / "evaluation" / "summary.json").write_text(json.dumps({"historicals": 3, "panel_builtin_final": rate,
+                                                                     "panel_builtin_nash": 1 - rate}))
+    bare = make_run(tmp_path / "old", 0)  # no summary.json: evaluated before the panel
+    rows = league_panel_rows(runs + [bare])
+    assert rows[["seed", "panel_builtin_final", "panel_builtin_nash"]].values.tolist() == [[0, 0.25, 0.75], [1, 0.75, 0.25]]
+    summary = load_benchmark("league_seeds").panel_over_seeds(rows).set_index("measure")
+    final = summary.loc["panel_builtin_final"]
+    assert final["values"] == "0.25 0.75" and final["mean"] == pytest.approx(0.5) and final["seeds"] == 2
+    assert final["ci_low"] <= 0.5 <= final["ci_high"]
