@@ -41,6 +41,20 @@ COMPARE_PANEL_GAMES = 20  # games per panel member of each SMAC run's final agen
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
 
+def battle_words(env_name: str) -> tuple[str, str]:
+    """How the games are laid out, in words for the reports: (against ``builtin``, against a script).
+    A SMAC map has fixed spawns; a SMACv2 scenario draws each game's units and start positions."""
+    from selfplay.training.registry import is_smacv2
+
+    if is_smacv2(env_name):
+        return ("the scenario's single-player game (each game its own draw of both teams and start positions), "
+                "the AI's side driven by the engine, as SMACv2's test games",
+                "the scenario's two-player battle, as self-play trains on it (both teams drawn per game, seat 1's "
+                "start mirrored)")
+    return ("SMAC's single-player game: the map's own spawns, the AI's side driven by the engine, as SMAC's test games",
+            "the two-player battle of the map, as self-play trains on it (seat 1 mirrored on a symmetric map)")
+
+
 def summary_key(member: str, who: str) -> str:
     """The summary column of ``who`` ("final" checkpoint or "nash" mixture) against ``member``."""
     return f"panel_{member}_{who}"
@@ -66,6 +80,7 @@ class PanelEvaluation:
     games: int
     greedy: bool = True
     rates: dict[str, dict[str, list[float]]] = field(default_factory=dict)  # who -> member -> per seed
+    env: str = ""  # the environment played, for ``how`` (a SMAC map when empty)
 
     def rows(self) -> list[dict]:
         out = []
@@ -80,14 +95,13 @@ class PanelEvaluation:
         play = ("greedily (each unit's most probable action, as SMAC's test games)" if self.greedy
                 else "with sampled actions (as in training)")
         settings = []
+        single, two = battle_words(self.env)
         if BUILTIN in self.members:
             settings.append(f"against builtin (the map's built-in AI) all {self.games} with the agent as player 1 "
-                            "(seat 0) of SMAC's single-player game: the map's own spawns, the AI's side driven by "
-                            "the engine, as SMAC's test games")
+                            f"(seat 0) of {single}")
         scripted = [m for m in self.members if m != BUILTIN]
         if scripted:
-            settings.append(f"against {', '.join(scripted)} {self.games // 2} with the agent in each seat of the "
-                            "two-player battle of the map, as self-play trains on it (seat 1 mirrored on a symmetric map)")
+            settings.append(f"against {', '.join(scripted)} {self.games // 2} with the agent in each seat of {two}")
         return (f"{self.games} games per member and seed ({'; '.join(settings)}), "
                 f"{len(self.seeds)} evaluation seed(s); the agent plays {play}; a win counts 1, a loss, timeout or mutual destruction 0; "
                 "interval: Student-t 95 % over seeds")
@@ -197,7 +211,7 @@ def evaluate_panel(env_name: str, entries: dict[str, tuple[Sequence[Any], np.nda
                          f"with the agent in each seat; against 'builtin' alone any count), got {games}")
     for s in seeds:
         check_seed(s)
-    result = PanelEvaluation(list(members), list(seeds), games, bool(greedy))
+    result = PanelEvaluation(list(members), list(seeds), games, bool(greedy), env=env_name)
     for who, (policies, weights) in entries.items():
         if weights is not None and len(weights) != len(policies):
             raise ValueError(f"{who}: weights must have one probability per policy ({len(policies)}), got {len(weights)}")
@@ -262,21 +276,20 @@ def disagreements(matrix: dict[str, float], panel: dict[str, float]) -> list[tup
     return out
 
 
-def report_section(summary, aggregate, rpp_tables: dict, games: int) -> list[str]:
-    """The comparison report's panel section (SMAC): per agent, each scheme's final agent and
-    maxent-Nash mixture against every member (mean over seeds with the aggregate's interval), and where
-    the panel's verdict and the winrate matrix's (relative population performance) disagree."""
+def report_section(summary, aggregate, rpp_tables: dict, games: int, env_name: str = "") -> list[str]:
+    """The comparison report's panel section (SMAC, SMACv2 on ``env_name``): per agent, each scheme's final
+    agent and maxent-Nash mixture against every member (mean over seeds with the aggregate's interval), and
+    where the panel's verdict and the winrate matrix's (relative population performance) disagree."""
     members = [m for m in PANEL_NAMES if summary_key(m, "final") in summary.columns]
     if not members:
         return []
+    single, two = battle_words(env_name)
     lines = ["", "## Against the panel of fixed opponents", "",
              f"Each run's last checkpoint (`final`) and the maxent-Nash mixture of its checkpoints (`nash`, one "
              f"checkpoint drawn per game) played {games} games against each panel member (members: the map's built-in "
              "AI, SMAC's heuristic, kiting, focus-weakest, retreat-and-regroup — `docs/guides/smac-panel.md`). "
-             f"Against the built-in AI all {games} are SMAC's own single-player game: the agent as player 1 (seat 0), "
-             "both sides at the map's spawns, the AI's side driven by the engine, as SMAC's test games. Against the "
-             f"scripts, {games // 2} with the agent in each seat of the two-player battle the runs trained on "
-             "(seat 1 mirrored on a symmetric map). The agents play greedily (each unit's most probable action, as SMAC's "
+             f"Against the built-in AI all {games} are played as player 1 (seat 0) of {single}. Against the "
+             f"scripts, {games // 2} with the agent in each seat of {two}. The agents play greedily (each unit's most probable action, as SMAC's "
              "test games). A win counts 1; a loss, a timeout or a mutual destruction counts 0. "
              "Cells: mean over seeds [the bootstrap interval of `evaluation/aggregate.csv`]; per run: "
              "`runs/<agent>/<scheme>-s<seed>/evaluation/panel.csv`.", ""]

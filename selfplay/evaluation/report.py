@@ -250,7 +250,7 @@ def render_report(config, summary: pd.DataFrame, rpp_tables: dict, figure_paths:
     if seed_stats is not None:
         from selfplay.evaluation.panel import COMPARE_PANEL_GAMES, report_section
 
-        lines += report_section(summary, seed_stats.aggregate, rpp_tables, COMPARE_PANEL_GAMES)
+        lines += report_section(summary, seed_stats.aggregate, rpp_tables, COMPARE_PANEL_GAMES, config.env)
     if seed_stats is not None:
         from selfplay.evaluation.seed_stats import render_section
 

@@ -184,7 +184,10 @@ def test_report_section_names_both_verdicts_and_the_pairs_they_order_differently
     assert "Panel verdict (ppo): `b`" in text and "Winrate-matrix verdict (ppo): `a`" in text
     assert "The two verdicts disagree" in text and "`a` vs `b`" in text
     assert "0.70 [0.65, 0.75]" in text and "10 with the agent in each seat" in text and "timeout" in text
-    assert "Against the built-in AI all 20 are SMAC's own single-player game" in text
+    assert "Against the built-in AI all 20 are played as player 1 (seat 0) of SMAC's single-player game: the map's own spawns" in text
+    v2 = "\n".join(report_section(summary, aggregate, {"ppo": rpp}, games=20, env_name="smacv2:protoss_5_vs_5"))
+    assert "of the scenario's single-player game (each game its own draw" in v2 and "map's own spawns" not in v2
+    assert "both teams drawn per game, seat 1's start mirrored" in v2
     assert report_section(summary.drop(columns=[c for c in summary.columns if c.startswith("panel_")]),
                           aggregate, {}, 20) == []
 
