@@ -2,6 +2,7 @@
 (docs/guides/smac-panel.md, "How strong the members are"):
 
     .venv/bin/python benchmarks/smac_panel_strength.py --maps 3m,2s3z,3s5z,MMM --games 32 --out strength.csv
+    .venv/bin/python benchmarks/smac_panel_strength.py --maps smacv2:protoss_5_vs_5 --games 64
 
 Per map and scripted member (heuristic, kiting, focus_weakest, regroup), with battle seeds 0 and 1,
 ``--games`` games per seed:
@@ -12,6 +13,9 @@ Per map and scripted member (heuristic, kiting, focus_weakest, regroup), with ba
 - ``mirrored``: the member in seat 0 and, in as many games, in seat 1 of the two-player battle of
   training with ``builtin`` bound to the other seat (seat 1 mirrored: the AI's side, when in seat 1,
   spawns as the mirror image of seat 0's layout).
+
+A SMACv2 scenario (``smacv2:SCENARIO`` in ``--maps``) has the ``smac`` battle only: its single-player game
+(each game its own draw of teams and start positions); the built-in AI is not a seat of its two-player battle.
 
 A win counts 1, a loss, timeout or mutual destruction 0 (the panel's rule). One CSV row per map,
 member and battle: ``map, member, battle, games, win_rate``; CPU seconds at the end.
@@ -71,20 +75,22 @@ def main(argv=None) -> int:
     t0 = time.process_time()
     rows = []
     for map_name in args.maps.split(","):
-        env = f"smac:{map_name}"
+        env = map_name if ":" in map_name else f"smac:{map_name}"
         for member in MEMBERS:
             wins = games = 0
             for seed in (0, 1):
                 w, n = win_rate(builtin_battle(env, args.games, seed), member, 0)
                 wins, games = wins + w, games + n
             rows.append([map_name, member, "smac", games, wins / games])
+            print(*rows[-1], sep=",", file=sys.stderr)
+            if env.startswith("smacv2:"):
+                continue
             wins = games = 0
             for seed in (0, 1):
                 for seat in (0, 1):
                     w, n = win_rate(make_env(env, args.games // 2, seed=seed), member, seat)
                     wins, games = wins + w, games + n
             rows.append([map_name, member, "mirrored", games, wins / games])
-            print(*rows[-2], sep=",", file=sys.stderr)
             print(*rows[-1], sep=",", file=sys.stderr)
     out = sys.stdout if args.out == "-" else open(args.out, "w", newline="")
     writer = csv.writer(out)
