@@ -292,11 +292,14 @@ def measurement_lines(config, summary: pd.DataFrame) -> list[str]:
     if not any(c in summary.columns for c in SMAC_COLUMNS):
         return []
     from selfplay.evaluation.runs import SCRIPTED_GAMES
+    from selfplay.training.registry import is_smacv2
 
+    draws = (" (on a SMACv2 scenario each game its own draw of both teams and their start positions)"
+             if is_smacv2(config.env) else "")
     return ["## How the numbers against the built-in AI were made", "",
             f"`vs_scripted_*`: each evaluated checkpoint plays {SCRIPTED_GAMES} games against the map's built-in "
             "(scripted) AI, as in SMAC: the checkpoint controls the allied side (the map's first player), the AI the "
-            "enemy side; it is never trained against that AI, and plays greedily (each unit's most probable action, "
+            f"enemy side{draws}; it is never trained against that AI, and plays greedily (each unit's most probable action, "
             "as SMAC's test games). A win counts 1, a loss 0, and a game that reaches the "
             "map's time limit (or where both sides die) is a draw and counts ½ (SMAC's own win rate counts it 0). "
             "The rate is the mean over those games; intervals are over seeds. The panel's `builtin` column (where the "

@@ -218,3 +218,19 @@ def test_a_smacv2_runs_evaluation_plays_its_final_agent_against_the_panel(tmp_pa
     assert panel == sorted(f"panel_{m}_{who}" for m in PANEL_NAMES for who in ("final", "nash"))
     assert all(summary[k] in (0.0, 0.5, 1.0) for k in panel)  # 2 games each
     assert (out / "evaluation" / "panel.csv").read_text().count("builtin") >= 2
+
+
+def test_the_reports_note_on_games_against_the_ai_names_smacv2s_draws():
+    """The comparison report's "how the numbers were made": on a SMACv2 scenario each game draws both teams
+    and their starts; on a SMAC map nothing is said of draws."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from selfplay.evaluation.report import measurement_lines
+
+    summary = pd.DataFrame({"vs_scripted_final": [0.1]})
+    v2 = "\n".join(measurement_lines(SimpleNamespace(env="smacv2:protoss_5_vs_5"), summary))
+    v1 = "\n".join(measurement_lines(SimpleNamespace(env="smac:3m"), summary))
+    assert "each game its own draw of both teams" in v2 and "draw of both teams" not in v1
+    assert "counts ½" in v1 and "counts ½" in v2
