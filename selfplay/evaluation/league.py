@@ -199,7 +199,7 @@ def checkpoints_section(trainer: LeagueTrainer, summary: dict, answer: list | No
 
 
 def panel_section(trainer: LeagueTrainer, summary: dict) -> list[str]:
-    """On a SMAC battle whose seats field the same units, with a per-unit agent (MAPPO, PPO; not the
+    """On a SMAC or SMACv2 battle whose seats field the same units, with a per-unit agent (MAPPO, PPO; not the
     AlphaStar commander): the first main player's final weights (``final``) and the maxent-Nash mixture
     of the league's historicals (``nash``, one historical drawn per game) against every member of the
     panel, as ``selfplay compare`` plays each self-play run (``COMPARE_PANEL_GAMES`` games per member,
@@ -295,6 +295,8 @@ def league_panel_rows(run_dirs: list[str | Path]) -> pd.DataFrame:
         if not (run_dir / "evaluation" / "summary.json").is_file():
             continue
         summary = json.loads(read_inside(run_dir, "evaluation/summary.json", "league summary", limit=1 << 20))
+        if not isinstance(summary, dict):
+            raise ValueError(f"run_dirs: {run_dir}'s evaluation/summary.json is not a JSON object")
         panel = {k: float(v) for k, v in summary.items() if k.startswith("panel_")}
         if panel:
             rows.append({"run": str(run_dir), "seed": int(seed), **panel})

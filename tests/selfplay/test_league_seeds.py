@@ -87,3 +87,12 @@ def test_panel_rates_are_read_per_seed_and_summed_up_over_seeds(tmp_path, load_b
     final = summary.loc["panel_builtin_final"]
     assert final["values"] == "0.25 0.75" and final["mean"] == pytest.approx(0.5) and final["seeds"] == 2
     assert final["ci_low"] <= 0.5 <= final["ci_high"]
+
+
+def test_a_summary_that_is_not_an_object_is_named(tmp_path):
+    from selfplay.evaluation.league import league_panel_rows
+
+    run = make_run(tmp_path, 0)
+    (run / "evaluation" / "summary.json").write_text("[1, 2]")
+    with pytest.raises(ValueError, match="summary.json is not a JSON object"):
+        league_panel_rows([run])
