@@ -519,8 +519,8 @@ def _paper_map_settings(args: argparse.Namespace) -> dict:
 def _refuse_mappo_options(args: argparse.Namespace, which: str) -> None:
     """MAPPO's ``MAPPO_COMPARE`` options given to a run without a MAPPO learner: refused, naming ``which``."""
     if any(getattr(args, k) is not None for k in MAPPO_COMPARE):
-        raise ValueError(f"--rollout-length, --entropy-coef, --gae-lambda and --update-precision apply to the mappo "
-                         f"agent {which}")
+        *first, last = ["--" + k.replace("_", "-") for k in MAPPO_COMPARE]
+        raise ValueError(f"{', '.join(first)} and {last} apply to the mappo agent {which}")
 
 
 def _add_rollout_length(p: argparse.ArgumentParser) -> None:

@@ -26,6 +26,7 @@ class HeuristicPolicy:
             raise ValueError(f"seat must be 0 or 1, got {seat!r}")
         eng = battle.engine
         self.battle, self.seat, self.engine = battle, seat, eng
+        self.units = battle.units  # read at access: on SMACv2 each game's draw, rewritten in place
         self.own, self.other = eng.side_slices[seat], eng.side_slices[1 - seat]
         self.target = torch.full((eng.num_envs, eng.n_side[seat]), -1, dtype=torch.long, device=eng.device)
 
@@ -38,11 +39,12 @@ class HeuristicPolicy:
 
     def act(self) -> torch.Tensor:
         """(E, n_agents) SMAC action ids: 6 + target (attack / heal), or 0 (no order)."""
-        eng, units = self.engine, self.battle.units
+        eng, units = self.engine, self.units
         alive = eng.alive
         pos = eng.pos
-        # per game (E, n): the same every game on SMAC, each game's draw on SMACv2 (unit_table.is_type)
-        is_medivac = is_type(units, "medivac")
+        # per game (E, n): the same every game on SMAC, each game's draw on SMACv2; the Medivac is the one
+        # unit that heals (unit_table.per_game), the marauder is read by name (unit_table.is_type)
+        is_medivac = per_game(units, "heals")
         own_medivac, enemy_medivac = is_medivac[:, self.own], is_medivac[:, self.other]
         is_marauder = is_type(units, "marauder")[:, self.own]
         own_pos, other_pos = pos[:, self.own], pos[:, self.other]

@@ -64,7 +64,8 @@ class PanelPolicy:
         if seat not in range(battle.n_seats):
             raise ValueError(f"seat must be a controlled seat of the battle (0..{battle.n_seats - 1}), got {seat!r}")
         self.battle, self.seat = battle, seat
-        u = battle.units
+        # the battle's unit view, read at access (on SMACv2 its static rows are rewritten in place at each draw)
+        self.units = u = battle.units
         self.own, self.other = u.side_slices[seat], u.side_slices[1 - seat]
         self.n_own, self.n_other = u.n_side[seat], u.n_side[1 - seat]
         self.swap_east_west = seat == 1 and battle.mirror
@@ -96,7 +97,7 @@ class PanelPolicy:
     def static(self, name: str, part: slice) -> torch.Tensor:
         """(E, units of ``part``): the unit constant ``name`` in every game, read at each call (on
         SMACv2 every game draws its own units: ``unit_table.per_game``)."""
-        return per_game(self.battle.units, name)[:, part]
+        return per_game(self.units, name)[:, part]
 
     @property
     def heals(self) -> torch.Tensor:
@@ -111,13 +112,13 @@ class PanelPolicy:
 
     def snapshot(self):
         """(own pos, other pos, own alive, other alive), positions in side 0's (world) frame."""
-        u = self.battle.units
+        u = self.units
         pos, alive = u.pos, u.alive
         return pos[:, self.own], pos[:, self.other], alive[:, self.own], alive[:, self.other]
 
     def health(self, part: slice) -> tuple[torch.Tensor, torch.Tensor]:
         """(hp + shield, the same as a fraction of the maximum) of the units of ``part``."""
-        u = self.battle.units
+        u = self.units
         left = u.hp[:, part] + u.shield[:, part]
         return left, left / (self.static("hp_max", part) + self.static("shield_max", part))
 
@@ -146,7 +147,7 @@ class PanelPolicy:
 
     def medivac_actions(self, mask, own_pos, own_alive) -> torch.Tensor:
         """Heal the most hurt bio ally the mask allows, else move to the army's centroid."""
-        u = self.battle.units
+        u = self.units
         n_heal = min(self.n_own, mask.shape[-1] - N_NO_ATTACK)
         frac = u.hp[:, self.own] / self.static("hp_max", self.own)
         heals = self.heals
@@ -231,7 +232,7 @@ class Kiting(PanelPolicy):
     name = "kiting"
 
     def decide(self, mask: torch.Tensor) -> torch.Tensor:
-        u = self.battle.units
+        u = self.units
         own_pos, other_pos, own_alive, other_alive = self.snapshot()
         d = torch.cdist(own_pos, other_pos)
         attack = self.attack_or_approach(mask, own_pos, other_pos, other_alive, d)

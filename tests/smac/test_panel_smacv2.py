@@ -102,3 +102,22 @@ def test_the_builtin_ai_is_not_a_seat_on_smacv2():
     b = SMACv2Battle("protoss_5_vs_5", 1, seed=0)
     with pytest.raises(ValueError, match="single-player game"):
         panel_member("builtin", b, 1)
+
+
+@pytest.mark.parametrize("name", ["heuristic", "kiting", "focus_weakest", "regroup"])
+def test_each_script_beats_a_side_that_never_attacks(name):
+    """On SMACv2's two-player battle (new draws per game) every script, in seat 1 of the mirrored battle,
+    wins each of 4 games against a side that only stops: the scripts do fight there."""
+    b = SMACv2Battle("protoss_5_vs_5", 4, seed=2, auto_reset=False)
+    b.reset()
+    me = panel_member(name, b, 1)
+    ended, won = torch.zeros(4, dtype=torch.bool), torch.zeros(4, dtype=torch.bool)
+    start = torch.ones(4, dtype=torch.bool)
+    while not bool(ended.all()):
+        masks = b.action_masks()
+        stop = torch.where(masks[0][..., 1], 1, 0)  # stop where allowed, else no-op (a dead unit)
+        _, _, done, info = b.step([stop, me.act(None, None, None, start)[0]])
+        won |= done & ~ended & (info["winner"] == 1)
+        ended |= done
+        start = torch.zeros(4, dtype=torch.bool)
+    assert won.all(), (name, won)
