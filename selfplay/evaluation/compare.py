@@ -260,12 +260,13 @@ def _evaluate_panel(run: RunDir, seed: int, games: int, seeds: int) -> dict:
 
     run, state, kit = open_committed(run)
     cfg = state["config"]
-    if not is_smac(cfg["env"]) or env_for_agent(cfg["env"], cfg["agent"]) != cfg["env"] or run_mode(cfg) == "two-sided":
-        return {}  # the panel plays the per-unit SMAC view of one learner on a symmetric map
+    if not is_smac(cfg["env"]) or run_mode(cfg) == "two-sided":
+        return {}  # the panel plays one learner's seat of a symmetric SMAC battle (per-unit or commander view)
     checkpoints = run.committed_menagerie(state, "checkpoints", kit.load_policy)
     policies = [e.policy for e in checkpoints]
     nash = np.load(run.evaluation / "winrate.npz")["nash"]
-    ev = evaluate_panel(cfg["env"], {"final": (policies[-1:], None), "nash": (policies, nash)}, games=games,
+    env = env_for_agent(cfg["env"], cfg["agent"])
+    ev = evaluate_panel(env, {"final": (policies[-1:], None), "nash": (policies, nash)}, games=games,
                         seeds=[seed + k for k in range(seeds)], members=panel_members(cfg["env"]))
     write_panel(run.evaluation, ev)
     return panel_summary(ev)

@@ -199,8 +199,8 @@ def checkpoints_section(trainer: LeagueTrainer, summary: dict, answer: list | No
 
 
 def panel_section(trainer: LeagueTrainer, summary: dict) -> list[str]:
-    """On a SMAC or SMACv2 battle whose seats field the same units, with a per-unit agent (MAPPO, PPO; not the
-    AlphaStar commander): the first main player's final weights (``final``) and the maxent-Nash mixture
+    """On a SMAC or SMACv2 battle whose seats field the same units (any agent: MAPPO, PPO, the AlphaStar
+    commander): the first main player's final weights (``final``) and the maxent-Nash mixture
     of the league's historicals (``nash``, one historical drawn per game) against every member of the
     panel, as ``selfplay compare`` plays each self-play run (``COMPARE_PANEL_GAMES`` games per member,
     one evaluation seed: ``evaluation.panel``); writes ``evaluation/panel.csv`` and ``panel.json``, adds
@@ -218,11 +218,11 @@ def panel_section(trainer: LeagueTrainer, summary: dict) -> list[str]:
     cfg, run, entries = trainer.config, trainer.run, trainer.league.menagerie.entries
     members = panel_members(cfg.env)
     mains = [name for name, p in trainer.league.players.items() if p.kind == "main"]
-    if not members or trainer.env_name != cfg.env or is_two_sided(cfg.env) or not mains or len(entries) < 2:
+    if not members or is_two_sided(cfg.env) or not mains or len(entries) < 2:
         return []
     nash = np.load(run.evaluation / "winrate.npz")["nash"]  # historicals_section's, in menagerie order
     final = trainer.learners[mains[0]].snapshot()
-    ev = evaluate_panel(cfg.env, {"final": ([final], None), "nash": ([e.policy for e in entries], nash)},
+    ev = evaluate_panel(trainer.env_name, {"final": ([final], None), "nash": ([e.policy for e in entries], nash)},
                         games=COMPARE_PANEL_GAMES, seeds=[cfg.seed], members=members)
     write_panel(run.evaluation, ev)
     summary.update(panel_summary(ev))

@@ -16,7 +16,9 @@ over its games; the reported interval is the Student-t 95 % interval of the mean
 with one seed). The maxent-Nash mixture of a population draws one checkpoint per game with the Nash
 probabilities (the draw seeded from the evaluation seed). On SMACv2 scenarios every game draws its own
 units and start positions: ``builtin`` is the scenario's single-player game, the scripted members
-play the scenario's two-player battle (seat 1 mirrored) and read each game's draw.
+play the scenario's two-player battle (seat 1 mirrored) and read each game's draw. An AlphaStar agent
+(``smac-commander:MAP``) meets the members in the same battles, its seat played through the commander
+(``agent_battle``); its network has no greedy mode, so it samples (the report says so).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ BUILTIN = "builtin"  # played in SMAC's single-player game, the agent in seat 0 
 SCRIPTED_MEMBERS = PANEL_NAMES[1:]  # played in the mirrored two-player battle, half the games per seat
 PANEL_STREAM = "panel-games"  # seeds of the games against the panel [member, seat]
 MIXTURE_STREAM = "panel-mixture"  # the Nash mixture's draw of a checkpoint per game [member, seat]
+COMMANDER = "smac-commander:"  # the AlphaStar commander's view of a SMAC map (``registry.env_for_agent``)
 COMPARE_PANEL_GAMES = 20  # games per panel member of each SMAC run's final agent and Nash mixture in a comparison
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
@@ -93,7 +96,8 @@ class PanelEvaluation:
 
     def how(self) -> str:
         play = ("greedily (each unit's most probable action, as SMAC's test games)" if self.greedy
-                else "with sampled actions (as in training)")
+                else "with sampled actions (as in training; the AlphaStar network has no greedy mode)"
+                if self.env.startswith(COMMANDER) else "with sampled actions (as in training)")
         settings = []
         single, two = battle_words(self.env)
         if BUILTIN in self.members:
@@ -114,11 +118,12 @@ def member_seats(member: str, games: int) -> list[tuple[int, int]]:
 
 
 def panel_members(env_name: str) -> tuple[str, ...]:
-    """The members the panel has on ``env_name``: all of them on a SMAC battle (``smac:MAP``) and a SMACv2
-    scenario (``smacv2:SCENARIO``); other environments have none."""
+    """The members the panel has on ``env_name``: all of them on a SMAC battle (``smac:MAP``, also in the
+    AlphaStar commander's view ``smac-commander:MAP``) and a SMACv2 scenario (``smacv2:SCENARIO``); other
+    environments have none."""
     from selfplay.training.registry import is_smacv2
 
-    return PANEL_NAMES if env_name.startswith("smac:") or is_smacv2(env_name) else ()
+    return PANEL_NAMES if env_name.startswith(("smac:", COMMANDER)) or is_smacv2(env_name) else ()
 
 
 def builtin_battle(env_name: str, num_envs: int, seed: int | None, device: str = "cpu") -> Any:
@@ -141,12 +146,28 @@ def member_battle(env_name: str, member: str, num_envs: int, seed: int | None, d
     return make_env(env_name, num_envs, seed=seed, device=device)
 
 
+def agent_battle(env_name: str, member: str, seat: int, num_envs: int, seed: int | None,
+                 device: str = "cpu") -> tuple[Any, Any]:
+    """(the environment the agent's ``seat`` plays, the battle ``member`` reads): ``member_battle`` for
+    both, or on ``smac-commander:MAP`` that battle of ``smac:MAP`` with the AlphaStar commander playing the
+    agent's seat (``CommanderEnv(..., seats=(seat,))``; the member's seat stays per-unit)."""
+    if not env_name.startswith(COMMANDER):
+        env = member_battle(env_name, member, num_envs, seed, device)
+        return env, env
+    from selfplay.agents.alphastar.smac import CommanderConfig
+    from selfplay.agents.alphastar.smac.env import CommanderEnv
+    from selfplay.training.registry import COMMANDER_GRID
+
+    battle = member_battle("smac:" + env_name[len(COMMANDER):], member, num_envs, seed, device)
+    return CommanderEnv(battle, CommanderConfig(grid=COMMANDER_GRID), seats=(seat,)), battle
+
+
 def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, member: str, seat: int,
                    seed: int, device: str = "cpu", greedy: bool = True) -> np.ndarray:
     """Per game (``len(who)`` games), 1.0 if ``policies[who[g]]`` in ``seat`` beat panel member
     ``member`` (the other seat) in the game's first episode, else 0.0; ``greedy``: the policies play
-    their most probable actions (``matches.evaluation_act``). The battle: ``member_battle`` (against
-    ``builtin`` SMAC's single-player game, the agent in seat 0 only)."""
+    their most probable actions (``matches.evaluation_act``; the AlphaStar commander always samples). The
+    battle: ``agent_battle`` (against ``builtin`` SMAC's single-player game, the agent in seat 0 only)."""
     import torch
 
     from selfplay.envs.smac.panel import panel_member
@@ -162,9 +183,9 @@ def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, memb
     available = panel_members(env_name)
     if not available:
         raise ValueError(f"the panel plays SMAC battles ('smac:MAP' or 'smacv2:SCENARIO'), got env {env_name!r}")
-    env = member_battle(env_name, member, n, seed, device)
+    env, battle = agent_battle(env_name, member, seat, n, seed, device)
     obs = env.reset()
-    opponent = None if single else panel_member(member, env, 1 - seat)
+    opponent = None if single else panel_member(member, battle, 1 - seat)
     players = [policies[i] for i in who.tolist()]
     groups = group_by_policy(players)
     state = players[0].initial_state(n)
@@ -174,12 +195,15 @@ def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, memb
     with torch.no_grad():
         while not bool(ended.all()):
             masks = env.action_masks()
-            action = torch.zeros(n, env.n_agents[seat], dtype=torch.long)
+            action = None  # (n, n_agents) unit actions, or (n, 5 + S) packed commander actions
             for policy, idx in groups:
                 idx = torch.as_tensor(idx)
                 a, st, _ = evaluation_act(policy, obs[seat][idx], index_state(state, idx), masks[seat][idx],
                                           start[idx], greedy)
-                action[idx] = torch.as_tensor(a, dtype=torch.long)
+                a = torch.as_tensor(a, dtype=torch.long)
+                if action is None:
+                    action = torch.zeros((n, *a.shape[1:]), dtype=torch.long)
+                action[idx] = a
                 assign_state(state, idx, st)
             if opponent is None:
                 actions = [action]
@@ -211,7 +235,8 @@ def evaluate_panel(env_name: str, entries: dict[str, tuple[Sequence[Any], np.nda
                          f"with the agent in each seat; against 'builtin' alone any count), got {games}")
     for s in seeds:
         check_seed(s)
-    result = PanelEvaluation(list(members), list(seeds), games, bool(greedy), env=env_name)
+    greedy = bool(greedy) and not env_name.startswith(COMMANDER)  # the AlphaStar network has no greedy mode
+    result = PanelEvaluation(list(members), list(seeds), games, greedy, env=env_name)
     for who, (policies, weights) in entries.items():
         if weights is not None and len(weights) != len(policies):
             raise ValueError(f"{who}: weights must have one probability per policy ({len(policies)}), got {len(weights)}")
@@ -276,6 +301,13 @@ def disagreements(matrix: dict[str, float], panel: dict[str, float]) -> list[tup
     return out
 
 
+def sampling_words(summary) -> str:
+    """The exception to greedy play in a comparison's panel games: the AlphaStar commander samples."""
+    if "agent" in summary.columns and "alphastar" in set(summary["agent"]):
+        return "; the AlphaStar commander samples its actions (its network has no greedy mode)"
+    return ""
+
+
 def report_section(summary, aggregate, rpp_tables: dict, games: int, env_name: str = "") -> list[str]:
     """The comparison report's panel section (SMAC, SMACv2 on ``env_name``): per agent, each scheme's final
     agent and maxent-Nash mixture against every member (mean over seeds with the aggregate's interval), and
@@ -290,7 +322,7 @@ def report_section(summary, aggregate, rpp_tables: dict, games: int, env_name: s
              "AI, SMAC's heuristic, kiting, focus-weakest, retreat-and-regroup — `docs/guides/smac-panel.md`). "
              f"Against the built-in AI all {games} are played as player 1 (seat 0) of {single}. Against the "
              f"scripts, {games // 2} with the agent in each seat of {two}. The agents play greedily (each unit's most probable action, as SMAC's "
-             "test games). A win counts 1; a loss, a timeout or a mutual destruction counts 0. "
+             f"test games){sampling_words(summary)}. A win counts 1; a loss, a timeout or a mutual destruction counts 0. "
              "Cells: mean over seeds [the bootstrap interval of `evaluation/aggregate.csv`]; per run: "
              "`runs/<agent>/<scheme>-s<seed>/evaluation/panel.csv`.", ""]
     for agent, rows in summary.groupby("agent", sort=False):

@@ -31,7 +31,11 @@ def test_compare_and_train_drive_the_alphastar_agent(tmp_path, sl_checkpoint):
         vs = pd.read_csv(run_dir / "evaluation" / "vs_scripted.csv")  # the summary reports the run's numbers
         assert row.vs_scripted_final == pytest.approx(vs["win_rate_vs_scripted"].iloc[-1], abs=1e-4)
     assert json.loads((out / "compare_config.json").read_text())["alphastar"] == {"sl_checkpoint": sl}
-    assert "AlphaStar settings" in (out / "report.md").read_text()
+    report = (out / "report.md").read_text()
+    assert "AlphaStar settings" in report
+    # each run's final checkpoint and Nash mixture met the panel, through the commander (which samples)
+    assert summary[["panel_builtin_final", "panel_kiting_nash"]].notna().all().all()
+    assert "Against the panel of fixed opponents" in report and "the AlphaStar commander samples" in report
 
     run = tmp_path / "train"
     assert main(["train", "--env", "smac:3m", "--agent", "alphastar", "--sl", sl, "--episodes", "8",

@@ -63,6 +63,9 @@ def test_alphastar_league_starts_from_sl_resets_exploiters_and_reports(tmp_path,
     assert json.loads((tmp_path / "run" / "evaluation" / "summary.json").read_text()) == pytest.approx(summary)
     report = (tmp_path / "run" / "report.md").read_text()
     assert "against the SL policy" in report and "scripted AI" in report and "Maxent Nash" in report
+    # the main player's final weights and the historicals' Nash mixture met the panel (the commander samples)
+    assert {f"panel_{m}_{who}" for m in ("builtin", "regroup") for who in ("final", "nash")} <= set(summary)
+    assert "## Against the panel of fixed opponents" in report and "no greedy mode" in report
     # the players' final weights are measured too, after the historicals
     finals = [r for r in evaluated_policies(trainer) if r.final]
     newer = {n for n in league.players

@@ -22,6 +22,11 @@ each action; where a seat is not due its action is ignored (any value may be pas
 Rewards (``reward``): ``"win_loss"`` (AlphaStar's: +1 win, −1 loss, 0 draw, at the last step) or
 ``"smac"`` (the battle's shaped SMAC reward). Single-player battles (``two_player=False``) have one
 seat, the other side being SMAC's scripted AI.
+
+``seats`` names the seats a commander plays (default: every seat). Any other seat is played as in the
+battle itself: its observation, action mask and action are the battle's per-unit ones
+(``(E, n_agents, ...)``, SMAC actions ``(E, n_agents)``), so a commander can meet a per-unit policy
+(a panel script, ``selfplay.evaluation.panel``) in the same games.
 """
 
 from __future__ import annotations
@@ -149,12 +154,18 @@ class ObsLayout:
 class CommanderEnv:
     """Two-seat batched environment of commander actions over a ``SMACBattle`` (module docstring)."""
 
-    def __init__(self, battle, commander: CommanderConfig = CommanderConfig(), reward: str = "win_loss"):
+    def __init__(self, battle, commander: CommanderConfig = CommanderConfig(), reward: str = "win_loss",
+                 seats: tuple[int, ...] | None = None):
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
         self.battle, self.reward = battle, reward
         self.n_seats = getattr(battle, "n_seats", 2)
-        self.commanders = [SMACCommander(battle, s, commander) for s in range(self.n_seats)]
+        every = tuple(range(self.n_seats))
+        seats = every if seats is None else tuple(seats)
+        if not seats or len(set(seats)) != len(seats) or any(s not in every for s in seats):
+            raise ValueError(f"seats must be distinct seats of the battle {every} (at least one), got {seats!r}")
+        self.commander_seats = seats
+        self.commanders = [SMACCommander(battle, s, commander) for s in seats]
         self.commander_config = commander
         self.network_sizes = self.commanders[0].network_config()  # input/action sizes (both seats alike)
         self.layout = ObsLayout(self.network_sizes)
@@ -168,18 +179,27 @@ class CommanderEnv:
         """An ``AlphaStarConfig`` whose input and action sizes fit this environment."""
         return self.commanders[0].network_config(**overrides)
 
-    def _observe(self) -> list[torch.Tensor]:
-        return [self.layout.pack(c.observe()) for c in self.commanders]
+    def _observe(self, battle_obs: list | None = None) -> list[torch.Tensor]:
+        """Per seat: the packed commander observation, or the battle's own (``battle_obs``) where no
+        commander plays."""
+        out = [None] * self.n_seats if battle_obs is None else list(battle_obs[: self.n_seats])
+        for s, c in zip(self.commander_seats, self.commanders):
+            out[s] = self.layout.pack(c.observe())
+        return out
 
     def reset(self) -> list[torch.Tensor]:
-        self.battle.reset()
+        battle_obs = self.battle.reset()
         for c in self.commanders:
             c.reset_games(None)
-        return self._observe()
+        return self._observe(battle_obs)
 
     def action_masks(self) -> list[torch.Tensor]:
-        """Per seat, (E,) bool: the games where the seat's commander acts this step."""
-        return [c.due() for c in self.commanders]
+        """Per seat, (E,) bool: the games where the seat's commander acts this step (a seat with no
+        commander: the battle's per-unit action masks)."""
+        masks = self.battle.action_masks() if len(self.commanders) < self.n_seats else [None] * self.n_seats
+        for s, c in zip(self.commander_seats, self.commanders):
+            masks[s] = c.due()
+        return masks
 
     def get_state(self) -> list[torch.Tensor]:
         return self.battle.get_state()
@@ -187,10 +207,11 @@ class CommanderEnv:
     def step(self, actions: list) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor, dict]:
         if not isinstance(actions, (list, tuple)) or len(actions) != self.n_seats:
             raise ValueError(f"actions must be a list of {self.n_seats} per-seat (E, {self.n_actions}) tensors")
-        for c, a in zip(self.commanders, actions):
-            c.apply(self.layout.unpack_actions(a), c.due())
-        unit_actions = [c.unit_actions() for c in self.commanders]
-        _, shaped, done, info = self.battle.step(unit_actions)
+        unit_actions = list(actions)  # seats with no commander pass the battle's per-unit actions through
+        for s, c in zip(self.commander_seats, self.commanders):
+            c.apply(self.layout.unpack_actions(actions[s]), c.due())
+            unit_actions[s] = c.unit_actions()
+        battle_obs, shaped, done, info = self.battle.step(unit_actions)
         for c in self.commanders:
             c.reset_games(done)
         if self.reward == "smac":
@@ -198,7 +219,7 @@ class CommanderEnv:
         else:
             rewards = [torch.where(done, won.float() - (info["winner"] == 1 - s).float(), 0.0)
                        for s, won in enumerate(info["battle_won"])]
-        return self._observe(), rewards, done, info
+        return self._observe(battle_obs), rewards, done, info
 
 
 def check_same_layout(env_layout: ObsLayout, config: AlphaStarConfig) -> None:
