@@ -182,7 +182,8 @@ def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, memb
     single = member == BUILTIN
     available = panel_members(env_name)
     if not available:
-        raise ValueError(f"the panel plays SMAC battles ('smac:MAP' or 'smacv2:SCENARIO'), got env {env_name!r}")
+        raise ValueError("the panel plays SMAC battles ('smac:MAP', 'smac-commander:MAP' or 'smacv2:SCENARIO'), "
+                         f"got env {env_name!r}")
     env, battle = agent_battle(env_name, member, seat, n, seed, device)
     obs = env.reset()
     opponent = None if single else panel_member(member, battle, 1 - seat)
