@@ -39,7 +39,6 @@ BUILTIN = "builtin"  # played in SMAC's single-player game, the agent in seat 0 
 SCRIPTED_MEMBERS = PANEL_NAMES[1:]  # played in the mirrored two-player battle, half the games per seat
 PANEL_STREAM = "panel-games"  # seeds of the games against the panel [member, seat]
 MIXTURE_STREAM = "panel-mixture"  # the Nash mixture's draw of a checkpoint per game [member, seat]
-COMMANDER = "smac-commander:"  # the AlphaStar commander's view of a SMAC map (``registry.env_for_agent``)
 COMPARE_PANEL_GAMES = 20  # games per panel member of each SMAC run's final agent and Nash mixture in a comparison
 T_975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 
@@ -95,9 +94,11 @@ class PanelEvaluation:
         return out
 
     def how(self) -> str:
+        from selfplay.training.registry import is_commander
+
+        why = "; the AlphaStar network has no greedy mode" if is_commander(self.env) else ""
         play = ("greedily (each unit's most probable action, as SMAC's test games)" if self.greedy
-                else "with sampled actions (as in training; the AlphaStar network has no greedy mode)"
-                if self.env.startswith(COMMANDER) else "with sampled actions (as in training)")
+                else f"with sampled actions (as in training{why})")
         settings = []
         single, two = battle_words(self.env)
         if BUILTIN in self.members:
@@ -121,9 +122,9 @@ def panel_members(env_name: str) -> tuple[str, ...]:
     """The members the panel has on ``env_name``: all of them on a SMAC battle (``smac:MAP``, also in the
     AlphaStar commander's view ``smac-commander:MAP``) and a SMACv2 scenario (``smacv2:SCENARIO``); other
     environments have none."""
-    from selfplay.training.registry import is_smacv2
+    from selfplay.training.registry import is_smac
 
-    return PANEL_NAMES if env_name.startswith(("smac:", COMMANDER)) or is_smacv2(env_name) else ()
+    return PANEL_NAMES if is_smac(env_name) else ()
 
 
 def builtin_battle(env_name: str, num_envs: int, seed: int | None, device: str = "cpu") -> Any:
@@ -149,17 +150,17 @@ def member_battle(env_name: str, member: str, num_envs: int, seed: int | None, d
 def agent_battle(env_name: str, member: str, seat: int, num_envs: int, seed: int | None,
                  device: str = "cpu") -> tuple[Any, Any]:
     """(the environment the agent's ``seat`` plays, the battle ``member`` reads): ``member_battle`` for
-    both, or on ``smac-commander:MAP`` that battle of ``smac:MAP`` with the AlphaStar commander playing the
-    agent's seat (``CommanderEnv(..., seats=(seat,))``; the member's seat stays per-unit)."""
-    if not env_name.startswith(COMMANDER):
-        env = member_battle(env_name, member, num_envs, seed, device)
-        return env, env
-    from selfplay.agents.alphastar.smac import CommanderConfig
-    from selfplay.agents.alphastar.smac.env import CommanderEnv
-    from selfplay.training.registry import COMMANDER_GRID
+    both, or on ``smac-commander:MAP`` the commander environment ``member_battle`` makes, re-bound so that
+    the commander plays only the agent's seat (``CommanderEnv(..., seats=(seat,))``; the member's seat stays
+    per-unit)."""
+    from selfplay.training.registry import is_commander
 
-    battle = member_battle("smac:" + env_name[len(COMMANDER):], member, num_envs, seed, device)
-    return CommanderEnv(battle, CommanderConfig(grid=COMMANDER_GRID), seats=(seat,)), battle
+    env = member_battle(env_name, member, num_envs, seed, device)
+    if not is_commander(env_name):
+        return env, env
+    from selfplay.agents.alphastar.smac.env import CommanderEnv
+
+    return CommanderEnv(env.battle, env.commander_config, seats=(seat,)), env.battle
 
 
 def play_vs_member(env_name: str, policies: Sequence[Any], who: np.ndarray, member: str, seat: int,
@@ -236,7 +237,9 @@ def evaluate_panel(env_name: str, entries: dict[str, tuple[Sequence[Any], np.nda
                          f"with the agent in each seat; against 'builtin' alone any count), got {games}")
     for s in seeds:
         check_seed(s)
-    greedy = bool(greedy) and not env_name.startswith(COMMANDER)  # the AlphaStar network has no greedy mode
+    from selfplay.training.registry import is_commander
+
+    greedy = bool(greedy) and not is_commander(env_name)  # the AlphaStar network has no greedy mode
     result = PanelEvaluation(list(members), list(seeds), games, greedy, env=env_name)
     for who, (policies, weights) in entries.items():
         if weights is not None and len(weights) != len(policies):

@@ -33,6 +33,7 @@ RECURRENT_AGENTS = ("ppo-rnn", "alphastar", "mappo")  # per episode their runs c
 SC2_SUFFIX = "@sc2"  # smac:MAP@sc2: the real game
 SMACV2_PREFIX = "smacv2:"  # smacv2:protoss_5_vs_5
 OPENSPIEL_PREFIX = "openspiel:"  # openspiel:kuhn_poker, openspiel:goofspiel(num_cards=4)
+COMMANDER_PREFIX = "smac-commander:"  # smac-commander:3m: the AlphaStar commander's view of a SMAC map
 # SMACBattle's options an environment name may set: per option, each value as written in the name and as passed
 # to SMACBattle. smac:MAP(spawns=map) starts the second side at the map's own enemy spawns;
 # smac:MAP(reward_only_positive=false) gives each side SMAC's reward less half the damage and deaths it takes
@@ -57,7 +58,7 @@ def check_env_name(name: str) -> str:
             raise ValueError(f"unknown SMACv2 scenario {smac_map(name)!r}; scenarios: {', '.join(SMACV2_SCENARIOS)}")
         smac_options(name)  # SMACv2 names take none
         return name
-    if isinstance(name, str) and (name.startswith("smac:") or name.startswith("smac-commander:")):
+    if isinstance(name, str) and (name.startswith("smac:") or is_commander(name)):
         from selfplay.envs.smac import MAP_NAMES
 
         if smac_map(name) not in MAP_NAMES:
@@ -66,7 +67,7 @@ def check_env_name(name: str) -> str:
         if smac_backend(name) == "sc2" and options.get("spawns") == "mirrored":
             raise ValueError(f"env {name!r}: spawns=mirrored is the simulator's layout; the real game ({SC2_SUFFIX}) "
                              f"always starts both sides at the map's spawns (write spawns=map or leave it out)")
-        if name.startswith("smac-commander:") and "reward_only_positive" in options:
+        if is_commander(name) and "reward_only_positive" in options:
             raise ValueError(f"env {name!r}: reward_only_positive sets SMAC's shaped reward, which the AlphaStar "
                              f"commander does not train on (its reward is AlphaStar's win/loss); leave it out")
         return name
@@ -85,7 +86,12 @@ def openspiel_game(name: str) -> str:
 
 def is_smac(name: str) -> bool:
     """SMAC battles, SMACv2 scenarios included (the SMAC agents play both)."""
-    return name.startswith("smac:") or name.startswith("smac-commander:") or is_smacv2(name)
+    return name.startswith("smac:") or is_commander(name) or is_smacv2(name)
+
+
+def is_commander(name: str) -> bool:
+    """The AlphaStar commander's view of a SMAC map (``smac-commander:MAP``: ``env_for_agent``)."""
+    return isinstance(name, str) and name.startswith(COMMANDER_PREFIX)
 
 
 def is_smacv2(name: str) -> bool:
@@ -134,10 +140,10 @@ def env_for_agent(env: str, agent: str) -> str:
     if agent == "alphastar":
         if not is_smac(env) or is_smacv2(env):
             raise ValueError(f"the alphastar agent plays SMAC maps ('smac:MAP'), got env {env!r}")
-        return f"smac-commander:{env.split(':', 1)[1]}"
-    if agent == "mappo" and (not is_smac(env) or env.startswith("smac-commander:")):
+        return COMMANDER_PREFIX + env.split(":", 1)[1]
+    if agent == "mappo" and (not is_smac(env) or is_commander(env)):
         raise ValueError(f"the mappo agent plays SMAC battles ('smac:MAP' or 'smacv2:SCENARIO'), got env {env!r}")
-    if env.startswith("smac-commander:"):
+    if is_commander(env):
         raise ValueError(f"{env!r} is the AlphaStar commander's view; agent {agent!r} plays 'smac:{smac_map(env)}'")
     return env
 
@@ -184,7 +190,7 @@ def make_env(name: str, num_envs: int, seed: int | None = None, device: str = "c
     battle = SMACBattle(map_name, num_envs=num_envs, two_player=not scripted_enemy,
                         mirror=smac_map_is_symmetric(map_name), seed=seed, device=device, backend=smac_backend(name),
                         **smac_options(name))
-    if name.startswith("smac-commander:"):
+    if is_commander(name):
         from selfplay.agents.alphastar.smac import CommanderConfig
         from selfplay.agents.alphastar.smac.env import CommanderEnv
 

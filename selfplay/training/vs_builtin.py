@@ -36,7 +36,7 @@ from selfplay.agents.mappo import MAPPOConfig, MAPPOLearner, mappo_config
 from selfplay.agents.mappo.network import open_loop_inputs
 from selfplay.agents.mappo.selfplay import MAPPOFrozenPolicy, battle_spec, save_policy
 from selfplay.core.menagerie import Menagerie
-from selfplay.training.registry import MATRIX_GAMES, check_env_name, is_openspiel, make_env
+from selfplay.training.registry import MATRIX_GAMES, check_env_name, is_commander, is_openspiel, make_env
 from selfplay.training.rundir import RunDir
 from selfplay.training.trainer import run_identity
 from selfplay.utils.checks import check_int, check_seed
@@ -67,7 +67,7 @@ class VsAIConfig:
 
     def __post_init__(self) -> None:
         check_env_name(self.env)
-        if self.env in MATRIX_GAMES or is_openspiel(self.env) or self.env.startswith("smac-commander:"):
+        if self.env in MATRIX_GAMES or is_openspiel(self.env) or is_commander(self.env):
             raise ValueError(f"env must be a SMAC battle ('smac:MAP' or another SMAC name the registry knows) "
                              f"to play the built-in AI, got {self.env!r}")
         if self.agent not in AGENTS:
