@@ -27,6 +27,7 @@ from selfplay.core.schemes import make_scheme
 from selfplay.evaluation.panel import COMPARE_PANEL_GAMES
 from selfplay.evaluation.runs import (  # noqa: F401 (re-exported)
     SCRIPTED_GAMES,
+    checkpoints_identity,
     load_checkpoint_policies,
     map_in_order,
     open_committed,
@@ -82,6 +83,7 @@ class CompareConfig:
     progress: bool = False  # a progress bar per stage on stderr (display only: not part of the comparison)
 
     DISPLAY_ONLY = ("jobs", "progress")  # how fast and what is shown: may differ when a comparison is resumed
+    GROWABLE = ("agents", "schemes", "seeds")  # may grow when a comparison is resumed: its runs are kept
 
     @classmethod
     def preset(cls, quick: bool = False, env: str = "rirrps") -> CompareConfig:
@@ -173,18 +175,21 @@ def _evaluate_one(args: tuple) -> dict:
     run_dir, matches, seed, *rest = args
     with torch_threads(1):
         return evaluate_run_dir(run_dir, matches, seed=seed, blocks=rest[0] if rest else None,
-                                panel_games=COMPARE_PANEL_GAMES)
+                                panel_games=COMPARE_PANEL_GAMES, reuse=True)
 
 
 def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figures: bool = True,
                      scripted_games: int = SCRIPTED_GAMES, max_games: int | None = None, blocks: Any = None,
-                     panel_games: int = 0, panel_seeds: int = 1) -> dict:
+                     panel_games: int = 0, panel_seeds: int = 1, reuse: bool = False) -> dict:
     """Winrate matrix, maxent Nash and summaries of one run's checkpoints, saved under evaluation/.
     ``max_games`` (games per block, ``None``: ``matches.MAX_GAMES``) and ``blocks`` (a ``RayExecutor``
     that plays the matrix's further blocks as tasks): as ``training.matches.play_matches``.
     ``panel_games`` > 0 on a SMAC run: the last checkpoint and the maxent-Nash mixture against every
     panel member (``selfplay.evaluation.panel``), ``panel_games`` games per member and evaluation seed
-    (evaluation seeds ``seed``, ``seed + 1``, … : ``panel_seeds`` of them), in ``evaluation/panel.csv`` and the summary."""
+    (evaluation seeds ``seed``, ``seed + 1``, … : ``panel_seeds`` of them), in ``evaluation/panel.csv`` and the summary.
+    ``reuse``: return the run's saved summary, playing nothing, when its ``evaluation/inputs.json`` says it was
+    made from these checkpoints with these settings (a resumed or extended comparison); an evaluation
+    stopped midway has no ``inputs.json`` and is made again."""
     check_out(run_dir, "run_dir")
     check_int(matches, "matches", 1)
     check_seed(seed)
@@ -197,13 +202,38 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
         raise ValueError(f"run_dir {str(run_dir)!r} is a league run: `selfplay league` evaluated it into its report.md")
     run.lock("selfplay evaluate")  # evaluation/ and figures/ are written: one writer, and not during training
     try:
+        settings = {"matches": matches, "seed": seed, "figures": figures, "scripted_games": scripted_games,
+                    "max_games": max_games, "panel_games": panel_games, "panel_seeds": panel_seeds}
+        if reuse and run.has_commit() and (summary := _reusable_evaluation(run, settings)) is not None:
+            return summary
+        (run.evaluation / EVALUATION_INPUTS).unlink(missing_ok=True)  # until this evaluation is whole
         summary = _evaluate_locked(run, matches, seed, figures, scripted_games, max_games, blocks)
         if panel_games:
             summary.update(_evaluate_panel(run, seed, panel_games, panel_seeds))
             atomic_write_json(run.evaluation / "summary.json", summary)
+        atomic_write_json(run.evaluation / EVALUATION_INPUTS, {"checkpoints": checkpoints_identity(run.root), **settings})
         return summary
     finally:
         run.unlock()
+
+
+EVALUATION_INPUTS = "inputs.json"  # what a run's evaluation/ was made from (``evaluate_run_dir(reuse=True)``)
+
+
+def _reusable_evaluation(run: RunDir, settings: dict) -> dict | None:
+    """The summary of the run's evaluation if ``inputs.json`` says it was made with ``settings`` from the run's
+    committed checkpoints (``runs.checkpoints_identity``), else None."""
+    from selfplay.training import statefile
+    from selfplay.training.rundir import read_inside
+
+    try:
+        made_from = statefile.json_object(read_inside(run.root, f"evaluation/{EVALUATION_INPUTS}", "inputs", 1 << 20))
+        summary = statefile.json_object(read_inside(run.root, "evaluation/summary.json", "summary", 16 << 20))
+    except (OSError, ValueError):
+        return None
+    if made_from != {"checkpoints": checkpoints_identity(run.root), **settings}:
+        return None
+    return summary if (run.evaluation / "winrate.npz").is_file() else None
 
 
 def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, scripted_games: int,
@@ -308,7 +338,8 @@ def _warn_same_policies(run_dir, ids: list[int], policies: list) -> None:
 
 def _check_same_comparison(out: Path, config: dict) -> None:
     """Refuse, before writing anything, to continue a comparison in ``out`` with other settings
-    (``CompareConfig.DISPLAY_ONLY`` settings may differ)."""
+    (``CompareConfig.DISPLAY_ONLY`` settings may differ). ``CompareConfig.GROWABLE`` lists (agents,
+    schemes, seeds) may grow: the runs already there are kept, and only the new ones train."""
     from selfplay.training import statefile
     from selfplay.training.rundir import read_inside
 
@@ -319,11 +350,21 @@ def _check_same_comparison(out: Path, config: dict) -> None:
         before = statefile.json_object(read_inside(out, path.name, "compare_config", 16 << 20))
     except (OSError, ValueError):
         raise ValueError(f"{path} is damaged; use another --out") from None
+    fixed = CompareConfig.DISPLAY_ONLY + CompareConfig.GROWABLE
     differ = [f"{k}: {before.get(k)!r} in the directory, {v!r} now" for k, v in config.items()
-              if k not in CompareConfig.DISPLAY_ONLY and before.get(k) != v]
+              if k not in fixed and before.get(k) != v]
+    for k in CompareConfig.GROWABLE:
+        if not isinstance(before.get(k), list):
+            differ.append(f"{k}: {before.get(k)!r} in the directory, {config[k]!r} now")
     if differ:
         raise ValueError(f"{out} holds a comparison with other settings (" + "; ".join(differ)
-                         + "); use the same settings to resume, or another --out")
+                         + "); use the same settings to resume or extend it, or another --out")
+    dropped = [f"{k} {', '.join(map(str, missing))}" for k in CompareConfig.GROWABLE
+               if (missing := [v for v in before[k] if v not in config[k]])]
+    if dropped:
+        raise ValueError(f"{out} holds a comparison that also covers " + "; ".join(dropped) + ": a comparison "
+                         "may add agents, schemes and seeds but not leave any out (its report covers all its runs); "
+                         "list them again, or use another --out")
 
 
 STANDARD_SUMMARY = ("lower_triangle_winrate", "nash_support", "final_vs_first", "checkpoints")

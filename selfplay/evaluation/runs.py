@@ -3,6 +3,7 @@ run was trained, loading their checkpoints, and mapping work over processes that
 
 from __future__ import annotations
 
+import json
 import re
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -126,6 +127,57 @@ def nash_evolution(evaluation: Path, W: np.ndarray) -> np.ndarray:
             if saved["W"].shape == np.shape(W) and np.array_equal(saved["W"], W):
                 return saved["P"]
     return maxent_nash_evolution(W - 0.5)
+
+
+def checkpoints_identity(run_dir: str | Path) -> str:
+    """A SHA-256 that names a run's committed evaluation checkpoints: of the run's config, its checkpoints index
+    (ids, steps, tags, files) and the SHA-256 of each checkpoint file (from the manifest). Two evaluations of
+    the same identity play the same policies; it leaves out what a commit records of the wall clock."""
+    import hashlib
+
+    from selfplay.training.rundir import RunDir
+
+    run = RunDir(run_dir)
+    state, files = run.load_commit(), run.read_manifest()["files"]
+    index = state.get("menageries", {}).get("checkpoints") if isinstance(state.get("menageries"), dict) else None
+    named = {"config": state.get("config"), "checkpoints": index,
+             "files": {k: v["sha256"] for k, v in sorted(files.items()) if k.startswith("checkpoints/")}}
+    return hashlib.sha256(json.dumps(named, sort_keys=True, default=str).encode()).hexdigest()
+
+
+RPP_CACHE = "rpp_cache.json"  # a comparison's evaluation/: the population games' values already played
+
+
+def rpp_cache_key(task: tuple, states: dict[str, str]) -> str:
+    """The key of an ``rpp_pair`` task ``(env, agent, path_p, path_q, matches, seed)`` in the RPP cache: the runs'
+    checkpoints in place of their paths (``states``: path → ``checkpoints_identity``, filled here)."""
+    env, agent, path_p, path_q, matches, seed = task
+    for path in (path_p, path_q):
+        if path not in states:
+            states[path] = checkpoints_identity(path)
+    return json.dumps([env, agent, states[path_p], states[path_q], matches, seed])
+
+
+def read_rpp_cache(evaluation: Path) -> dict[str, float]:
+    """The values saved in ``evaluation/rpp_cache.json`` ({} when there are none or the file is not one of ours:
+    the games are then played again)."""
+    from selfplay.training import statefile
+    from selfplay.training.rundir_paths import read_inside
+
+    try:
+        values = statefile.json_object(read_inside(evaluation, RPP_CACHE, "rpp cache", 64 << 20)).get("values")
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(values, dict):
+        return {}
+    return {k: float(v) for k, v in values.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)}
+
+
+def write_rpp_cache(evaluation: Path, values: dict[str, float]) -> None:
+    from selfplay.utils.io import atomic_write_json
+
+    atomic_write_json(evaluation / RPP_CACHE, {"format": 1, "values": values})
 
 
 def rpp_pair(args: tuple) -> float:

@@ -188,25 +188,32 @@ def rpp_values(config, runs, agent: str, jobs: int = 1, cross_seed: bool = True,
 
 
 def rpp_values_of_agents(config, runs, agents: list[str], jobs: int = 1, cross_seed: bool = True,
-                         run_map=None) -> dict[str, pd.DataFrame]:
+                         run_map=None, cache: dict[str, float] | None = None) -> dict[str, pd.DataFrame]:
     """``rpp_values`` of each agent, every agent's groups played in one ``run_map`` — the recurrent agents'
     first (``runs.slowest_first``: their games are the slowest, and the short ones left to the end fill
-    the processes; one map per agent would wait at its end for its last, longest group)."""
-    from selfplay.evaluation.runs import map_in_order, pool_map, rpp_pairs, slowest_first
+    the processes; one map per agent would wait at its end for its last, longest group). ``cache``
+    (``runs.rpp_cache_key`` → value): pairs found there are not played again, and the pairs played are added
+    (a resumed or extended comparison plays only its new pairs; the same values, since each pair has its own seed)."""
+    from selfplay.evaluation.runs import map_in_order, pool_map, rpp_cache_key, rpp_pairs, slowest_first
 
-    plans = []  # (agent, tasks, groups)
+    states: dict[str, str] = {}
+    plans = []  # (agent, tasks, keys, groups of the tasks not in the cache)
     for agent in agents:
         tasks = rpp_tasks(config, runs, agent, cross_seed)
-        plans.append((agent, tasks, rpp_groups(tasks, jobs)))
-    work = [(agent, [tasks[k][-1] for k in group]) for agent, tasks, groups in plans for group in groups]
+        keys = [rpp_cache_key(t[-1], states) if cache is not None else k for k, t in enumerate(tasks)]
+        todo = [k for k, key in enumerate(keys) if cache is None or key not in cache]
+        groups = [[todo[i] for i in group] for group in rpp_groups([tasks[k] for k in todo], jobs)]
+        plans.append((agent, tasks, keys, groups))
+    work = [(agent, [tasks[k][-1] for k in group]) for agent, tasks, _, groups in plans for group in groups]
     grouped = iter(map_in_order(run_map or pool_map, rpp_pairs, [w for _, w in work],
                                 slowest_first([a for a, _ in work]), jobs) if work else [])
     out = {}
-    for agent, tasks, groups in plans:
-        values = [0.0] * len(tasks)
+    for agent, tasks, keys, groups in plans:
+        played = {} if cache is None else cache
         for group in groups:
             for k, v in zip(group, next(grouped)):
-                values[k] = v
+                played[keys[k]] = float(v)
+        values = [played[key] for key in keys]
         rows = []
         for (x, sx, y, sy, _), v in zip(tasks, values):
             rows.append({"scheme_x": x, "seed_x": sx, "scheme_y": y, "seed_y": sy, "value": float(v)})
@@ -338,7 +345,11 @@ def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evalua
                                     "improvement": plot_improvement(imp, summary, config, figures)}
 
     t0 = time.perf_counter()
-    rpp = rpp_over_seeds(config, runs, bootstrap, run_map)
+    from selfplay.evaluation.runs import read_rpp_cache, write_rpp_cache
+
+    cache = read_rpp_cache(evaluation)  # the pairs an earlier pass over this comparison played
+    rpp = rpp_over_seeds(config, runs, bootstrap, run_map, cache=cache)
+    write_rpp_cache(evaluation, cache)
     write_rpp(rpp, evaluation)
     paths["rpp_seeds"] = plot_rpp_seeds(rpp, figures) if len(config.seeds) > 1 else []
     timings["rpp"] = time.perf_counter() - t0
@@ -358,13 +369,14 @@ def write_seed_statistics(config, out: Path, runs, summary: pd.DataFrame, evalua
     return SeedStatistics(agg, imp, rpp.intervals, rpp.mean_tables, curves, notes, paths)
 
 
-def rpp_over_seeds(config, runs, bootstrap: BootstrapConfig, run_map=None) -> RppOverSeeds:
-    """Plays every agent's cross-population games (``rpp_values``; none with fewer than two schemes)
-    and builds its per-seed tables, their mean (the same-seed mean) and the interval rows."""
+def rpp_over_seeds(config, runs, bootstrap: BootstrapConfig, run_map=None,
+                   cache: dict[str, float] | None = None) -> RppOverSeeds:
+    """Plays every agent's cross-population games (``rpp_values``; none with fewer than two schemes; ``cache``:
+    as ``rpp_values_of_agents``) and builds its per-seed tables, their mean (the same-seed mean) and the interval rows."""
     out, rows = RppOverSeeds(), []
     seeds, schemes = list(config.seeds), list(config.schemes)
     agents = list(config.agents) if len(schemes) >= 2 else []
-    every = rpp_values_of_agents(config, runs, agents, jobs=config.jobs or 2, run_map=run_map,
+    every = rpp_values_of_agents(config, runs, agents, jobs=config.jobs or 2, run_map=run_map, cache=cache,
                                  cross_seed=getattr(config, "rpp_cross_seed", True) and len(seeds) > 1)
     for agent in agents:
         values = every[agent]

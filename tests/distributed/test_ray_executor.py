@@ -17,8 +17,9 @@ ray = pytest.importorskip("ray")
 from selfplay.evaluation.compare import CompareConfig, compare  # noqa: E402
 from selfplay.training.distributed.executor import RayExecutor, RaySettings, check_address  # noqa: E402
 
-# files whose bytes carry wall-clock time or the process that wrote them
-TIMED = ("manifest.json", ".lock", "report.md", "summary.csv", "timings.json")
+# files whose bytes carry wall-clock time or the process that wrote them (inputs.json and rpp_cache.json
+# name the checkpoint files by their SHA-256, and a torch.save archive records its temporary file's name)
+TIMED = ("manifest.json", ".lock", "report.md", "summary.csv", "timings.json", "inputs.json", "rpp_cache.json")
 TIMED_PARTS = ("tb",)
 
 

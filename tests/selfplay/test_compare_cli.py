@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -162,3 +163,45 @@ def test_runs_started_in_another_order_give_their_results_in_the_runs_order():
 
     results = map_in_order(recording_map, lambda t: t * 10, [0, 1, 2, 3], [2, 3, 0, 1], jobs=2)
     assert started == [2, 3, 0, 1] and results == [0, 10, 20, 30]
+
+
+def test_a_comparison_grows_by_a_scheme_and_a_seed_and_reports_what_a_fresh_one_does(tmp_path, monkeypatch,
+                                                                                     figures_not_rendered):
+    """Adding a scheme and a seed to a finished comparison trains only the new runs, evaluates only them and
+    plays only the new population pairs, and its tables are those of a fresh comparison of everything;
+    leaving a scheme out, or changing another setting, is refused before anything is written."""
+    import selfplay.evaluation.compare as compare_module
+    import selfplay.evaluation.runs as runs_module
+
+    grown, fresh = tmp_path / "grown", tmp_path / "fresh"
+    compare(tiny(embedding=False), grown)
+    old = {p.name: (p / "manifest.json").read_bytes() for p in (grown / "runs" / "ppo-mlp").iterdir()}
+    assert sorted(old) == ["delta-limit-uniform-delta-0-s0", "naive-s0"]
+
+    evaluated, played = [], []
+    evaluate, pairs = compare_module._evaluate_locked, runs_module.rpp_pairs
+    monkeypatch.setattr(compare_module, "_evaluate_locked", lambda run, *a: evaluated.append(run.root.name) or evaluate(run, *a))
+    monkeypatch.setattr(runs_module, "rpp_pairs", lambda tasks: played.extend(tasks) or pairs(tasks))
+    bigger = dict(embedding=False, schemes=["naive", "delta-limit-uniform:delta=0", "psro"], seeds=[0, 1])
+    compare(tiny(**bigger), grown)
+    for name, manifest in old.items():  # the first runs were not trained again
+        assert (grown / "runs" / "ppo-mlp" / name / "manifest.json").read_bytes() == manifest
+    assert sorted(evaluated) == ["delta-limit-uniform-delta-0-s1", "naive-s1", "psro-s0", "psro-s1"]
+    pair_paths = {(Path(t[2]).name, Path(t[3]).name) for t in played}
+    assert ("naive-s0", "delta-limit-uniform-delta-0-s0") not in pair_paths  # played by the first pass
+    assert len(played) == 3 * 4 - 1  # 3 scheme pairs × 4 seed pairs (cross-seed), less the one already played
+    monkeypatch.undo()
+
+    compare(tiny(**bigger), fresh)
+    for name in ("summary.csv", "aggregate.csv", "improvement.csv", "rpp_values_ppo-mlp.csv", "rpp_intervals.csv"):
+        a, b = pd.read_csv(grown / "evaluation" / name), pd.read_csv(fresh / "evaluation" / name)
+        if name == "summary.csv":
+            a, b = a.drop(columns="seconds"), b.drop(columns="seconds")
+        pd.testing.assert_frame_equal(a, b)
+
+    config_before = (grown / "compare_config.json").read_bytes()
+    with pytest.raises(ValueError, match="also covers schemes psro.*may add agents, schemes and seeds but not leave"):
+        compare(tiny(embedding=False, schemes=["naive", "delta-limit-uniform:delta=0"], seeds=[0, 1]), grown)
+    with pytest.raises(ValueError, match="matches: 4 in the directory, 5 now"):
+        compare(tiny(**bigger, matches=5), grown)
+    assert (grown / "compare_config.json").read_bytes() == config_before
