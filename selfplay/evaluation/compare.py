@@ -266,11 +266,12 @@ def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, script
         "checkpoints": len(ids),
     }
     if is_smac(cfg["env"]):
-        from selfplay.training.matches import scripted_win_rates
+        from selfplay.training.matches import scripted_outcomes
 
-        vs_ai = scripted_win_rates(env, policies, scripted_games, seed=seed, stack_policies=kit.stack_policies)
-        np.savetxt(run.evaluation / "vs_scripted.csv", np.stack([ids, vs_ai], axis=1), delimiter=",",
-                   header="checkpoint,win_rate_vs_scripted", comments="", fmt=["%d", "%.4f"])
+        won, drawn = scripted_outcomes(env, policies, scripted_games, seed=seed, stack_policies=kit.stack_policies)
+        vs_ai = won + 0.5 * drawn  # a timeout ½ (the reports say so); the csv also splits wins and timeouts
+        np.savetxt(run.evaluation / "vs_scripted.csv", np.stack([ids, vs_ai, won, drawn], axis=1), delimiter=",",
+                   header="checkpoint,win_rate_vs_scripted,won,timed_out", comments="", fmt=["%d", "%.4f", "%.4f", "%.4f"])
         summary.update(vs_scripted_first=float(vs_ai[0]), vs_scripted_final=float(vs_ai[-1]),
                        vs_scripted_best=float(vs_ai.max()))
     if is_openspiel(cfg["env"]):  # exact exploitability of every checkpoint and of its Nash mixture

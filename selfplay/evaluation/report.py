@@ -303,7 +303,9 @@ def measurement_lines(config, summary: pd.DataFrame) -> list[str]:
             "as SMAC's test games). A win counts 1, a loss 0, and a game that reaches the "
             "map's time limit (or where both sides die) is a draw and counts ½ (SMAC's own win rate counts it 0). "
             "The rate is the mean over those games; intervals are over seeds. The panel's `builtin` column (where the "
-            "comparison has one) is the same game, with a timeout counted 0.", ""]
+            "comparison has one) is the same game, with a timeout counted 0. Each run's "
+            "`evaluation/vs_scripted.csv` splits every checkpoint's games into the share won (`won`) and the share "
+            "timed out (`timed_out`): a rate near ½ made of timeouts is an agent that holds back, not one that wins.", ""]
 
 
 def _slug(spec: str) -> str:

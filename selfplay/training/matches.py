@@ -289,7 +289,16 @@ def scripted_win_rates(env_name: str, policies: Sequence[Any], games: int, seed:
     """Each policy's win rate over ``games`` games against the environment's scripted opponent
     (SMAC's built-in AI in single-player mode): all policies' games in one batch; draws (timeouts)
     count ½. ``greedy``: the policies play their most probable actions (``evaluation_act``), as SMAC's test
-    games do; else they sample, as in training."""
+    games do; else they sample, as in training. The wins and draws apart: ``scripted_outcomes``."""
+    won, drawn = scripted_outcomes(env_name, policies, games, seed, stack_policies, device, greedy)
+    return won + 0.5 * drawn
+
+
+def scripted_outcomes(env_name: str, policies: Sequence[Any], games: int, seed: int = 0,
+                      stack_policies: Callable[[list], Any] | None = None, device: str = "cpu",
+                      greedy: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The games of ``scripted_win_rates``: each policy's share of games won and share drawn (timeouts), as
+    two arrays of ``len(policies)``."""
     n = len(policies) * games
     env = make_env(env_name, n, seed=derive_seed(seed, Stream.SCRIPTED_GAMES), device=device, scripted_enemy=True)
     who = torch.as_tensor(np.repeat(np.arange(len(policies)), games))
@@ -303,7 +312,8 @@ def scripted_win_rates(env_name: str, policies: Sequence[Any], games: int, seed:
     state = stack.initial_state(n) if stack is not None else policies[0].initial_state(n)
     obs = env.reset()
     start = torch.ones(n, dtype=torch.bool)
-    score = torch.zeros(n)
+    won = torch.zeros(n)
+    drawn = torch.zeros(n)
     ended = torch.zeros(n, dtype=torch.bool)
     with torch.no_grad():
         while not bool(ended.all()):
@@ -319,10 +329,12 @@ def scripted_win_rates(env_name: str, policies: Sequence[Any], games: int, seed:
                     assign_state(state, idx, st)
             obs, _, done, info = env.step([action])
             first = done & ~ended
-            score[first] = torch.where(info["draw"][first], 0.5, (info["winner"][first] == 0).float())
+            drawn[first] = info["draw"][first].float()
+            won[first] = (~info["draw"][first] & (info["winner"][first] == 0)).float()
             ended |= done
             start = done.clone()
-    return score.view(len(policies), games).mean(dim=1).numpy()
+    shape = (len(policies), games)
+    return won.view(shape).mean(dim=1).numpy(), drawn.view(shape).mean(dim=1).numpy()
 
 
 def round_robin_pairs(n: int) -> np.ndarray:

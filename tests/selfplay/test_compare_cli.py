@@ -66,7 +66,8 @@ def test_compare_on_smac_reports_win_rates_against_the_scripted_ai(tmp_path, fig
     summary = pd.read_csv(tmp_path / "evaluation" / "summary.csv")
     assert list(summary["scheme"]) == ["naive", "psro"]
     vs = pd.read_csv(tmp_path / "runs" / "ppo-mlp" / "naive-s0" / "evaluation" / "vs_scripted.csv")
-    assert list(vs.columns) == ["checkpoint", "win_rate_vs_scripted"] and len(vs) == 2
+    assert list(vs.columns) == ["checkpoint", "win_rate_vs_scripted", "won", "timed_out"] and len(vs) == 2
+    np.testing.assert_allclose(vs["win_rate_vs_scripted"], vs["won"] + 0.5 * vs["timed_out"], atol=1e-4)
     naive = summary[summary["scheme"] == "naive"].iloc[0]  # the summary's numbers are the run's own
     assert naive["vs_scripted_final"] == pytest.approx(vs["win_rate_vs_scripted"].iloc[-1], abs=1e-4)
     assert naive["vs_scripted_first"] == pytest.approx(vs["win_rate_vs_scripted"].iloc[0], abs=1e-4)

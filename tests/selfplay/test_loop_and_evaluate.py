@@ -151,6 +151,28 @@ def test_scripted_win_rates_of_focus_fire_and_idle_policies_on_8m():
     assert rates[0] > 0.7 and rates[1] < 0.1
 
 
+def test_scripted_outcomes_split_wins_from_timeouts():
+    """On 3m a side that runs west from the start is never reached by the AI, whose units stop at their
+    attack-move point: every game times out (a draw, ½ in ``scripted_win_rates``); a side that stands still
+    is attacked and loses every game (0)."""
+    from selfplay.training.matches import scripted_outcomes, scripted_win_rates
+
+    class Order:
+        def __init__(self, action):
+            self.action = action
+
+        def initial_state(self, batch):
+            return None
+
+        def act(self, obs, state, mask=None, episode_start=None):
+            legal = torch.where(mask[..., 1], 1, 0)  # stop, or no-op for a dead unit
+            return torch.where(mask[..., self.action], self.action, legal), state, {}
+
+    won, drawn = scripted_outcomes("smac:3m", [Order(5), Order(1)], games=8, seed=0)  # 5: move west, 1: stop
+    assert won.tolist() == [0.0, 0.0] and drawn.tolist() == [1.0, 0.0]
+    assert scripted_win_rates("smac:3m", [Order(5), Order(1)], games=8, seed=0).tolist() == [0.5, 0.0]
+
+
 def test_self_play_on_smac_3m_runs_through_the_generic_loop(tmp_path):
     result = train(TrainConfig(env="smac:3m", agent="ppo-rnn", scheme="delta-limit-uniform:delta=0", episodes=64,
                                num_envs=16, checkpoints=2, agent_settings={"horizon": 320, "epochs": 1}, tensorboard=False),
