@@ -66,7 +66,7 @@ def make_alphastar_learner(env, seed: int, seat: int = 0, sl_checkpoint: str | o
 def ensure_sl_checkpoint(map_name: str, out: str | os.PathLike, quick: bool, grid: int, seed: int = 0,
                          epochs: int | None = None, log=print, **demonstrations) -> Path:
     """``out/sl_checkpoint.pt``, running ``run_sl`` (quick or full settings, on ``grid``, ``epochs`` if
-    given, ``demonstrations``: ``SLConfig``'s ``demonstrator`` and ``demonstrations_against``) if it is missing;
+    given — all of them, with no time cap —, ``demonstrations``: ``SLConfig``'s ``demonstrator`` and ``demonstrations_against``) if it is missing;
     an existing checkpoint made with other demonstration settings is refused."""
     from .sl import SLConfig, run_sl
 
@@ -74,7 +74,8 @@ def ensure_sl_checkpoint(map_name: str, out: str | os.PathLike, quick: bool, gri
     if path.exists():
         _check_demonstrations(path, demonstrations)
         return path
-    sizes = {"grid": grid} if epochs is None else {"grid": grid, "epochs": epochs}
+    # a given number of epochs is trained whole: the quick setting's time cap would make the start depend on the load
+    sizes = {"grid": grid} if epochs is None else {"grid": grid, "epochs": epochs, "max_train_seconds": None}
     sizes.update(demonstrations)
     config = SLConfig.quick(map_name, **sizes) if quick else SLConfig(map_name=map_name, **sizes)
     metrics = run_sl(map_name, quick=quick, out=out, seed=seed, config=config, log=log)

@@ -101,7 +101,10 @@ class SLConfig:
 
     @classmethod
     def quick(cls, map_name: str = "3m", **overrides) -> SLConfig:
-        """The ≤ 5-minute setting on 2 CPU cores: few games, a small network, a time cap."""
+        """The ≤ 5-minute setting on 2 CPU cores: few games, a small network, a time cap (the epochs that fit in
+        ``max_train_seconds`` of wall-clock: how many depends on the machine and its load, and ``train_history``
+        in ``sl_metrics.json`` says; give ``epochs`` and ``max_train_seconds=None`` for a start that does not,
+        as the league's SL stage and ``selfplay sl --epochs`` do)."""
         sizes = dict(map_name=map_name, num_games=300, num_envs=64, batch_size=32, seq_len=16, epochs=80,
                      max_train_seconds=150.0, learning_rate=2e-3, eval_games=64, grid=16,
                      network=dict(QUICK_NETWORK))

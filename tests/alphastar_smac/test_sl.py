@@ -141,3 +141,45 @@ def test_a_kept_sl_checkpoint_must_match_the_demonstrations_asked_for(tmp_path):
         ensure_sl_checkpoint("3m", tmp_path, quick=True, grid=8, demonstrator="nearest")
     with pytest.raises(ValueError, match="demonstrations_against 'self_play' asked for"):
         ensure_sl_checkpoint("3m", tmp_path, quick=True, grid=8, demonstrations_against="self_play")
+
+
+def test_the_leagues_sl_stage_trains_every_epoch_asked_for_whatever_the_clock(tmp_path, monkeypatch):
+    """Given a number of epochs (the league's quick SL stage: 3) the SL stage trains them all: the quick
+    setting's wall-clock cap, which a loaded machine reaches sooner, is dropped, so the start is the same."""
+    from pathlib import Path
+
+    import selfplay.agents.alphastar.sl as sl
+    from selfplay.agents.alphastar.rl import ensure_sl_checkpoint
+
+    seen = {}
+
+    def record(map_name, quick, out, seed, config, log):
+        seen["config"] = config
+        Path(out).mkdir(parents=True)
+        (Path(out) / "sl_checkpoint.pt").write_bytes(b"")
+        return {"win_rate_vs_scripted": 0.0}
+
+    monkeypatch.setattr(sl, "run_sl", record)
+    ensure_sl_checkpoint("3m", tmp_path / "given", quick=True, grid=8, epochs=3, log=lambda *a: None)
+    assert seen["config"].epochs == 3 and seen["config"].max_train_seconds is None
+    ensure_sl_checkpoint("3m", tmp_path / "quick", quick=True, grid=8, log=lambda *a: None)
+    assert seen["config"].max_train_seconds == 150.0  # the quick setting alone keeps its time budget
+
+    clock = iter(range(0, 10_000, 100))  # every epoch "takes" 100 s
+    monkeypatch.setattr(sl.time, "perf_counter", lambda: float(next(clock)))
+    monkeypatch.setattr(sl, "sl_step", lambda net, opt, batch, state, clip: ({"total": 1.0}, state))
+
+    class Data:
+        def lanes(self, games, batch_size, seq_len, seed):
+            return np.zeros((1, batch_size), dtype=np.int64)
+
+        def batch(self, lane):
+            return None
+
+    class Net(torch.nn.Linear):
+        def initial_state(self, batch):
+            return ()
+
+    config = sl.SLConfig.quick("3m", epochs=5, max_train_seconds=None)
+    assert len(sl.train_sl(Net(1, 1), Data(), np.arange(2), config)) == 5
+    assert len(sl.train_sl(Net(1, 1), Data(), np.arange(2), sl.SLConfig.quick("3m", epochs=5))) == 2  # capped at 150 s
