@@ -202,16 +202,19 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
         raise ValueError(f"run_dir {str(run_dir)!r} is a league run: `selfplay league` evaluated it into its report.md")
     run.lock("selfplay evaluate")  # evaluation/ and figures/ are written: one writer, and not during training
     try:
-        settings = {"matches": matches, "seed": seed, "figures": figures, "scripted_games": scripted_games,
-                    "max_games": max_games, "panel_games": panel_games, "panel_seeds": panel_seeds}
-        if reuse and run.has_commit() and (summary := _reusable_evaluation(run, settings)) is not None:
+        # what this evaluation is made from (None before a first commit: _evaluate_locked says so)
+        inputs = None if not run.has_commit() else {
+            "checkpoints": checkpoints_identity(run.root), "matches": matches, "seed": seed, "figures": figures,
+            "scripted_games": scripted_games, "max_games": max_games, "panel_games": panel_games,
+            "panel_seeds": panel_seeds}
+        if reuse and inputs is not None and (summary := _reusable_evaluation(run, inputs)) is not None:
             return summary
         (run.evaluation / EVALUATION_INPUTS).unlink(missing_ok=True)  # until this evaluation is whole
         summary = _evaluate_locked(run, matches, seed, figures, scripted_games, max_games, blocks)
         if panel_games:
             summary.update(_evaluate_panel(run, seed, panel_games, panel_seeds))
             atomic_write_json(run.evaluation / "summary.json", summary)
-        atomic_write_json(run.evaluation / EVALUATION_INPUTS, {"checkpoints": checkpoints_identity(run.root), **settings})
+        atomic_write_json(run.evaluation / EVALUATION_INPUTS, inputs)
         return summary
     finally:
         run.unlock()
@@ -220,9 +223,9 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
 EVALUATION_INPUTS = "inputs.json"  # what a run's evaluation/ was made from (``evaluate_run_dir(reuse=True)``)
 
 
-def _reusable_evaluation(run: RunDir, settings: dict) -> dict | None:
-    """The summary of the run's evaluation if ``inputs.json`` says it was made with ``settings`` from the run's
-    committed checkpoints (``runs.checkpoints_identity``), else None."""
+def _reusable_evaluation(run: RunDir, inputs: dict) -> dict | None:
+    """The summary of the run's evaluation if its ``inputs.json`` is ``inputs`` (the run's committed checkpoints,
+    ``runs.checkpoints_identity``, and the evaluation's settings), else None."""
     from selfplay.training import statefile
     from selfplay.training.rundir import read_inside
 
@@ -231,9 +234,7 @@ def _reusable_evaluation(run: RunDir, settings: dict) -> dict | None:
         summary = statefile.json_object(read_inside(run.root, "evaluation/summary.json", "summary", 16 << 20))
     except (OSError, ValueError):
         return None
-    if made_from != {"checkpoints": checkpoints_identity(run.root), **settings}:
-        return None
-    return summary if (run.evaluation / "winrate.npz").is_file() else None
+    return summary if made_from == inputs and (run.evaluation / "winrate.npz").is_file() else None
 
 
 def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, scripted_games: int,

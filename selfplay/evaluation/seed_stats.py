@@ -200,7 +200,7 @@ def rpp_values_of_agents(config, runs, agents: list[str], jobs: int = 1, cross_s
     plans = []  # (agent, tasks, keys, groups of the tasks not in the cache)
     for agent in agents:
         tasks = rpp_tasks(config, runs, agent, cross_seed)
-        keys = [rpp_cache_key(t[-1], states) if cache is not None else k for k, t in enumerate(tasks)]
+        keys = list(range(len(tasks))) if cache is None else [rpp_cache_key(t[-1], states) for t in tasks]
         todo = [k for k, key in enumerate(keys) if cache is None or key not in cache]
         groups = [[todo[i] for i in group] for group in rpp_groups([tasks[k] for k in todo], jobs)]
         plans.append((agent, tasks, keys, groups))

@@ -24,6 +24,21 @@ class Fixed:
         return torch.full((obs.shape[0],), self.action, dtype=torch.long), state, {}
 
 
+class UnitOrder:
+    """Every living SMAC unit takes one action (1: stop, 5: move west) where it may, else stops (a dead unit
+    no-ops)."""
+
+    def __init__(self, action):
+        self.action = action
+
+    def initial_state(self, batch):
+        return None
+
+    def act(self, obs, state, mask=None, episode_start=None):
+        legal = torch.where(mask[..., 1], 1, 0)
+        return torch.where(mask[..., self.action], self.action, legal), state, {}
+
+
 def test_play_matches_scores_fixed_agents_in_both_seats():
     rock, paper, scissors = Fixed(0), Fixed(1), Fixed(2)
     pairs = np.array([[0, 1], [1, 0], [0, 2], [1, 2], [0, 0]])
@@ -140,14 +155,7 @@ def test_scripted_win_rates_of_focus_fire_and_idle_policies_on_8m():
 
     focus = FocusFirePolicy.for_battle(SMACBattle("8m", 1, two_player=False))
 
-    class Idle:
-        def initial_state(self, batch):
-            return None
-
-        def act(self, obs, state, mask=None, episode_start=None):
-            return torch.where(mask[..., 1], 1, 0), state, {}  # "stop" for every live unit
-
-    rates = scripted_win_rates("smac:8m", [focus, Idle()], games=24, seed=0)
+    rates = scripted_win_rates("smac:8m", [focus, UnitOrder(1)], games=24, seed=0)  # 1: every live unit stops
     assert rates[0] > 0.7 and rates[1] < 0.1
 
 
@@ -157,20 +165,9 @@ def test_scripted_outcomes_split_wins_from_timeouts():
     is attacked and loses every game (0)."""
     from selfplay.training.matches import scripted_outcomes, scripted_win_rates
 
-    class Order:
-        def __init__(self, action):
-            self.action = action
-
-        def initial_state(self, batch):
-            return None
-
-        def act(self, obs, state, mask=None, episode_start=None):
-            legal = torch.where(mask[..., 1], 1, 0)  # stop, or no-op for a dead unit
-            return torch.where(mask[..., self.action], self.action, legal), state, {}
-
-    won, drawn = scripted_outcomes("smac:3m", [Order(5), Order(1)], games=8, seed=0)  # 5: move west, 1: stop
+    won, drawn = scripted_outcomes("smac:3m", [UnitOrder(5), UnitOrder(1)], games=8, seed=0)  # west, stop
     assert won.tolist() == [0.0, 0.0] and drawn.tolist() == [1.0, 0.0]
-    assert scripted_win_rates("smac:3m", [Order(5), Order(1)], games=8, seed=0).tolist() == [0.5, 0.0]
+    assert scripted_win_rates("smac:3m", [UnitOrder(5), UnitOrder(1)], games=8, seed=0).tolist() == [0.5, 0.0]
 
 
 def test_self_play_on_smac_3m_runs_through_the_generic_loop(tmp_path):
