@@ -465,19 +465,22 @@ def _resumed_checkpoints(out: str, episodes: int) -> dict:
 # `train --opponent builtin-ai`: options of the run (VsAIConfig) and of the MAPPO learner (MAPPOConfig)
 VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "entropy_coef", "gae_lambda", "eval_interval",
               "eval_episodes", "update_threads", "update_precision", "critic_learning_rate", "critic_epochs",
-              "clip_coef", "paper_map_settings")
+              "clip_coef", "paper_map_settings", "attack_head")
 VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "learning_rate",
                "critic_learning_rate": "critic_learning_rate", "critic_epochs": "critic_epochs", "clip_coef": "clip_coef",
                "open_loop": "open_loop", "critic_input": "critic_input", "rollout_length": "rollout_length",
                "entropy_coef": "entropy_coef", "gae_lambda": "gae_lambda",
                "eval_interval": "eval_interval", "eval_episodes": "eval_episodes",
-               "update_threads": "update_threads", "update_precision": "update_precision"}  # dest -> MAPPOConfig field
+               "update_threads": "update_threads", "update_precision": "update_precision",
+               "attack_head": "attack_head"}  # dest -> MAPPOConfig field
 
 
 MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef", "gae_lambda", "update_threads",
-                   "update_precision", "critic_learning_rate", "critic_epochs", "clip_coef")  # MAPPOConfig fields
+                   "update_precision", "critic_learning_rate", "critic_epochs", "clip_coef",
+                   "attack_head")  # MAPPOConfig fields
 SELF_PLAY_TOO = MAPPO_SELF_PLAY + ("paper_map_settings",)  # the builtin-ai options `train --agent mappo` also takes
-MAPPO_COMPARE = ("rollout_length", "entropy_coef", "gae_lambda", "update_precision")  # the MAPPO options `compare` takes
+MAPPO_COMPARE = ("rollout_length", "entropy_coef", "gae_lambda", "update_precision",
+                 "attack_head")  # the MAPPO options `compare` takes
 
 
 def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs: int) -> dict:
@@ -531,8 +534,13 @@ def _add_rollout_length(p: argparse.ArgumentParser) -> None:
 
 
 def _add_update_precision(p: argparse.ArgumentParser) -> None:
-    """``--update-precision`` (MAPPOConfig.update_precision) on train, compare and league."""
-    from selfplay.agents.mappo.config import UPDATE_PRECISIONS, MAPPOConfig
+    """``--update-precision`` and ``--attack-head`` (MAPPOConfig fields) on train, compare and league."""
+    from selfplay.agents.mappo.config import ATTACK_HEADS, UPDATE_PRECISIONS, MAPPOConfig
+
+    p.add_argument("--attack-head", choices=ATTACK_HEADS, default=None,
+                   help=f"mappo on SMAC: 'entity' adds to each attack's logit a score computed from the attacked "
+                        f"enemy's observed features, one function for every enemy (after the Action Semantics "
+                        f"Network); 'linear' is the paper's head (default: {MAPPOConfig.attack_head})")
 
     p.add_argument("--update-precision", choices=UPDATE_PRECISIONS, default=None,
                    help=f"mappo: the update's matrix products in float32 or with bfloat16 operands (mixed precision: "

@@ -25,7 +25,9 @@ from dataclasses import asdict, dataclass
 UPDATE_PRECISIONS = ("float32", "bfloat16")  # the update's matrix products: float32, or bf16 operands (mixed precision)
 CRITIC_INPUTS = ("AS", "EP")  # agent-specific global state, environment-provided global state (paper §4.1)
 SPEED_ONLY = ("update_threads",)  # settings that change how fast, not what: a run may resume with others
-ADDED_LATER = {"critic_epochs": None, "policy_gain": 0.01, "recurrent": True, "update_precision": "float32"}  # settings newer than some saved runs: at this value, the same as absent
+ATTACK_HEADS = ("linear", "entity")  # network.ATTACK_HEADS: the paper's linear head, or attacks scored per enemy
+ADDED_LATER = {"critic_epochs": None, "policy_gain": 0.01, "recurrent": True, "update_precision": "float32",
+               "attack_head": "linear"}  # settings newer than some saved runs: at this value, the same as absent
 
 
 @dataclass
@@ -83,6 +85,12 @@ class MAPPOConfig:
     scripts run on corridor, 6h_vs_8z, 3s_vs_4z and 3s_vs_5z: train_smac.py switches ``use_recurrent_policy`` off)."""
     policy_gain: float = 0.01
     """Orthogonal initialisation gain of the actor's logits layer (``gain`` 0.01, config.py; MMM2's script: 1)."""
+    attack_head: str = "linear"
+    """``"linear"``: every action's logit a linear function of the actor's features (the paper's ``ACTLayer``);
+    ``"entity"``: an attack's logit also gets a score computed from the attacked enemy's own observed features,
+    one function for every enemy (``network.EntityAttackScorer``, after the Action Semantics Network, Wang et al.
+    2020). SMAC/SMACv2 observations only (the learner reads the enemy blocks' layout from the battle). Not a
+    MAPPO paper setting."""
     layers: int = 1
     """Hidden layers after the first in the MLP base (``layer_N`` 1, config.py): two Linear-ReLU-LayerNorm."""
     critic_input: str = "AS"
@@ -139,6 +147,10 @@ class MAPPOConfig:
             raise ValueError(f"update_threads must be 1 or 2, got {self.update_threads!r}")
         if self.update_precision not in UPDATE_PRECISIONS:
             raise ValueError(f"update_precision must be one of {UPDATE_PRECISIONS}, got {self.update_precision!r}")
+        if self.attack_head not in ATTACK_HEADS:
+            raise ValueError(f"attack_head must be one of {ATTACK_HEADS}, got {self.attack_head!r}")
+        if self.attack_head == "entity" and self.open_loop:
+            raise ValueError("attack_head 'entity' reads the enemies in the observation, which open_loop replaces")
         if self.critic_input not in CRITIC_INPUTS:
             raise ValueError(f"critic_input must be one of {CRITIC_INPUTS}, got {self.critic_input!r}")
         if self.rollout_length % self.chunk_length:

@@ -59,6 +59,17 @@ from .network import MAPPONetwork, actor_inputs, critic_inputs, masked_logits
 PRECISIONS = {name: None if name == "float32" else getattr(torch, name) for name in UPDATE_PRECISIONS}
 
 
+def enemy_obs_layout(battle, seat: int) -> tuple | None:
+    """``(offset, n_enemies, feats)`` of ``seat``'s observation in a SMAC or SMACv2 battle: its enemy blocks follow
+    the move features (StarCraft2Env's ``get_obs_move_feats_size``, ``get_obs_enemy_feats_size``; SMACv2 puts its
+    optional time step last); ``None`` for a battle without that layout."""
+    views = getattr(battle, "views", None) or getattr(battle, "layouts", None)
+    view = views[seat] if views is not None else None
+    if view is None or not all(hasattr(view, k) for k in ("move_feats_size", "n_enemies", "enemy_feats_size")):
+        return None
+    return int(view.move_feats_size), int(view.n_enemies), int(view.enemy_feats_size)
+
+
 def active_agents(mask: torch.Tensor) -> torch.Tensor:
     """``(B, U)`` bool: more than the no-op (action 0) available, i.e. alive in SMAC."""
     return mask[..., 1:].any(-1)
@@ -71,7 +82,7 @@ def actor_loss(net: MAPPONetwork, mb: dict, h0: torch.Tensor, c: MAPPOConfig, no
     ``normalized``: ``mb["actor_in"]`` holds ``net.actor.normalize``'s output (``RecurrentBase.unroll``)."""
     weight = mb["active"] if c.policy_active_masks else None
     feats = net.actor.unroll(mb["actor_in"], h0, mb["starts"], normalized=normalized)
-    log_probs = torch.log_softmax(masked_logits(net.policy_head(feats), mb["masks"]), -1)
+    log_probs = torch.log_softmax(masked_logits(net.policy_logits(feats, mb.get("enemies")), mb["masks"]), -1)
     log_prob = log_probs.gather(-1, mb["actions"][..., None]).squeeze(-1)
     entropy = rules.masked_mean(-(log_probs.exp() * log_probs).sum(-1), weight)
     pi_loss, ratio = rules.policy_loss(log_prob, mb["log_probs"], mb["advantages"], c.clip_coef, weight)
@@ -115,8 +126,9 @@ class MAPPOPolicy:
         keep = (~start)[:, None, None].float()
         last = last * keep
         x = actor_inputs(obs, last, self.config.agent_id, self.config.last_action)
-        f, h = self.network.actor.step(x.reshape(B * U, -1), h.reshape(B * U, -1), start.repeat_interleave(U))
-        logits = masked_logits(self.network.policy_head(f).view(B, U, -1), mask)
+        x = x.reshape(B * U, -1)
+        f, h = self.network.actor.step(x, h.reshape(B * U, -1), start.repeat_interleave(U))
+        logits = masked_logits(self.network.policy_logits(f, self.network.enemy_features(x)).view(B, U, -1), mask)
         if deterministic:
             action = logits.argmax(-1)
         else:
@@ -128,11 +140,13 @@ class MAPPOLearner:
     """MAPPO for a side of ``n_agents`` agents with ``n_actions`` actions (module docstring).
 
     ``obs_size``: an agent's observation size (ignored under ``open_loop``, whose observation is 1 wide);
-    ``state_size``: the agent-specific state's size (``critic_input="AS"``) or the global state's (``"EP"``).
+    ``state_size``: the agent-specific state's size (``critic_input="AS"``) or the global state's (``"EP"``);
+    ``enemy_obs``: ``(offset, n_enemies, feats)``, where the observation's enemy blocks lie (``enemy_obs_layout``),
+    needed by ``attack_head="entity"`` and ignored otherwise.
     """
 
     def __init__(self, obs_size: int, state_size: int, n_agents: int, n_actions: int,
-                 config: MAPPOConfig | None = None, seed: int = 0):
+                 config: MAPPOConfig | None = None, seed: int = 0, enemy_obs: tuple | None = None):
         self.config = c = MAPPOConfig() if config is None else config
         if not isinstance(c, MAPPOConfig):
             raise ValueError(f"config must be a MAPPOConfig, got {type(config).__name__}")
@@ -148,8 +162,12 @@ class MAPPOLearner:
         actor_in = self.obs_size + n_agents * c.agent_id + n_actions * c.last_action
         critic_in = state_size if c.critic_input == "AS" else state_size + n_agents
         init = torch.Generator().manual_seed(derive_seed(self.seed, Stream.INITIAL_WEIGHTS))
+        if c.attack_head == "entity" and enemy_obs is None:
+            raise ValueError("attack_head 'entity' needs enemy_obs, the observation's enemy layout (offset, "
+                             "n_enemies, feats): build the learner with for_battle or give enemy_obs_layout(battle)")
+        self.enemy_obs = tuple(int(v) for v in enemy_obs) if c.attack_head == "entity" else None
         self.network = MAPPONetwork(actor_in, critic_in, n_actions, c.hidden_size, c.layers, init, c.policy_gain,
-                                    c.recurrent)
+                                    c.recurrent, self.enemy_obs)
         self.actor_optimizer = torch.optim.Adam(self.network.actor_parameters(), lr=c.learning_rate, eps=c.adam_eps)
         self.critic_optimizer = torch.optim.Adam(self.network.critic_parameters(), lr=c.critic_learning_rate,
                                                  eps=c.adam_eps)
@@ -168,7 +186,8 @@ class MAPPOLearner:
         """Sized for seat 0 of a ``SMACBattle`` (its agent-specific or global state by ``critic_input``)."""
         c = MAPPOConfig() if config is None else config
         state = battle.special_state_size[0] if c.critic_input == "AS" else battle.state_size[0]
-        return cls(battle.obs_size[0], state, battle.n_agents[0], battle.n_actions[0], c, seed)
+        return cls(battle.obs_size[0], state, battle.n_agents[0], battle.n_actions[0], c, seed,
+                   enemy_obs_layout(battle, 0))
 
     # ------------------------------------------------------------------ acting
 
@@ -242,7 +261,8 @@ class MAPPOLearner:
             buf["h_critic"][0] = self.h_critic
         starts = start.repeat_interleave(U)
         f, h = net.actor.step(x.view(B * U, -1), self.h_actor.view(B * U, -1), starts)
-        log_probs = torch.log_softmax(masked_logits(net.policy_head(f).view(B, U, -1), mask), -1)
+        logits = net.policy_logits(f, net.enemy_features(x.view(B * U, -1))).view(B, U, -1)
+        log_probs = torch.log_softmax(masked_logits(logits, mask), -1)
         action = torch.multinomial(log_probs.exp().view(B * U, -1), 1, generator=self.generator).view(B, U)
         buf["actions"][t] = action
         torch.gather(log_probs, -1, action[..., None], out=buf["log_probs"][t][..., None])
@@ -324,12 +344,16 @@ class MAPPOLearner:
 
         starts = seq(buf["starts"][:, :, None].expand(T, B, U))
         data = {name: seq(buf[name]) for name in ("actor_in", "critic_in", "masks", "active", "actions", "log_probs")}
+        enemies = net.enemy_features(data["actor_in"])  # the attack scorer reads the raw observation
         # every epoch replays these inputs: their feature normalisation (less its affine part) is done once
         # (held in bfloat16 under update_precision "bfloat16": the passes' products then take bf16 operands)
         precision = PRECISIONS[c.update_precision]
         data["actor_in"] = net.actor.normalize(data["actor_in"], precision)
         data["critic_in"] = net.critic.normalize(data["critic_in"], precision)
         data.update(old_values=seq(buf["values"][:T]), returns=seq(returns), advantages=seq(advantages), starts=starts)
+        actor_names = ("actor_in", "starts", "masks", "actions", "log_probs", "advantages", "active")
+        if enemies is not None:
+            data["enemies"], actor_names = enemies.contiguous(), actor_names + ("enemies",)
         h0_actor = buf["h_actor"][::L].reshape(C * N, -1)
         h0_critic = buf["h_critic"][::L].reshape(C * N, -1)
 
@@ -359,8 +383,7 @@ class MAPPOLearner:
             mb = None
             for _, kept in minibatches(c.policy_active_masks, c.epochs):
                 if mb is None or c.num_minibatches > 1:  # one minibatch: the same sequences every epoch
-                    mb, h0 = take(kept, ("actor_in", "starts", "masks", "actions", "log_probs", "advantages", "active"),
-                                  h0_actor)
+                    mb, h0 = take(kept, actor_names, h0_actor)
                 pi_loss, entropy, stats = actor_loss(net, mb, h0, c, normalized=True)
                 self.actor_optimizer.zero_grad()
                 (pi_loss - c.entropy_coef * entropy).backward()

@@ -28,6 +28,7 @@ from torch import nn
 from selfplay.utils.seeding import keeps_global_rng
 
 MASKED_LOGIT = -1e10  # an unavailable action's logit (their Categorical: x[available_actions == 0] = -1e10)
+N_ACTIONS_NO_ATTACK = 6  # SMAC's no-op, stop and four moves; actions 6 + j attack enemy j (StarCraft2Env)
 
 
 class NormalizedLinear(torch.autograd.Function):
@@ -217,13 +218,61 @@ class RecurrentBase(nn.Module):
         return (self.out_norm(states), states) if with_states else self.out_norm(states)
 
 
+class EntityAttackScorer(nn.Module):
+    """An attack action scored from the enemy it attacks, as the Action Semantics Network does (Wang et al. 2020,
+    "Action Semantics Network: Considering the Effects of Actions in Multiagent Systems", ICLR; its SMAC
+    networks score an action that acts on enemy j from j's own part of the observation). For the agent's features
+    ``f`` (the actor's output) and enemy j's observed features ``e_j`` (SMAC's per-enemy block: attackable,
+    distance, relative x and y, health, shield, unit type):
+
+        score_j = ⟨W_q f, g(e_j)⟩,      g(e) = W_2 ReLU(W_1 e + b_1) + b_2
+
+    one ``g`` for every enemy, so what makes an enemy worth attacking (near, weak, in range) is learnt once for
+    all of them, where a linear head over ``f`` learns it per enemy slot. ``enemy_obs = (offset, n_enemies,
+    feats)``: where the enemy blocks start in the observation, how many, how wide each (SMAC's layout:
+    ``get_obs_move_feats_size`` features, then ``get_obs_enemy_feats_size``). Initialised as the MLP (orthogonal,
+    gain √2 and 1) with ``W_q`` at the logits' gain, so the scores start near 0 and the policy near the linear
+    head's."""
+
+    def __init__(self, hidden_size: int, enemy_obs: tuple):
+        super().__init__()
+        self.offset, self.n_enemies, self.feats = (int(v) for v in enemy_obs)
+        self.embed = nn.Sequential(nn.Linear(self.feats, hidden_size), nn.ReLU(), nn.Linear(hidden_size, hidden_size))
+        self.query = nn.Linear(hidden_size, hidden_size)
+
+    def init_weights(self, generator: torch.Generator, gain: float) -> None:
+        for layer, g in ((self.embed[0], math.sqrt(2.0)), (self.embed[2], 1.0), (self.query, gain)):
+            nn.init.orthogonal_(layer.weight, gain=g, generator=generator)
+            nn.init.zeros_(layer.bias)
+
+    def enemies(self, x):
+        """The enemy blocks of actor inputs ``x`` ``(..., D)`` (the observation first): ``(..., n_enemies, feats)``."""
+        return x[..., self.offset:self.offset + self.n_enemies * self.feats].unflatten(-1, (self.n_enemies, self.feats))
+
+    def forward(self, f, enemies):
+        """``f`` ``(..., H)``, ``enemies`` ``(..., n_enemies, feats)`` → the scores ``(..., n_enemies)``."""
+        return (self.embed(enemies) * self.query(f).unsqueeze(-2)).sum(-1)
+
+
+def head_logits(policy_head: nn.Linear, attack_scorer: EntityAttackScorer | None, f, enemies=None):
+    """``policy_head(f)``, with ``attack_scorer(f, enemies)`` added to the attack actions' logits (``6 + j`` for
+    enemy j) where there is a scorer."""
+    logits = policy_head(f)
+    if attack_scorer is None:
+        return logits
+    a, b = N_ACTIONS_NO_ATTACK, N_ACTIONS_NO_ATTACK + attack_scorer.n_enemies
+    return torch.cat([logits[..., :a], logits[..., a:b] + attack_scorer(f, enemies), logits[..., b:]], -1)
+
+
 class MAPPONetwork(nn.Module):
-    """The shared actor (``actor``, ``policy_head``) and centralised critic (``critic``, ``value_head``)."""
+    """The shared actor (``actor``, ``policy_head``, and ``attack_scorer`` where ``enemy_obs`` is given) and
+    centralised critic (``critic``, ``value_head``). ``policy_logits(f, x)``: the head's logits
+    ``policy_head(f)``, with ``EntityAttackScorer``'s scores added to the attack actions' where it exists."""
 
     @keeps_global_rng
     def __init__(self, actor_input_size: int, critic_input_size: int, n_actions: int, hidden_size: int = 64,
                  layers: int = 1, generator: torch.Generator | None = None, policy_gain: float = 0.01,
-                 recurrent: bool = True):
+                 recurrent: bool = True, enemy_obs: tuple | None = None):
         super().__init__()
         self.sizes = dict(actor_input_size=actor_input_size, critic_input_size=critic_input_size, n_actions=n_actions,
                           hidden_size=hidden_size, layers=layers, recurrent=recurrent)
@@ -231,6 +280,15 @@ class MAPPONetwork(nn.Module):
         self.policy_head = nn.Linear(hidden_size, n_actions)
         self.critic = RecurrentBase(critic_input_size, hidden_size, layers, recurrent)
         self.value_head = nn.Linear(hidden_size, 1)
+        self.attack_scorer = None if enemy_obs is None else EntityAttackScorer(hidden_size, enemy_obs)
+        if enemy_obs is not None:
+            s = self.attack_scorer
+            if s.offset < 0 or s.offset + s.n_enemies * s.feats > actor_input_size or s.n_enemies < 1 or s.feats < 1:
+                raise ValueError(f"enemy_obs {tuple(enemy_obs)} (offset, n_enemies, feats) must lie inside the "
+                                 f"actor's {actor_input_size} inputs")
+            if N_ACTIONS_NO_ATTACK + s.n_enemies > n_actions:
+                raise ValueError(f"enemy_obs's {s.n_enemies} enemies need {N_ACTIONS_NO_ATTACK + s.n_enemies} "
+                                 f"actions (SMAC's 6 and one attack each), got n_actions={n_actions}")
         g = generator if generator is not None else torch.Generator().manual_seed(0)
         self.actor.init_weights(g)
         self.critic.init_weights(g)
@@ -238,9 +296,21 @@ class MAPPONetwork(nn.Module):
         nn.init.orthogonal_(self.value_head.weight, gain=1.0, generator=g)
         nn.init.zeros_(self.policy_head.bias)
         nn.init.zeros_(self.value_head.bias)
+        if self.attack_scorer is not None:  # drawn last: the other weights are those of a linear head's network
+            self.attack_scorer.init_weights(g, policy_gain)
+
+    def enemy_features(self, x):
+        """The attack scorer's input from actor inputs ``x`` (raw, not normalised); ``None`` without a scorer."""
+        return None if self.attack_scorer is None else self.attack_scorer.enemies(x)
+
+    def policy_logits(self, f, enemies=None):
+        """Logits ``(..., A)`` from the actor's features ``f`` ``(..., H)`` and, with an attack scorer, the enemy
+        blocks ``enemies`` (``enemy_features``' output, ``(..., n_enemies, feats)``): ``head_logits``."""
+        return head_logits(self.policy_head, self.attack_scorer, f, enemies)
 
     def actor_parameters(self):
-        return [*self.actor.parameters(), *self.policy_head.parameters()]
+        scorer = [] if self.attack_scorer is None else [*self.attack_scorer.parameters()]
+        return [*self.actor.parameters(), *self.policy_head.parameters(), *scorer]
 
     def critic_parameters(self):
         return [*self.critic.parameters(), *self.value_head.parameters()]

@@ -33,8 +33,8 @@ from torch import nn
 from selfplay.utils.seeding import Stream, derive_seed
 
 from .config import MAPPOConfig, mappo_config
-from .learner import MAPPOLearner
-from .network import MAPPONetwork, actor_inputs, masked_logits
+from .learner import MAPPOLearner, enemy_obs_layout
+from .network import MAPPONetwork, actor_inputs, head_logits, masked_logits
 
 FORMAT = "selfplay.mappo.policy"
 FORMAT_VERSION = 1
@@ -49,11 +49,16 @@ class MAPPOSpec:
     n_agents: int
     n_actions: int
     config: tuple  # MAPPOConfig.to_dict()'s items, sorted (hashable: populations are checked by spec)
+    enemy_obs: tuple | None = None  # (offset, n_enemies, feats) of the observation's enemy blocks: attack_head "entity"
 
     @classmethod
-    def make(cls, obs_size: int, state_size: int, n_agents: int, n_actions: int, config: dict) -> MAPPOSpec:
-        config = mappo_config(**config).to_dict()  # a file written before a setting existed gets its default
-        return cls(int(obs_size), int(state_size), int(n_agents), int(n_actions), tuple(sorted(config.items())))
+    def make(cls, obs_size: int, state_size: int, n_agents: int, n_actions: int, config: dict,
+             enemy_obs=None) -> MAPPOSpec:
+        """``enemy_obs`` is kept only where the settings' ``attack_head`` reads it (``"entity"``)."""
+        settings = mappo_config(**config)  # a file written before a setting existed gets its default
+        layout = tuple(int(v) for v in enemy_obs) if settings.attack_head == "entity" and enemy_obs else None
+        return cls(int(obs_size), int(state_size), int(n_agents), int(n_actions),
+                   tuple(sorted(settings.to_dict().items())), layout)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "config": dict(self.config)}
@@ -107,9 +112,10 @@ class MAPPOFrozenPolicy:
             raise ValueError(f"obs must have shape (batch, {self.n_agents}, {self.spec.obs_size}), "
                              f"got {tuple(obs.shape)}")
         start, h, x = _actor_step_inputs(self, obs, state, episode_start)
-        f, h = self.network.actor.step(x.reshape(B * U, -1), h.reshape(B * U, -1), start.repeat_interleave(U))
-        logits = masked_logits(self.network.policy_head(f).view(B, U, -1), None if mask is None else
-                               torch.as_tensor(mask, dtype=torch.bool))
+        x = x.reshape(B * U, -1)
+        f, h = self.network.actor.step(x, h.reshape(B * U, -1), start.repeat_interleave(U))
+        logits = masked_logits(self.network.policy_logits(f, self.network.enemy_features(x)).view(B, U, -1),
+                               None if mask is None else torch.as_tensor(mask, dtype=torch.bool))
         if deterministic:
             action = logits.argmax(-1)
         else:
@@ -127,7 +133,8 @@ def battle_spec(battle, seat: int, config: MAPPOConfig) -> MAPPOSpec:
     if seat not in range(battle.n_seats):
         raise ValueError(f"seat must be one of {list(range(battle.n_seats))} for this battle, got {seat!r}")
     state = battle.special_state_size[seat] if config.critic_input == "AS" else battle.state_size[seat]
-    return MAPPOSpec.make(battle.obs_size[seat], state, battle.n_agents[seat], battle.n_actions[seat], config.to_dict())
+    return MAPPOSpec.make(battle.obs_size[seat], state, battle.n_agents[seat], battle.n_actions[seat], config.to_dict(),
+                          enemy_obs_layout(battle, seat))
 
 
 class MAPPOSelfPlayLearner:
@@ -141,7 +148,8 @@ class MAPPOSelfPlayLearner:
             raise ValueError("open_loop applies to training against the built-in AI (--opponent builtin-ai), "
                              "not to self-play")
         self.spec, self.config, self.seed = spec, config, int(seed)
-        self.inner = MAPPOLearner(spec.obs_size, spec.state_size, spec.n_agents, spec.n_actions, config, seed)
+        self.inner = MAPPOLearner(spec.obs_size, spec.state_size, spec.n_agents, spec.n_actions, config, seed,
+                                  spec.enemy_obs)
         self.critic_state = "special" if config.critic_input == "AS" else "state"
         self._bootstrap = None
         self._snapshot = None
@@ -232,7 +240,8 @@ def load_policy(path, device="cpu") -> MAPPOFrozenPolicy:
         raise ValueError(f"device must be 'cpu' for MAPPO policies, got {device!r}")
     payload = read_policy_file(path, FORMAT, "cpu", FORMAT_VERSION)
     spec = MAPPOSpec.make(**payload["spec"])
-    network = MAPPOLearner(spec.obs_size, spec.state_size, spec.n_agents, spec.n_actions, spec.settings()).network
+    network = MAPPOLearner(spec.obs_size, spec.state_size, spec.n_agents, spec.n_actions, spec.settings(),
+                           enemy_obs=spec.enemy_obs).network
     network.load_state_dict(payload["weights"])
     return MAPPOFrozenPolicy(network, spec, payload["weight_version"], payload["seed"])
 
@@ -244,23 +253,27 @@ class _Actor(nn.Module):
         z = MLP(LayerNorm(x));  r = σ(W_ir z + b_ir + W_hr h + b_hr);  u = σ(W_iz z + b_iz + W_hz h + b_hz)
         n = tanh(W_in z + b_in + r ⊙ (W_hn h + b_hn));  h' = (1 − u) ⊙ n + u ⊙ h;  logits = head(LayerNorm(h'))
 
-    and without the GRU (``recurrent=False``): ``logits = head(z)``, ``h' = h``."""
+    and without the GRU (``recurrent=False``): ``logits = head(z)``, ``h' = h``; ``head`` is the network's
+    ``policy_logits`` (with the attack scorer's scores where it has one)."""
 
     def __init__(self, network: MAPPONetwork):
         super().__init__()
-        self.actor, self.head = network.actor, network.policy_head
+        self.actor, self.head, self.scorer = network.actor, network.policy_head, network.attack_scorer
+
+    def _head(self, f, x):
+        return head_logits(self.head, self.scorer, f, None if self.scorer is None else self.scorer.enemies(x))
 
     def forward(self, x, h):
         a = self.actor
         z = a.mlp(a.feature_norm(x))
         if not a.recurrent:
-            return self.head(z), h
+            return self._head(z, x), h
         gru = a.gru
         xr, xz, xn = nn.functional.linear(z, gru.weight_ih, gru.bias_ih).chunk(3, -1)
         hr, hz, hn = nn.functional.linear(h, gru.weight_hh, gru.bias_hh).chunk(3, -1)
         r, u = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
         h = (1 - u) * torch.tanh(xn + r * hn) + u * h
-        return self.head(a.out_norm(h)), h
+        return self._head(a.out_norm(h), x), h
 
 
 class MAPPOPolicyStack:
