@@ -8,6 +8,7 @@ from selfplay.agents.mappo.learner import MAPPOLearner, enemy_obs_layout
 from selfplay.agents.mappo.network import MAPPONetwork
 from selfplay.agents.mappo.selfplay import MAPPOSelfPlayLearner, load_policy, save_policy, stack_policies
 from selfplay.envs.smac import SMACBattle, StarCraft2Env
+from selfplay.envs.smac.smacv2_battle import SMACv2Battle
 
 # an actor input of 2 move features, 3 enemies of 4 features, 2 more; SMAC's 6 actions and one attack per enemy
 LAYOUT, D, A, H = (2, 3, 4), 2 + 3 * 4 + 2, 9, 8
@@ -60,6 +61,13 @@ def test_the_layout_is_smacs_observation_layout():
     blocks = obs[offset:offset + m * nf].view(m, nf)
     visible = blocks[:, 0] > 0
     assert bool(((blocks[:, 1] > 0) == visible).all()) and bool((blocks[:, 1] <= 1).all())
+    # SMACv2: the blocks are those its feature names (SMACv2's build_obs_feature_names) call enemy_*
+    v2 = SMACv2Battle("protoss_5_vs_5", num_envs=1, seed=0)
+    offset, m, nf = enemy_obs_layout(v2, 0)
+    names = v2.layouts[0].obs_feature_names()
+    assert m == 5 and [n.startswith("enemy_") for n in names] == [offset <= i < offset + m * nf
+                                                                    for i in range(len(names))]
+    assert [names[offset + j * nf] for j in range(m)] == [f"enemy_shootable_{j}" for j in range(m)]
 
 
 def small_entity_learner(seed=0, **settings):
