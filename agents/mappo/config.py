@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 UPDATE_PRECISIONS = ("float32", "bfloat16")  # the update's matrix products: float32, or bf16 operands (mixed precision)
 CRITIC_INPUTS = ("AS", "EP")  # agent-specific global state, environment-provided global state (paper §4.1)
 SPEED_ONLY = ("update_threads",)  # settings that change how fast, not what: a run may resume with others
-ATTACK_HEADS = ("linear", "entity")  # network.ATTACK_HEADS: the paper's linear head, or attacks scored per enemy
+ATTACK_HEADS = ("linear", "entity")  # the paper's linear head, or attacks also scored per enemy (network.EntityAttackScorer)
 ADDED_LATER = {"critic_epochs": None, "policy_gain": 0.01, "recurrent": True, "update_precision": "float32",
                "attack_head": "linear"}  # settings newer than some saved runs: at this value, the same as absent
 

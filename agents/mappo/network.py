@@ -266,7 +266,7 @@ def head_logits(policy_head: nn.Linear, attack_scorer: EntityAttackScorer | None
 
 class MAPPONetwork(nn.Module):
     """The shared actor (``actor``, ``policy_head``, and ``attack_scorer`` where ``enemy_obs`` is given) and
-    centralised critic (``critic``, ``value_head``). ``policy_logits(f, x)``: the head's logits
+    centralised critic (``critic``, ``value_head``). ``policy_logits(f, enemies)``: the head's logits
     ``policy_head(f)``, with ``EntityAttackScorer``'s scores added to the attack actions' where it exists."""
 
     @keeps_global_rng
