@@ -307,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ppo_options(p, _compare_defaults)
     _add_rollout_length(p)
     _add_mappo_loss_options(p)
-    _add_update_precision(p)
+    _add_mappo_learner_options(p)
     _add_alphastar_options(p)
     _add_ray_options(p, "each run and each run's evaluation as a Ray task")
 
@@ -325,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ppo_options(p, _league_defaults)
     _add_rollout_length(p)
     _add_mappo_loss_options(p)
-    _add_update_precision(p)
+    _add_mappo_learner_options(p)
     _add_alphastar_options(p)
     _add_ray_options(p, "the league as Ray actors (coordinator, rollout workers, a learner per player)")
     action = p.add_argument("--workers", type=int, default=argparse.SUPPRESS, help="with --ray: rollout-worker actors")
@@ -533,8 +533,9 @@ def _add_rollout_length(p: argparse.ArgumentParser) -> None:
                         "MAPPO's game-steps per update)")
 
 
-def _add_update_precision(p: argparse.ArgumentParser) -> None:
-    """``--update-precision`` and ``--attack-head`` (MAPPOConfig fields) on train, compare and league."""
+def _add_mappo_learner_options(p: argparse.ArgumentParser) -> None:
+    """``--update-precision`` and ``--attack-head`` (MAPPOConfig fields: how the learner computes and what its
+    actor is) on train, compare and league."""
     from selfplay.agents.mappo.config import ATTACK_HEADS, UPDATE_PRECISIONS, MAPPOConfig
 
     p.add_argument("--attack-head", choices=ATTACK_HEADS, default=None,
@@ -590,7 +591,7 @@ def _add_builtin_ai_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--update-threads", type=int, choices=(1, 2), default=None,
                    help=f"mappo: 2 fits the actor and critic at once on two threads, 1 one after the other (the "
                         f"same numbers; a run may resume with the other; default: {MAPPOConfig.update_threads})")
-    _add_update_precision(p)
+    _add_mappo_learner_options(p)
     p.add_argument("--paper-map-settings", action="store_true",
                    help="mappo on a SMAC map: start from the MAPPO paper's settings for that map (the epochs, clip "
                         "range, minibatches, logits gain and, on corridor and 6h_vs_8z, an MLP policy without GRU, of "

@@ -128,7 +128,7 @@ class MAPPOPolicy:
         x = actor_inputs(obs, last, self.config.agent_id, self.config.last_action)
         x = x.reshape(B * U, -1)
         f, h = self.network.actor.step(x, h.reshape(B * U, -1), start.repeat_interleave(U))
-        logits = masked_logits(self.network.policy_logits(f, self.network.enemy_features(x)).view(B, U, -1), mask)
+        logits = masked_logits(self.network.acting_logits(f, x).view(B, U, -1), mask)
         if deterministic:
             action = logits.argmax(-1)
         else:
@@ -165,9 +165,8 @@ class MAPPOLearner:
         if c.attack_head == "entity" and enemy_obs is None:
             raise ValueError("attack_head 'entity' needs enemy_obs, the observation's enemy layout (offset, "
                              "n_enemies, feats): build the learner with for_battle or give enemy_obs_layout(battle)")
-        self.enemy_obs = tuple(int(v) for v in enemy_obs) if c.attack_head == "entity" else None
         self.network = MAPPONetwork(actor_in, critic_in, n_actions, c.hidden_size, c.layers, init, c.policy_gain,
-                                    c.recurrent, self.enemy_obs)
+                                    c.recurrent, enemy_obs if c.attack_head == "entity" else None)
         self.actor_optimizer = torch.optim.Adam(self.network.actor_parameters(), lr=c.learning_rate, eps=c.adam_eps)
         self.critic_optimizer = torch.optim.Adam(self.network.critic_parameters(), lr=c.critic_learning_rate,
                                                  eps=c.adam_eps)
@@ -261,7 +260,7 @@ class MAPPOLearner:
             buf["h_critic"][0] = self.h_critic
         starts = start.repeat_interleave(U)
         f, h = net.actor.step(x.view(B * U, -1), self.h_actor.view(B * U, -1), starts)
-        logits = net.policy_logits(f, net.enemy_features(x.view(B * U, -1))).view(B, U, -1)
+        logits = net.acting_logits(f, x.view(B * U, -1)).view(B, U, -1)
         log_probs = torch.log_softmax(masked_logits(logits, mask), -1)
         action = torch.multinomial(log_probs.exp().view(B * U, -1), 1, generator=self.generator).view(B, U)
         buf["actions"][t] = action

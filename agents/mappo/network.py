@@ -280,15 +280,15 @@ class MAPPONetwork(nn.Module):
         self.policy_head = nn.Linear(hidden_size, n_actions)
         self.critic = RecurrentBase(critic_input_size, hidden_size, layers, recurrent)
         self.value_head = nn.Linear(hidden_size, 1)
-        self.attack_scorer = None if enemy_obs is None else EntityAttackScorer(hidden_size, enemy_obs)
         if enemy_obs is not None:
-            s = self.attack_scorer
-            if s.offset < 0 or s.offset + s.n_enemies * s.feats > actor_input_size or s.n_enemies < 1 or s.feats < 1:
+            offset, m, feats = (int(v) for v in enemy_obs)
+            if offset < 0 or m < 1 or feats < 1 or offset + m * feats > actor_input_size:
                 raise ValueError(f"enemy_obs {tuple(enemy_obs)} (offset, n_enemies, feats) must lie inside the "
                                  f"actor's {actor_input_size} inputs")
-            if N_ACTIONS_NO_ATTACK + s.n_enemies > n_actions:
-                raise ValueError(f"enemy_obs's {s.n_enemies} enemies need {N_ACTIONS_NO_ATTACK + s.n_enemies} "
-                                 f"actions (SMAC's 6 and one attack each), got n_actions={n_actions}")
+            if N_ACTIONS_NO_ATTACK + m > n_actions:
+                raise ValueError(f"enemy_obs's {m} enemies need {N_ACTIONS_NO_ATTACK + m} actions (SMAC's 6 and "
+                                 f"one attack each), got n_actions={n_actions}")
+        self.attack_scorer = None if enemy_obs is None else EntityAttackScorer(hidden_size, enemy_obs)
         g = generator if generator is not None else torch.Generator().manual_seed(0)
         self.actor.init_weights(g)
         self.critic.init_weights(g)
@@ -307,6 +307,11 @@ class MAPPONetwork(nn.Module):
         """Logits ``(..., A)`` from the actor's features ``f`` ``(..., H)`` and, with an attack scorer, the enemy
         blocks ``enemies`` (``enemy_features``' output, ``(..., n_enemies, feats)``): ``head_logits``."""
         return head_logits(self.policy_head, self.attack_scorer, f, enemies)
+
+    def acting_logits(self, f, x):
+        """``policy_logits`` of features ``f`` made from the raw actor inputs ``x`` (acting; the update, whose
+        inputs are normalised, passes the enemy blocks it kept instead)."""
+        return self.policy_logits(f, self.enemy_features(x))
 
     def actor_parameters(self):
         scorer = [] if self.attack_scorer is None else [*self.attack_scorer.parameters()]

@@ -114,7 +114,7 @@ class MAPPOFrozenPolicy:
         start, h, x = _actor_step_inputs(self, obs, state, episode_start)
         x = x.reshape(B * U, -1)
         f, h = self.network.actor.step(x, h.reshape(B * U, -1), start.repeat_interleave(U))
-        logits = masked_logits(self.network.policy_logits(f, self.network.enemy_features(x)).view(B, U, -1),
+        logits = masked_logits(self.network.acting_logits(f, x).view(B, U, -1),
                                None if mask is None else torch.as_tensor(mask, dtype=torch.bool))
         if deterministic:
             action = logits.argmax(-1)

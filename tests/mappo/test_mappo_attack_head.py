@@ -54,13 +54,22 @@ def test_the_layout_is_smacs_observation_layout():
     n_enemies, feats = env.get_obs_enemy_feats_size()
     assert enemy_obs_layout(battle, 0) == (env.get_obs_move_feats_size(), n_enemies, feats)
     assert enemy_obs_layout(battle, 1) == enemy_obs_layout(battle, 0)  # a mirror battle
-    # the block's second feature is the enemy's distance over the sight range: SMAC puts it there
+    # enemy j's block starts with SMAC's "available to attack" bit, which is action 6 + j's availability: walk
+    # east into the fight (attacking what can be attacked) and compare them at every step, for every agent
     env.reset()
     offset, m, nf = enemy_obs_layout(battle, 0)
-    obs = torch.as_tensor(env.get_obs_agent(0))
-    blocks = obs[offset:offset + m * nf].view(m, nf)
-    visible = blocks[:, 0] > 0
-    assert bool(((blocks[:, 1] > 0) == visible).all()) and bool((blocks[:, 1] <= 1).all())
+    seen_attackable = False
+    for _ in range(40):
+        avail = torch.as_tensor(env.get_avail_actions())
+        blocks = torch.as_tensor(env.get_obs()).view(env.n_agents, -1)[:, offset:offset + m * nf].view(-1, m, nf)
+        assert torch.equal(blocks[..., 0] > 0, avail[:, 6:6 + m] > 0)
+        seen_attackable |= bool(avail[:, 6:].any())
+        actions = torch.where(avail[:, 6:].any(-1), 6 + avail[:, 6:].float().argmax(-1),
+                              torch.where(avail[:, 4] > 0, 4, avail.float().argmax(-1)))
+        _, terminated, _ = env.step(actions.tolist())
+        if terminated:
+            break
+    assert seen_attackable  # the comparison covered steps with enemies in range
     # SMACv2: the blocks are those its feature names (SMACv2's build_obs_feature_names) call enemy_*
     v2 = SMACv2Battle("protoss_5_vs_5", num_envs=1, seed=0)
     offset, m, nf = enemy_obs_layout(v2, 0)
@@ -111,11 +120,19 @@ def test_an_entity_head_policy_round_trips_and_stacks(tmp_path):
             assert torch.equal(a, b)
     stack = stack_policies(policies)
     obs, mask = battle.reset()[1], battle.action_masks()[1]
+    offset, m, nf = learner.spec.enemy_obs  # enemies in sight (at the start none is, and a zero block scores 0)
+    obs[..., offset:offset + m * nf] = torch.rand(obs.shape[:2] + (m * nf,), generator=torch.Generator().manual_seed(0))
     start = torch.ones(2, dtype=torch.bool)
     _, _, info = stack.act(obs, None, torch.tensor([1, 0]), mask, start, deterministic=True)
     for g, i in enumerate((1, 0)):
         _, _, own = policies[i].act(obs[g:g + 1], None, mask[g:g + 1], start[g:g + 1], deterministic=True)
         torch.testing.assert_close(info["logits"][g:g + 1], own["logits"], rtol=1e-4, atol=1e-4)
+    # the frozen policy's attack logits carry the scorer's scores (zeroing its query changes them, and only them)
+    scored = policies[0].act(obs[1:], None, None, start[1:])[2]["logits"]  # unmasked: every attack's logit
+    policies[0].network.attack_scorer.query.weight.zero_()
+    linear = policies[0].act(obs[1:], None, None, start[1:])[2]["logits"]
+    torch.testing.assert_close(scored[..., :6], linear[..., :6])
+    assert (scored[..., 6:] - linear[..., 6:]).abs().min() > 0.01
 
 
 def test_the_entity_head_is_refused_where_it_has_no_enemies_to_read():
