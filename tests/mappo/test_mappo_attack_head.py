@@ -86,24 +86,33 @@ def small_entity_learner(seed=0, **settings):
     return battle, MAPPOSelfPlayLearner.for_battle(battle, 0, config, seed)
 
 
-def test_the_update_replays_the_probabilities_acted_with():
-    """The update reads the enemy blocks raw (not the actor's normalised inputs): its first epoch's policy ratio
-    is 1 for every sample, so the KL estimate is 0 — with scores large enough that another input would show."""
+def rollout_and_update(query_scale: float):
+    """A 20-step rollout of 4 games of 3m against the AI and one update (1 epoch) by an entity-head learner whose
+    scorer's query weights are scaled by ``query_scale``; ``(actions, update metrics)``."""
     battle = SMACBattle("3m", num_envs=4, seed=2, two_player=False)
     learner = MAPPOLearner.for_battle(battle, mappo_config(rollout_length=20, chunk_length=10, epochs=1,
                                                            attack_head="entity"), seed=0)
     with torch.no_grad():
-        learner.network.attack_scorer.query.weight.mul_(300.0)
+        learner.network.attack_scorer.query.weight.mul_(query_scale)
     obs = battle.reset()[0]
     start = torch.ones(4, dtype=torch.bool)
+    actions = []
     while not learner.ready():
-        action = learner.act(obs, battle.get_special_state()[0], battle.action_masks()[0], start)
-        observations, reward, done, _ = battle.step([action])
+        actions.append(learner.act(obs, battle.get_special_state()[0], battle.action_masks()[0], start))
+        observations, reward, done, _ = battle.step([actions[-1]])
         obs, start = observations[0], done
         learner.record(reward[0], done)
-    metrics = learner.update(battle.get_special_state()[0], battle.action_masks()[0], start)
+    return torch.stack(actions), learner.update(battle.get_special_state()[0], battle.action_masks()[0], start)
+
+
+def test_the_update_replays_the_probabilities_acted_with():
+    """The update reads the enemy blocks raw (not the actor's normalised inputs): its first epoch's policy ratio
+    is 1 for every sample, so the KL estimate is 0 — with scores large enough that another input would show
+    (the same rollout without the scores acts otherwise)."""
+    actions, metrics = rollout_and_update(300.0)
     assert metrics["approx_kl"] < 1e-6 and metrics["clip_fraction"] == 0.0
-    assert metrics["entropy"] < 0.95 * torch.log(torch.tensor(9.0)).item()  # the scores shape the policy
+    without_scores, _ = rollout_and_update(0.0)
+    assert not torch.equal(actions, without_scores)
 
 
 def test_an_entity_head_policy_round_trips_and_stacks(tmp_path):
