@@ -465,22 +465,23 @@ def _resumed_checkpoints(out: str, episodes: int) -> dict:
 # `train --opponent builtin-ai`: options of the run (VsAIConfig) and of the MAPPO learner (MAPPOConfig)
 VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "entropy_coef", "gae_lambda", "eval_interval",
               "eval_episodes", "update_threads", "update_precision", "critic_learning_rate", "critic_epochs",
-              "clip_coef", "paper_map_settings", "attack_head")
+              "clip_coef", "paper_map_settings", "attack_head", "magnet_coef", "magnet_interval")
 VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "learning_rate",
                "critic_learning_rate": "critic_learning_rate", "critic_epochs": "critic_epochs", "clip_coef": "clip_coef",
                "open_loop": "open_loop", "critic_input": "critic_input", "rollout_length": "rollout_length",
                "entropy_coef": "entropy_coef", "gae_lambda": "gae_lambda",
                "eval_interval": "eval_interval", "eval_episodes": "eval_episodes",
                "update_threads": "update_threads", "update_precision": "update_precision",
-               "attack_head": "attack_head"}  # dest -> MAPPOConfig field
+               "attack_head": "attack_head", "magnet_coef": "magnet_coef",
+               "magnet_interval": "magnet_interval"}  # dest -> MAPPOConfig field
 
 
 MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef", "gae_lambda", "update_threads",
                    "update_precision", "critic_learning_rate", "critic_epochs", "clip_coef",
-                   "attack_head")  # MAPPOConfig fields
+                   "attack_head", "magnet_coef", "magnet_interval")  # MAPPOConfig fields
 SELF_PLAY_TOO = MAPPO_SELF_PLAY + ("paper_map_settings",)  # the builtin-ai options `train --agent mappo` also takes
 MAPPO_COMPARE = ("rollout_length", "entropy_coef", "gae_lambda", "update_precision",
-                 "attack_head")  # the MAPPO options `compare` takes
+                 "attack_head", "magnet_coef", "magnet_interval")  # the MAPPO options `compare` takes
 
 
 def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs: int) -> dict:
@@ -550,11 +551,19 @@ def _add_mappo_learner_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_mappo_loss_options(p: argparse.ArgumentParser) -> None:
-    """``--entropy-coef`` and ``--gae-lambda`` (MAPPOConfig fields) on train, compare and league."""
+    """``--entropy-coef``, ``--magnet-coef``, ``--magnet-interval`` and ``--gae-lambda`` (MAPPOConfig fields) on
+    train, compare and league."""
     from selfplay.agents.mappo.config import MAPPOConfig
 
     p.add_argument("--entropy-coef", type=float, default=None,
                    help=f"mappo: weight of the entropy bonus (default: {MAPPOConfig.entropy_coef})")
+    p.add_argument("--magnet-coef", type=float, default=None,
+                   help=f"mappo: α of a KL penalty α·KL(π‖ρ) to a magnet policy ρ, a copy of the actor reset every "
+                        f"--magnet-interval updates (magnetic mirror descent with a moving magnet, Sokota et al. "
+                        f"2023; damps self-play's cycling; default: {MAPPOConfig.magnet_coef}, none)")
+    p.add_argument("--magnet-interval", type=int, default=None,
+                   help=f"mappo: updates between the magnet's resets to the actor (default: "
+                        f"{MAPPOConfig.magnet_interval})")
     p.add_argument("--gae-lambda", type=float, default=None,
                    help=f"mappo: GAE's λ, the advantage's trace (1: Monte-Carlo returns less the value; "
                         f"default: {MAPPOConfig.gae_lambda})")

@@ -27,7 +27,7 @@ CRITIC_INPUTS = ("AS", "EP")  # agent-specific global state, environment-provide
 SPEED_ONLY = ("update_threads",)  # settings that change how fast, not what: a run may resume with others
 ATTACK_HEADS = ("linear", "entity")  # the paper's linear head, or attacks also scored per enemy (network.EntityAttackScorer)
 ADDED_LATER = {"critic_epochs": None, "policy_gain": 0.01, "recurrent": True, "update_precision": "float32",
-               "attack_head": "linear"}  # settings newer than some saved runs: at this value, the same as absent
+               "attack_head": "linear", "magnet_coef": 0.0, "magnet_interval": 10}  # settings newer than some saved runs: at this value, the same as absent
 
 
 @dataclass
@@ -62,6 +62,14 @@ class MAPPOConfig:
     """PPO clip range ε, for the policy ratio and the value change alike (``clip_param`` 0.2, config.py)."""
     entropy_coef: float = 0.01
     """Entropy bonus weight (config.py)."""
+    magnet_coef: float = 0.0
+    """α of a KL penalty to a *magnet* policy, ``α · KL(π ‖ ρ)`` added to the actor's loss (0: none, the paper's
+    PPO). The magnet ρ is a frozen copy of the actor, reset to it every ``magnet_interval`` updates: magnetic
+    mirror descent with a moving magnet (Sokota et al. 2023, ICLR, §4–5) and R-NaD's regularisation policy
+    (Perolat et al. 2021, ICML; DeepNash) — a proximal-point step that damps the cycling of self-play's last
+    iterate between counter-strategies. Not a MAPPO paper setting."""
+    magnet_interval: int = 10
+    """Updates between the magnet's resets to the current actor (``magnet_coef`` > 0)."""
     value_coef: float = 1.0
     """Value loss weight (``value_loss_coef`` 1, config.py)."""
     max_grad_norm: float = 10.0
@@ -121,7 +129,7 @@ class MAPPOConfig:
 
     def __post_init__(self):
         for name in ("num_envs", "rollout_length", "epochs", "num_minibatches", "chunk_length", "hidden_size",
-                     "eval_interval", "eval_episodes"):
+                     "eval_interval", "eval_episodes", "magnet_interval"):
             _check_int(name, getattr(self, name))
         if self.critic_epochs is not None:
             _check_int("critic_epochs", self.critic_epochs)
@@ -136,7 +144,7 @@ class MAPPOConfig:
                 raise ValueError(f"{name} must lie in [0, 1], got {getattr(self, name)!r}")
         if not (_finite(self.value_norm_beta) and 0.0 < self.value_norm_beta < 1.0):
             raise ValueError(f"value_norm_beta must lie in (0, 1), got {self.value_norm_beta!r}")
-        for name in ("entropy_coef", "value_coef"):
+        for name in ("entropy_coef", "value_coef", "magnet_coef"):
             if not (_finite(getattr(self, name)) and getattr(self, name) >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")
         for name in ("clipped_value_loss", "value_norm", "policy_active_masks", "value_active_masks", "death_masking",

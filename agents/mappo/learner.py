@@ -20,9 +20,17 @@ runs the whole update (``update``'s body is all of it, in order):
     by default the same; epoch e shuffles alike for both), for each of ``num_minibatches`` shuffled
     minibatches of sequences:
         actor:  L_π = rules.policy_loss(log π, log π_old, Â, ε, active) − c_e · mean_active(entropy)
+                      + α · mean_active(KL(π ‖ ρ))       (only where ``magnet_coef`` α > 0: the magnet below)
                 one Adam step after clipping the actor's gradient norm to ``max_grad_norm``
         critic: ValueNorm.update(R);  L_V = rules.value_loss(V, V_old, normalize(R), ε, δ, clipped, w)
                 (w: the active masks when ``value_active_masks``); one Adam step on c_v · L_V, clipped
+
+The magnet ρ (``magnet_coef`` > 0: magnetic mirror descent with a moving magnet, Sokota et al. 2023; R-NaD's
+regularisation policy, Perolat et al. 2021) is a frozen copy of the actor, reset to it at every
+``magnet_interval``-th update before the fit. Its log-probabilities over the rollout are computed once per update,
+by one unroll of its own GRU over the rollout's actor inputs, its recurrent state carried from rollout to rollout
+as the critic's is; at a reset the magnet is the actor that acted, so it starts from the actor's stored states and
+its probabilities are the acted ones (KL 0 at the first epoch).
 
 Two shortcuts leave these numbers as they are (up to float summation order): a sequence with no active
 step carries zero weight in a masked loss, so it is left out of the actor's pass (``policy_active_masks``)
@@ -79,6 +87,8 @@ def actor_loss(net: MAPPONetwork, mb: dict, h0: torch.Tensor, c: MAPPOConfig, no
     """``(L_π, mean_active(entropy), statistics)`` of the minibatch ``mb`` of sequences (``(L, S, ...)`` each,
     recurrent states ``h0`` ``(S, H)``) under the current actor; the weights are the active masks where
     ``policy_active_masks``. A sequence without an active step adds nothing to either mean (zero weight).
+    Where ``mb`` holds the magnet's log-probabilities (``"magnet_log_probs"``), ``L_π`` includes
+    ``magnet_coef · mean_active(KL(π ‖ ρ))`` (``statistics["magnet_kl"]``: the mean KL).
     ``normalized``: ``mb["actor_in"]`` holds ``net.actor.normalize``'s output (``RecurrentBase.unroll``)."""
     weight = mb["active"] if c.policy_active_masks else None
     feats = net.actor.unroll(mb["actor_in"], h0, mb["starts"], normalized=normalized)
@@ -91,6 +101,10 @@ def actor_loss(net: MAPPONetwork, mb: dict, h0: torch.Tensor, c: MAPPOConfig, no
         stats = {"policy_loss": pi_loss.detach(), "entropy": entropy.detach(), "ratio": rules.masked_mean(ratio, weight),
                  "approx_kl": rules.masked_mean((ratio - 1) - log_ratio, weight),
                  "clip_fraction": rules.masked_mean(((ratio - 1).abs() > c.clip_coef).float(), weight)}
+    if "magnet_log_probs" in mb:
+        magnet_kl = rules.masked_mean(rules.kl_divergence(log_probs, mb["magnet_log_probs"]), weight)
+        pi_loss = pi_loss + c.magnet_coef * magnet_kl
+        stats["magnet_kl"] = magnet_kl.detach()
     return pi_loss, entropy, stats
 
 
@@ -179,6 +193,7 @@ class MAPPOLearner:
         self.pass_seconds = {"actor": 0.0, "critic": 0.0}  # CPU seconds of the last update's passes (profiling)
         self._fitting: tuple | None = None  # started, not finished: (critic pass future, actor metrics, critic stats)
         self._spare_buffer: dict | None = None  # the rollout buffer the critic may still be reading
+        self.magnet: MAPPONetwork | None = None  # the magnet ρ (magnet_coef > 0): a frozen copy of the network
 
     @classmethod
     def for_battle(cls, battle, config: MAPPOConfig | None = None, seed: int = 0) -> MAPPOLearner:
@@ -208,7 +223,7 @@ class MAPPOLearner:
         U, A, H = self.n_agents, self.n_actions, self.config.hidden_size
         self.buffer, self._spare_buffer = self._rollout_buffer(B), None
         z = torch.zeros
-        self.h_actor, self.h_critic = z(B, U, H), z(B, U, H)
+        self.h_actor, self.h_critic, self.h_magnet = z(B, U, H), z(B, U, H), z(B, U, H)
         self.last_action = z(B, U, A)
         self.num_envs = B
 
@@ -312,6 +327,22 @@ class MAPPOLearner:
         buf["h_critic"][1:] = states[: T - 1].view(T - 1, B, U, -1)
         self.h_critic = states[T - 1].view(B, U, -1).clone()
 
+    @torch.no_grad()
+    def magnet_log_probs(self) -> torch.Tensor:
+        """The magnet's masked log-probabilities over the full rollout, ``(T, B, U, A)`` (module docstring): reset
+        to the current actor first at every ``magnet_interval``-th update. One unroll of the magnet's GRU from its
+        state at the rollout's start; its state after the rollout carries over to the next rollout."""
+        c, buf, T, B, U = self.config, self.buffer, self.config.rollout_length, self.num_envs, self.n_agents
+        if self.magnet is None or self.weight_version % c.magnet_interval == 0:
+            self.magnet = copy.deepcopy(self.network).requires_grad_(False)
+            self.h_magnet = buf["h_actor"][0].clone()
+        x = buf["actor_in"].view(T, B * U, -1)
+        starts = buf["starts"][:, :, None].expand(T, B, U).reshape(T, B * U)
+        f, states = self.magnet.actor.unroll(x, self.h_magnet.view(B * U, -1), starts, with_states=True)
+        self.h_magnet = states[T - 1].view(B, U, -1).clone()
+        logits = self.magnet.acting_logits(f.reshape(T * B * U, -1), x.reshape(T * B * U, -1)).view(T, B, U, -1)
+        return torch.log_softmax(masked_logits(logits, buf["masks"]), -1)
+
     def update(self, state, mask, start) -> dict:
         """One MAPPO update (module docstring); ``state``, ``mask``, ``start``: the step after the rollout.
         Its metrics: the passes' means of their losses and statistics, and the rollout's."""
@@ -343,6 +374,9 @@ class MAPPOLearner:
 
         starts = seq(buf["starts"][:, :, None].expand(T, B, U))
         data = {name: seq(buf[name]) for name in ("actor_in", "critic_in", "masks", "active", "actions", "log_probs")}
+        actor_names = ("actor_in", "starts", "masks", "actions", "log_probs", "advantages", "active")
+        if c.magnet_coef > 0:
+            data["magnet_log_probs"], actor_names = seq(self.magnet_log_probs()), actor_names + ("magnet_log_probs",)
         enemies = net.enemy_features(data["actor_in"])  # the attack scorer reads the raw observation
         # every epoch replays these inputs: their feature normalisation (less its affine part) is done once
         # (held in bfloat16 under update_precision "bfloat16": the passes' products then take bf16 operands)
@@ -350,7 +384,6 @@ class MAPPOLearner:
         data["actor_in"] = net.actor.normalize(data["actor_in"], precision)
         data["critic_in"] = net.critic.normalize(data["critic_in"], precision)
         data.update(old_values=seq(buf["values"][:T]), returns=seq(returns), advantages=seq(advantages), starts=starts)
-        actor_names = ("actor_in", "starts", "masks", "actions", "log_probs", "advantages", "active")
         if enemies is not None:
             data["enemies"], actor_names = enemies.contiguous(), actor_names + ("enemies",)
         h0_actor = buf["h_actor"][::L].reshape(C * N, -1)
@@ -459,7 +492,8 @@ class MAPPOLearner:
         return copy.deepcopy({"config": self.config.to_dict(), "seed": self.seed, "weight_version": self.weight_version,
                               "network": self.network.state_dict(), "actor_optimizer": self.actor_optimizer.state_dict(),
                               "critic_optimizer": self.critic_optimizer.state_dict(),
-                              "value_norm": self.value_norm.state_dict(), "generator": self.generator.get_state()})
+                              "value_norm": self.value_norm.state_dict(), "generator": self.generator.get_state(),
+                              **({"magnet": self.magnet.state_dict()} if self.magnet is not None else {})})
 
     def load_state_dict(self, state: dict) -> None:
         if not isinstance(state.get("config"), dict) or \
@@ -473,5 +507,9 @@ class MAPPOLearner:
         self.critic_optimizer.load_state_dict(state["critic_optimizer"])
         self.value_norm.load_state_dict(state["value_norm"])
         self.generator.set_state(torch.as_tensor(state["generator"], dtype=torch.uint8))
+        self.magnet = None  # without a saved magnet, the next update resets it to the actor
+        if self.config.magnet_coef > 0 and "magnet" in state:
+            self.magnet = copy.deepcopy(self.network).requires_grad_(False)
+            self.magnet.load_state_dict(state["magnet"])
         self.seed, self.weight_version = int(state["seed"]), int(state["weight_version"])
         self.buffer, self._spare_buffer, self.step_index, self.pending = None, None, 0, False

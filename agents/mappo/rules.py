@@ -135,3 +135,9 @@ def policy_loss(log_prob, old_log_prob, adv, clip: float, weight=None):
     """The clipped surrogate ``−mean_w(min(ρ·A, clip(ρ, 1−ε, 1+ε)·A))``, ``ρ = exp(log π − log π_old)``."""
     ratio = (log_prob - old_log_prob).exp()
     return -masked_mean(torch.min(ratio * adv, ratio.clamp(1 - clip, 1 + clip) * adv), weight), ratio
+
+
+def kl_divergence(log_p, log_q):
+    """``KL(p ‖ q) = Σ_a p(a) (log p(a) − log q(a))`` over the last axis, from log-probabilities. Masked actions
+    (``network.MASKED_LOGIT``: probability 0 under both) add 0."""
+    return (log_p.exp() * (log_p - log_q)).sum(-1)
