@@ -119,3 +119,14 @@ def test_magnet_settings_at_their_defaults_resume_runs_saved_before_they_existed
     old = {k: v for k, v in mappo_config().to_dict().items() if not k.startswith("magnet")}
     assert without_speed_settings(old) == without_speed_settings(mappo_config().to_dict())
     assert without_speed_settings(old) != without_speed_settings(mappo_config(magnet_coef=0.1).to_dict())
+
+
+def test_the_magnet_options_reach_the_learner_settings_of_train_and_compare():
+    from selfplay.cli import MAPPO_COMPARE, _mappo_self_play_settings, build_parser
+
+    args = build_parser().parse_args(["train", "--env", "smac:3m", "--agent", "mappo", "--magnet-coef", "0.5",
+                                      "--magnet-interval", "3", "--out", "x"])
+    settings = _mappo_self_play_settings(args, {}, 64)
+    assert (settings["magnet_coef"], settings["magnet_interval"]) == (0.5, 3)
+    assert mappo_config(**settings).magnet_coef == 0.5
+    assert {"magnet_coef", "magnet_interval"} <= set(MAPPO_COMPARE)
