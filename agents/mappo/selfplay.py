@@ -202,8 +202,9 @@ class MAPPOSelfPlayLearner:
         return self._snapshot
 
     def restore(self, frozen) -> None:
-        """Take ``frozen``'s weights (exploiter resets): fresh optimisers, empty rollout, new weight version
-        (the value normaliser's statistics stay)."""
+        """Take ``frozen``'s weights (exploiter resets): fresh optimisers, empty rollout, new weight version,
+        the magnet (``magnet_coef`` > 0) reset to the new weights at the next update (the value normaliser's
+        statistics stay)."""
         if getattr(frozen, "spec", None) != self.spec:
             raise ValueError(f"frozen must be a MAPPO policy with the learner's spec {self.spec}, "
                              f"got {getattr(frozen, 'spec', frozen)}")
@@ -213,7 +214,7 @@ class MAPPOSelfPlayLearner:
         inner.actor_optimizer = torch.optim.Adam(inner.network.actor_parameters(), lr=c.learning_rate, eps=c.adam_eps)
         inner.critic_optimizer = torch.optim.Adam(inner.network.critic_parameters(), lr=c.critic_learning_rate,
                                                   eps=c.adam_eps)
-        inner.buffer, inner.step_index, inner.pending = None, 0, False
+        inner.buffer, inner.step_index, inner.pending, inner.magnet = None, 0, False, None
         inner.weight_version += 1
         self._bootstrap = self._snapshot = None
 

@@ -130,3 +130,17 @@ def test_the_magnet_options_reach_the_learner_settings_of_train_and_compare():
     assert (settings["magnet_coef"], settings["magnet_interval"]) == (0.5, 3)
     assert mappo_config(**settings).magnet_coef == 0.5
     assert {"magnet_coef", "magnet_interval"} <= set(MAPPO_COMPARE)
+
+
+def test_an_exploiter_reset_moves_the_magnet_to_the_new_weights():
+    """``MAPPOSelfPlayLearner.restore`` (a league exploiter's reset) drops the old magnet: the next update copies
+    the restored weights, rather than pulling them back towards the weights before the reset."""
+    import copy
+
+    from tests.mappo.test_mappo_selfplay import small_learner
+
+    _, learner = small_learner(seed=0, magnet_coef=0.5)
+    _, other = small_learner(seed=1, magnet_coef=0.5)
+    learner.inner.magnet = copy.deepcopy(learner.inner.network)
+    learner.restore(other.snapshot())
+    assert learner.inner.magnet is None
