@@ -78,6 +78,12 @@ def enemy_obs_layout(battle, seat: int) -> tuple | None:
     return int(view.move_feats_size), int(view.n_enemies), int(view.enemy_feats_size)
 
 
+def agent_starts(starts: torch.Tensor, n_agents: int) -> torch.Tensor:
+    """``(T, B)`` game starts → ``(T, B·U)``, one row per agent of each game (the recurrent unrolls' layout)."""
+    T, B = starts.shape
+    return starts[:, :, None].expand(T, B, n_agents).reshape(T, B * n_agents)
+
+
 def active_agents(mask: torch.Tensor) -> torch.Tensor:
     """``(B, U)`` bool: more than the no-op (action 0) available, i.e. alive in SMAC."""
     return mask[..., 1:].any(-1)
@@ -321,24 +327,24 @@ class MAPPOLearner:
         T, B, U = c.rollout_length, self.num_envs, self.n_agents
         last = critic_inputs(state, active_agents(mask), c.critic_input, c.death_masking)
         x = torch.cat([buf["critic_in"], last[None]]).view(T + 1, B * U, -1)
-        starts = torch.cat([buf["starts"], start[None]])[:, :, None].expand(T + 1, B, U).reshape(T + 1, B * U)
+        starts = agent_starts(torch.cat([buf["starts"], start[None]]), U)
         features, states = self.network.critic.unroll(x, buf["h_critic"][0].view(B * U, -1), starts, with_states=True)
         buf["values"] = self.network.value_head(features).view(T + 1, B, U)
         buf["h_critic"][1:] = states[: T - 1].view(T - 1, B, U, -1)
         self.h_critic = states[T - 1].view(B, U, -1).clone()
 
     @torch.no_grad()
-    def magnet_log_probs(self) -> torch.Tensor:
+    def _magnet_log_probs(self) -> torch.Tensor:
         """The magnet's masked log-probabilities over the full rollout, ``(T, B, U, A)`` (module docstring): reset
         to the current actor first at every ``magnet_interval``-th update. One unroll of the magnet's GRU from its
-        state at the rollout's start; its state after the rollout carries over to the next rollout."""
+        state at the rollout's start, which advances that state to the next rollout's: called once per update."""
         c, buf, T, B, U = self.config, self.buffer, self.config.rollout_length, self.num_envs, self.n_agents
         if self.magnet is None or self.weight_version % c.magnet_interval == 0:
             self.magnet = copy.deepcopy(self.network).requires_grad_(False)
             self.h_magnet = buf["h_actor"][0].clone()
         x = buf["actor_in"].view(T, B * U, -1)
-        starts = buf["starts"][:, :, None].expand(T, B, U).reshape(T, B * U)
-        f, states = self.magnet.actor.unroll(x, self.h_magnet.view(B * U, -1), starts, with_states=True)
+        f, states = self.magnet.actor.unroll(x, self.h_magnet.view(B * U, -1), agent_starts(buf["starts"], U),
+                                             with_states=True)
         self.h_magnet = states[T - 1].view(B, U, -1).clone()
         logits = self.magnet.acting_logits(f.reshape(T * B * U, -1), x.reshape(T * B * U, -1)).view(T, B, U, -1)
         return torch.log_softmax(masked_logits(logits, buf["masks"]), -1)
@@ -376,7 +382,7 @@ class MAPPOLearner:
         data = {name: seq(buf[name]) for name in ("actor_in", "critic_in", "masks", "active", "actions", "log_probs")}
         actor_names = ("actor_in", "starts", "masks", "actions", "log_probs", "advantages", "active")
         if c.magnet_coef > 0:
-            data["magnet_log_probs"], actor_names = seq(self.magnet_log_probs()), actor_names + ("magnet_log_probs",)
+            data["magnet_log_probs"], actor_names = seq(self._magnet_log_probs()), actor_names + ("magnet_log_probs",)
         enemies = net.enemy_features(data["actor_in"])  # the attack scorer reads the raw observation
         # every epoch replays these inputs: their feature normalisation (less its affine part) is done once
         # (held in bfloat16 under update_precision "bfloat16": the passes' products then take bf16 operands)

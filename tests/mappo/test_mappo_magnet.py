@@ -50,18 +50,19 @@ def test_the_actor_loss_adds_alpha_times_the_active_mean_kl_to_the_magnet():
 
 
 def recorded_magnet(monkeypatch) -> list:
-    """Patch ``MAPPOLearner.magnet_log_probs`` to record ``(magnet log-probs of the acted actions, acted log-probs,
-    reset?)`` at every update."""
-    calls, real = [], learner_module.MAPPOLearner.magnet_log_probs
+    """Patch ``MAPPOLearner._magnet_log_probs`` to record ``(magnet log-probs of the acted actions, acted log-probs,
+    whether the magnet was replaced, active masks)`` at every update."""
+    calls, real = [], learner_module.MAPPOLearner._magnet_log_probs
 
     def recording(self):
-        reset = self.magnet is None or self.weight_version % self.config.magnet_interval == 0
+        before = self.magnet
         out = real(self)
+        reset = self.magnet is not before
         calls.append((out.gather(-1, self.buffer["actions"][..., None]).squeeze(-1), self.buffer["log_probs"].clone(),
                       reset, self.buffer["active"].clone()))
         return out
 
-    monkeypatch.setattr(learner_module.MAPPOLearner, "magnet_log_probs", recording)
+    monkeypatch.setattr(learner_module.MAPPOLearner, "_magnet_log_probs", recording)
     return calls
 
 
@@ -121,15 +122,23 @@ def test_magnet_settings_at_their_defaults_resume_runs_saved_before_they_existed
     assert without_speed_settings(old) != without_speed_settings(mappo_config(magnet_coef=0.1).to_dict())
 
 
-def test_the_magnet_options_reach_the_learner_settings_of_train_and_compare():
-    from selfplay.cli import MAPPO_COMPARE, _mappo_self_play_settings, build_parser
+def test_the_magnet_options_reach_the_learner_settings_of_train_and_compare(tmp_path, monkeypatch):
+    from selfplay.cli import _mappo_self_play_settings, build_parser, main
+    from selfplay.evaluation import compare as compare_module
 
     args = build_parser().parse_args(["train", "--env", "smac:3m", "--agent", "mappo", "--magnet-coef", "0.5",
                                       "--magnet-interval", "3", "--out", "x"])
     settings = _mappo_self_play_settings(args, {}, 64)
     assert (settings["magnet_coef"], settings["magnet_interval"]) == (0.5, 3)
     assert mappo_config(**settings).magnet_coef == 0.5
-    assert {"magnet_coef", "magnet_interval"} <= set(MAPPO_COMPARE)
+    seen = []  # compare: the configuration `selfplay compare` hands over, its runs not trained
+    monkeypatch.setattr(compare_module, "compare", lambda config, out, executor=None: seen.append(config) or "")
+    main(["compare", "--env", "smac:3m", "--agents", "mappo", "--quick", "--magnet-coef", "0.5",
+          "--magnet-interval", "3", "--out", str(tmp_path / "cmp")])
+    (config,) = seen
+    assert (config.mappo["magnet_coef"], config.mappo["magnet_interval"]) == (0.5, 3)
+    run = config.train_configs()[0].settings()
+    assert (run.magnet_coef, run.magnet_interval) == (0.5, 3)
 
 
 def test_an_exploiter_reset_moves_the_magnet_to_the_new_weights():
