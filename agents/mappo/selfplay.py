@@ -17,7 +17,7 @@ frozen policies ``initial_state(B)`` / ``act(obs, state, mask, episode_start) ->
 state ``(h (B, U, H), last action (B, U, A))`` has the game batch first, so the trainer indexes it by game.
 It samples its actions (self-play opponents are stochastic, as the multi-unit PPO's snapshots);
 ``deterministic=True`` gives the greedy action.  Policy files (``save_policy``/``load_policy``) hold the
-sizes, the settings (numbers and strings only) and the weights; loading runs no code.
+sizes, the acting settings (``MAPPOSpec``; numbers and strings only) and the weights; loading runs no code.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from torch import nn
 
 from selfplay.utils.seeding import Stream, derive_seed
 
-from .config import MAPPOConfig, mappo_config
+from .config import ACTING_SETTINGS, MAPPOConfig, mappo_config
 from .learner import MAPPOLearner, enemy_obs_layout
 from .network import MAPPONetwork, actor_inputs, head_logits, masked_logits
 
@@ -42,29 +42,38 @@ FORMAT_VERSION = 1
 
 @dataclass(frozen=True)
 class MAPPOSpec:
-    """What sizes a MAPPO network: one seat's sizes and the learner's settings (``MAPPOConfig.to_dict()``)."""
+    """What a frozen MAPPO policy is: one seat's sizes and the settings its network and acting depend on
+    (``config.ACTING_SETTINGS``; training settings such as the epochs or the magnet are the learner's, not the
+    policy's, so policies of runs that differ only in them stack and restore into one another)."""
 
     obs_size: int
     state_size: int
     n_agents: int
     n_actions: int
-    config: tuple  # MAPPOConfig.to_dict()'s items, sorted (hashable: populations are checked by spec)
+    config: tuple  # the ACTING_SETTINGS items of MAPPOConfig.to_dict(), sorted (hashable: populations are checked by spec)
     enemy_obs: tuple | None = None  # (offset, n_enemies, feats) of the observation's enemy blocks: attack_head "entity"
 
     @classmethod
     def make(cls, obs_size: int, state_size: int, n_agents: int, n_actions: int, config: dict,
              enemy_obs=None) -> MAPPOSpec:
-        """``enemy_obs`` is kept only where the settings' ``attack_head`` reads it (``"entity"``)."""
+        """``config``: a ``MAPPOConfig.to_dict()`` (or a policy file's settings, whole or acting ones only);
+        ``enemy_obs`` is kept only where the settings' ``attack_head`` reads it (``"entity"``)."""
         settings = mappo_config(**config)  # a file written before a setting existed gets its default
         layout = tuple(int(v) for v in enemy_obs) if settings.attack_head == "entity" and enemy_obs else None
         return cls(int(obs_size), int(state_size), int(n_agents), int(n_actions),
-                   tuple(sorted(settings.to_dict().items())), layout)
+                   tuple(sorted(acting_settings(settings).items())), layout)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "config": dict(self.config)}
 
     def settings(self) -> MAPPOConfig:
+        """The acting settings, every training setting at its default: enough to build the network."""
         return mappo_config(**dict(self.config))
+
+
+def acting_settings(config: MAPPOConfig) -> dict:
+    """``config``'s ``ACTING_SETTINGS``, by name."""
+    return {name: getattr(config, name) for name in ACTING_SETTINGS}
 
 
 def _actor_step_inputs(policy, obs, state, episode_start) -> tuple:
@@ -142,8 +151,13 @@ class MAPPOSelfPlayLearner:
 
     uses_global_state = True
 
-    def __init__(self, spec: MAPPOSpec, seed: int = 0):
-        config = spec.settings()
+    def __init__(self, spec: MAPPOSpec, seed: int = 0, config: MAPPOConfig | None = None):
+        """``config``: the learner's settings (default: ``spec``'s acting settings, every training setting at
+        the MAPPO paper's default); its acting settings must be ``spec``'s."""
+        if config is None:
+            config = spec.settings()
+        elif tuple(sorted(acting_settings(config).items())) != spec.config:
+            raise ValueError(f"config's acting settings {acting_settings(config)} must be the spec's {dict(spec.config)}")
         if config.open_loop:
             raise ValueError("open_loop applies to training against the built-in AI (--opponent builtin-ai), "
                              "not to self-play")
@@ -156,7 +170,8 @@ class MAPPOSelfPlayLearner:
 
     @classmethod
     def for_battle(cls, battle, seat: int = 0, config: MAPPOConfig | None = None, seed: int = 0):
-        return cls(battle_spec(battle, seat, MAPPOConfig() if config is None else config), seed)
+        config = MAPPOConfig() if config is None else config
+        return cls(battle_spec(battle, seat, config), seed, config)
 
     @property
     def weight_version(self) -> int:

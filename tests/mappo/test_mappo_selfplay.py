@@ -85,6 +85,36 @@ def test_restore_takes_the_weights_and_bumps_the_version():
         small_learner(open_loop=True)
 
 
+def test_policies_of_runs_that_differ_only_in_training_settings_share_a_spec(tmp_path):
+    """A policy's spec holds what acting needs, not how it was trained: snapshots of learners with other
+    epochs, entropy bonus, step size and magnet restore into each other and stack together, and a policy
+    file written with every setting (before the spec kept acting ones alone) reads back to the same spec;
+    another width is refused."""
+    from selfplay.agents.mappo.selfplay import MAPPOSpec, stack_policies
+
+    battle, plain = small_learner(seed=0)
+    _, trained_otherwise = small_learner(seed=1, epochs=3, entropy_coef=0.05, learning_rate=1e-3, magnet_coef=0.3)
+    assert trained_otherwise.config.magnet_coef == 0.3 and trained_otherwise.config.epochs == 3  # the learner keeps them
+    theirs = trained_otherwise.snapshot()
+    assert theirs.spec == plain.spec and "magnet_coef" not in dict(theirs.spec.config)
+    plain.restore(theirs)
+    for x, y in zip(plain.inner.network.state_dict().values(), theirs.network.state_dict().values()):
+        assert torch.equal(x, y)
+    stack = stack_policies([plain.snapshot(), theirs])
+    action, _, _ = stack.act(battle.reset()[0], None, torch.tensor([0, 1]), battle.action_masks()[0],
+                             deterministic=True)
+    assert action.shape == (2, 3)
+    whole = {**theirs.spec.to_dict(), "config": trained_otherwise.config.to_dict()}  # an older file's spec
+    assert MAPPOSpec.make(**whole) == theirs.spec
+    loaded = load_policy(save_policy(theirs, tmp_path / "p.pt"))
+    assert loaded.spec == plain.spec
+    _, wider = small_learner(hidden_size=32)
+    with pytest.raises(ValueError, match="learner's spec"):
+        wider.restore(theirs)
+    with pytest.raises(ValueError, match="acting settings"):
+        MAPPOSelfPlayLearner(plain.spec, 0, mappo_config(**{**SMALL, "hidden_size": 32}))
+
+
 def test_self_play_rollout_length_keeps_mappos_update_size():
     assert self_play_rollout_length(8) == 400  # the paper's 8 games x 400 steps
     assert self_play_rollout_length(64) == 50
