@@ -314,7 +314,10 @@ def main(argv=None) -> int:
         print(f"update {u}: reward/step {row['mean_reward']:.3f}, blind {row['blind_share']:.2f}, "
               f"adv east {row['adv_east']:+.3f} away {row['adv_away']:+.3f}", flush=True)
         if args.probe_every and u % args.probe_every == 0:
-            spec = MAPPOSpec.make(self.obs_size, self.state_size, self.n_agents, self.n_actions, self.config.to_dict())
+            scorer = self.network.attack_scorer  # the entity head's enemy layout, where there is one
+            enemy_obs = None if scorer is None else (scorer.offset, scorer.n_enemies, scorer.feats)
+            spec = MAPPOSpec.make(self.obs_size, self.state_size, self.n_agents, self.n_actions, self.config.to_dict(),
+                                  enemy_obs)
             path = out / "policies" / f"update_{u:03d}.pt"
             save_policy(MAPPOFrozenPolicy(copy.deepcopy(self.network), spec, self.weight_version, 0), path)
             saved.append((u, path))
