@@ -465,7 +465,7 @@ def _resumed_checkpoints(out: str, episodes: int) -> dict:
 # `train --opponent builtin-ai`: options of the run (VsAIConfig) and of the MAPPO learner (MAPPOConfig)
 VS_AI_ONLY = ("steps", "open_loop", "critic_input", "rollout_length", "entropy_coef", "gae_lambda", "eval_interval",
               "eval_episodes", "update_threads", "update_precision", "critic_learning_rate", "critic_epochs",
-              "clip_coef", "paper_map_settings", "attack_head", "magnet_coef", "magnet_interval")
+              "clip_coef", "paper_map_settings", "attack_head", "magnet_coef", "magnet_interval", "linear_lr_decay")
 VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "learning_rate",
                "critic_learning_rate": "critic_learning_rate", "critic_epochs": "critic_epochs", "clip_coef": "clip_coef",
                "open_loop": "open_loop", "critic_input": "critic_input", "rollout_length": "rollout_length",
@@ -473,15 +473,15 @@ VS_AI_MAPPO = {"num_envs": "num_envs", "epochs": "epochs", "learning_rate": "lea
                "eval_interval": "eval_interval", "eval_episodes": "eval_episodes",
                "update_threads": "update_threads", "update_precision": "update_precision",
                "attack_head": "attack_head", "magnet_coef": "magnet_coef",
-               "magnet_interval": "magnet_interval"}  # dest -> MAPPOConfig field
+               "magnet_interval": "magnet_interval", "linear_lr_decay": "linear_lr_decay"}  # dest -> MAPPOConfig field
 
 
 MAPPO_SELF_PLAY = ("critic_input", "rollout_length", "entropy_coef", "gae_lambda", "update_threads",
                    "update_precision", "critic_learning_rate", "critic_epochs", "clip_coef",
-                   "attack_head", "magnet_coef", "magnet_interval")  # MAPPOConfig fields
+                   "attack_head", "magnet_coef", "magnet_interval", "linear_lr_decay")  # MAPPOConfig fields
 SELF_PLAY_TOO = MAPPO_SELF_PLAY + ("paper_map_settings",)  # the builtin-ai options `train --agent mappo` also takes
 MAPPO_COMPARE = ("rollout_length", "entropy_coef", "gae_lambda", "update_precision",
-                 "attack_head", "magnet_coef", "magnet_interval")  # the MAPPO options `compare` takes
+                 "attack_head", "magnet_coef", "magnet_interval", "linear_lr_decay")  # the MAPPO options `compare` takes
 
 
 def _mappo_self_play_settings(args: argparse.Namespace, settings: dict, num_envs: int) -> dict:
@@ -551,7 +551,8 @@ def _add_mappo_learner_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_mappo_loss_options(p: argparse.ArgumentParser) -> None:
-    """``--entropy-coef``, ``--magnet-coef``, ``--magnet-interval`` and ``--gae-lambda`` (MAPPOConfig fields) on
+    """``--entropy-coef``, ``--magnet-coef``, ``--magnet-interval``, ``--linear-lr-decay`` and ``--gae-lambda``
+    (MAPPOConfig fields) on
     train, compare and league."""
     from selfplay.agents.mappo.config import MAPPOConfig
 
@@ -564,6 +565,9 @@ def _add_mappo_loss_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--magnet-interval", type=int, default=None,
                    help=f"mappo: updates between the magnet's resets to the actor (default: "
                         f"{MAPPOConfig.magnet_interval})")
+    p.add_argument("--linear-lr-decay", action="store_true", default=None,
+                   help="mappo: both step sizes decay linearly to 0 over the run's budget (MAPPO's "
+                        "use_linear_lr_decay; default: off)")
     p.add_argument("--gae-lambda", type=float, default=None,
                    help=f"mappo: GAE's λ, the advantage's trace (1: Monte-Carlo returns less the value; "
                         f"default: {MAPPOConfig.gae_lambda})")

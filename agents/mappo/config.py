@@ -32,7 +32,7 @@ ATTACK_HEADS = ("linear", "entity")  # the paper's linear head, or attacks also 
 ACTING_SETTINGS = ("hidden_size", "layers", "recurrent", "attack_head", "critic_input", "death_masking", "agent_id",
                    "last_action", "open_loop", "greedy_opponents")
 ADDED_LATER = {"critic_epochs": None, "policy_gain": 0.01, "recurrent": True, "update_precision": "float32",
-               "attack_head": "linear", "magnet_coef": 0.0, "magnet_interval": 10}
+               "attack_head": "linear", "magnet_coef": 0.0, "magnet_interval": 10, "linear_lr_decay": False}
 
 
 @dataclass
@@ -75,6 +75,12 @@ class MAPPOConfig:
     iterate between counter-strategies. Not a MAPPO paper setting."""
     magnet_interval: int = 10
     """Updates between the magnet's resets to the current actor (``magnet_coef`` > 0)."""
+    linear_lr_decay: bool = False
+    """Both step sizes decay linearly to 0 over the run: ``lr · (1 − progress)``, progress the share of the run's
+    budget spent before the update (``use_linear_lr_decay``, off, config.py; their ``update_linear_schedule``
+    lowers ``lr · episode / episodes`` at iteration ``episode`` of ``episodes``). The trainer reports the
+    progress (``MAPPOLearner.set_progress``): the episode budget under a scheme, the step budget against the AI
+    and in the league."""
     value_coef: float = 1.0
     """Value loss weight (``value_loss_coef`` 1, config.py)."""
     max_grad_norm: float = 10.0
@@ -153,7 +159,7 @@ class MAPPOConfig:
             if not (_finite(getattr(self, name)) and getattr(self, name) >= 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")
         for name in ("clipped_value_loss", "value_norm", "policy_active_masks", "value_active_masks", "death_masking",
-                     "agent_id", "last_action", "open_loop", "greedy_opponents", "recurrent"):
+                     "agent_id", "last_action", "open_loop", "greedy_opponents", "recurrent", "linear_lr_decay"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be a bool, got {getattr(self, name)!r}")
         if isinstance(self.update_threads, bool) or self.update_threads not in (1, 2):

@@ -200,6 +200,7 @@ class MAPPOLearner:
         self._fitting: tuple | None = None  # started, not finished: (critic pass future, actor metrics, critic stats)
         self._spare_buffer: dict | None = None  # the rollout buffer the critic may still be reading
         self.magnet: MAPPONetwork | None = None  # the magnet ρ (magnet_coef > 0): a frozen copy of the network
+        self.progress = 0.0  # the share of the run's budget spent (linear_lr_decay; set_progress)
 
     @classmethod
     def for_battle(cls, battle, config: MAPPOConfig | None = None, seed: int = 0) -> MAPPOLearner:
@@ -308,6 +309,13 @@ class MAPPOLearner:
     def ready(self) -> bool:
         return self.buffer is not None and self.step_index == self.config.rollout_length
 
+    def set_progress(self, progress: float) -> None:
+        """The share of the run's budget spent before the next update, in [0, 1]: with ``linear_lr_decay`` the
+        update's step sizes are ``lr · (1 − progress)``."""
+        if isinstance(progress, bool) or not (isinstance(progress, (int, float)) and 0.0 <= progress <= 1.0):
+            raise ValueError(f"progress must be a number in [0, 1], got {progress!r}")
+        self.progress = float(progress)
+
     # ------------------------------------------------------------------ the update
 
     @torch.no_grad()
@@ -366,6 +374,10 @@ class MAPPOLearner:
         c, buf, net = self.config, self.buffer, self.network
         T, B, U, L = c.rollout_length, self.num_envs, self.n_agents, c.chunk_length
         self.evaluate_rollout(state, mask, start)  # checks state, mask and start
+        scale = 1.0 - self.progress if c.linear_lr_decay else 1.0
+        for optimizer, lr in ((self.actor_optimizer, c.learning_rate), (self.critic_optimizer, c.critic_learning_rate)):
+            for group in optimizer.param_groups:
+                group["lr"] = lr * scale
         with torch.no_grad():
             values = self.value_norm.denormalize(buf["values"])
             advantages, returns = rules.gae(buf["rewards"], values, buf["dones"], c.gamma, c.gae_lambda)
@@ -462,6 +474,8 @@ class MAPPOLearner:
                        mean_reward=buf["rewards"].mean().item(), active_fraction=active.float().mean().item())
         self.weight_version += 1
         metrics["weight_version"] = self.weight_version
+        if c.linear_lr_decay:
+            metrics["learning_rate"] = c.learning_rate * scale
         self.step_index = 0
         self._fitting = (critic_done, metrics, critic_stats)
 

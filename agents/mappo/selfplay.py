@@ -191,6 +191,10 @@ class MAPPOSelfPlayLearner:
     def record(self, reward, done) -> None:
         self.inner.record(reward, done)
 
+    def set_progress(self, progress: float) -> None:
+        """The share of the run's budget spent (the trainer's, before each update): ``linear_lr_decay``."""
+        self.inner.set_progress(progress)
+
     def needs_bootstrap(self) -> bool:
         """The rollout is full and waits for the next step's critic inputs."""
         return self.inner.ready() and self._bootstrap is None

@@ -129,6 +129,9 @@ class LeagueMode:
     def remaining(self, p: Player) -> None:
         return None  # the budget is in learner steps
 
+    def progress(self, p: Player) -> float:
+        return p.steps / self.config.steps
+
     def done(self, p: Player) -> bool:
         return p.steps >= self.config.steps
 

@@ -107,6 +107,9 @@ class SelfPlayMode:
     def remaining(self, p: Player) -> int:
         return self.config.episodes - p.episodes
 
+    def progress(self, p: Player) -> float:
+        return p.episodes / self.config.episodes
+
     def done(self, p: Player) -> bool:
         return p.episodes >= self.config.episodes
 

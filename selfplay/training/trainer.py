@@ -129,6 +129,9 @@ class TrainingMode(Protocol):
     def remaining(self, player: Player) -> int | None:
         """How many more finished games count for ``player`` (``None``: no episode budget)."""
 
+    def progress(self, player: Player) -> float:
+        """The share of ``player``'s budget spent, in [0, 1] (a learner's step-size schedule reads it)."""
+
     def done(self, player: Player) -> bool:
         """Whether ``player`` has used its budget."""
 
@@ -367,6 +370,8 @@ class Trainer:
             self._bar.update(p.runner.n)
 
     def _update(self, p: Player) -> None:
+        if hasattr(p.learner, "set_progress"):  # learners with a schedule over the run (MAPPO's linear_lr_decay)
+            p.learner.set_progress(min(1.0, self.mode.progress(p)))
         metrics = p.learner.update()
         p.updates += 1
         extra = self.mode.learner_updated(self, p, metrics)

@@ -65,6 +65,9 @@ class PerSideMode:
     def remaining(self, p: Player) -> int:
         return self.config.episodes - p.episodes
 
+    def progress(self, p: Player) -> float:
+        return p.episodes / self.config.episodes
+
     def done(self, p: Player) -> bool:
         return p.episodes >= self.config.episodes
 

@@ -268,6 +268,7 @@ def _train(config: VsAIConfig, run: RunDir, log) -> VsAIResult:
         if learner.ready():
             _, s, mask = side_inputs(battle, mc, obs)
             finish_update()
+            learner.set_progress(min(1.0, (steps - mc.batch_steps) / config.steps))  # spent before this rollout
             learner.start_update(s, mask, start)  # update_threads=2: the critic fits on while the next rollout plays
             updates += 1
             seconds = time.perf_counter() - t0

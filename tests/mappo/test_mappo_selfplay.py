@@ -234,10 +234,10 @@ def test_the_command_line_trains_a_league_of_mappo_players(tmp_path, capsys):
     assert "apply to the mappo agent (--agent mappo), not agent 'ppo-mlp'" in capsys.readouterr().err
     assert main(["league", "--env", "rirrps", "--agent", "ppo-mlp", "--update-precision", "bfloat16",
                  "--out", str(tmp_path / "ppo2")]) == 2
-    assert "--attack-head, --magnet-coef and --magnet-interval apply to the mappo agent (--agent mappo)" in capsys.readouterr().err
+    assert "--attack-head, --magnet-coef, --magnet-interval and --linear-lr-decay apply to the mappo agent (--agent mappo)" in capsys.readouterr().err
     assert main(["compare", "--env", "rirrps", "--agents", "ppo-mlp", "--update-precision", "bfloat16",
                  "--out", str(tmp_path / "cmp")]) == 2
-    assert "--attack-head, --magnet-coef and --magnet-interval apply to the mappo agent (--agents mappo)" in capsys.readouterr().err
+    assert "--attack-head, --magnet-coef, --magnet-interval and --linear-lr-decay apply to the mappo agent (--agents mappo)" in capsys.readouterr().err
 
 
 def test_compare_gives_mappo_its_own_settings():

@@ -436,6 +436,9 @@ class LeagueLearner:
         kit = agent_kit(config.agent, config.env)
         env = make_env(env_for_agent(config.env, config.agent), 1, seed=0)  # for the network's shapes only
         self.learner = kit.make_learner(env, derive_seed(config.seed, Stream.LEARNER, index), **config.agent_settings)
+        if getattr(getattr(self.learner, "config", None), "linear_lr_decay", False):
+            raise ValueError("linear_lr_decay needs the run's progress, which the Ray league's learners are not told: "
+                             "run the league without --ray")
         self.counts = {"updates": 0, "samples": 0, "update_s": 0.0, "lost_chunks": 0}
 
     def update(self, state: dict) -> tuple[dict, dict]:
