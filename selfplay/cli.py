@@ -552,8 +552,7 @@ def _add_mappo_learner_options(p: argparse.ArgumentParser) -> None:
 
 def _add_mappo_loss_options(p: argparse.ArgumentParser) -> None:
     """``--entropy-coef``, ``--magnet-coef``, ``--magnet-interval``, ``--linear-lr-decay`` and ``--gae-lambda``
-    (MAPPOConfig fields) on
-    train, compare and league."""
+    (MAPPOConfig fields) on train, compare and league."""
     from selfplay.agents.mappo.config import MAPPOConfig
 
     p.add_argument("--entropy-coef", type=float, default=None,

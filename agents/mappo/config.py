@@ -26,11 +26,11 @@ UPDATE_PRECISIONS = ("float32", "bfloat16")  # the update's matrix products: flo
 CRITIC_INPUTS = ("AS", "EP")  # agent-specific global state, environment-provided global state (paper §4.1)
 SPEED_ONLY = ("update_threads",)  # settings that change how fast, not what: a run may resume with others
 ATTACK_HEADS = ("linear", "entity")  # the paper's linear head, or attacks also scored per enemy (network.EntityAttackScorer)
-# settings newer than some saved runs: at this value, the same as absent
 # settings a frozen policy's network and acting depend on (its layers, its inputs, how it picks an action): a
 # policy file's spec keeps these alone, so runs that differ only in how they trained share policies
 ACTING_SETTINGS = ("hidden_size", "layers", "recurrent", "attack_head", "critic_input", "death_masking", "agent_id",
                    "last_action", "open_loop", "greedy_opponents")
+# settings newer than some saved runs: at this value, the same as absent
 ADDED_LATER = {"critic_epochs": None, "policy_gain": 0.01, "recurrent": True, "update_precision": "float32",
                "attack_head": "linear", "magnet_coef": 0.0, "magnet_interval": 10, "linear_lr_decay": False}
 
