@@ -61,7 +61,7 @@ class MAPPOSpec:
         settings = mappo_config(**config)  # a file written before a setting existed gets its default
         layout = tuple(int(v) for v in enemy_obs) if settings.attack_head == "entity" and enemy_obs else None
         return cls(int(obs_size), int(state_size), int(n_agents), int(n_actions),
-                   tuple(sorted(acting_settings(settings).items())), layout)
+                   acting_settings(settings), layout)
 
     def to_dict(self) -> dict:
         return {**asdict(self), "config": dict(self.config)}
@@ -71,9 +71,9 @@ class MAPPOSpec:
         return mappo_config(**dict(self.config))
 
 
-def acting_settings(config: MAPPOConfig) -> dict:
-    """``config``'s ``ACTING_SETTINGS``, by name."""
-    return {name: getattr(config, name) for name in ACTING_SETTINGS}
+def acting_settings(config: MAPPOConfig) -> tuple:
+    """``config``'s ``ACTING_SETTINGS`` as sorted ``(name, value)`` pairs: ``MAPPOSpec.config``."""
+    return tuple(sorted((name, getattr(config, name)) for name in ACTING_SETTINGS))
 
 
 def _actor_step_inputs(policy, obs, state, episode_start) -> tuple:
@@ -156,8 +156,9 @@ class MAPPOSelfPlayLearner:
         the MAPPO paper's default); its acting settings must be ``spec``'s."""
         if config is None:
             config = spec.settings()
-        elif tuple(sorted(acting_settings(config).items())) != spec.config:
-            raise ValueError(f"config's acting settings {acting_settings(config)} must be the spec's {dict(spec.config)}")
+        elif acting_settings(config) != spec.config:
+            raise ValueError(f"config's acting settings {dict(acting_settings(config))} must be the spec's "
+                             f"{dict(spec.config)}")
         if config.open_loop:
             raise ValueError("open_loop applies to training against the built-in AI (--opponent builtin-ai), "
                              "not to self-play")

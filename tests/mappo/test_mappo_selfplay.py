@@ -215,12 +215,18 @@ def test_the_command_line_trains_a_league_of_mappo_players(tmp_path, capsys):
     assert main(["league", "--env", "smac:3m", "--agent", "mappo", "--main", "1", "--main-exploiters", "1",
                  "--league-exploiters", "0", "--steps", "240", "--min-steps", "60", "--max-steps", "120",
                  "--num-envs", "2", "--rollout-length", "20", "--epochs", "1", "--entropy-coef", "0.03",
-                 "--gae-lambda", "0.9", "--update-precision", "bfloat16", "--matches", "1", "--out", str(out)]) == 0
+                 "--gae-lambda", "0.9", "--update-precision", "bfloat16", "--linear-lr-decay", "--matches", "1",
+                 "--out", str(out)]) == 0
     recorded = yaml.safe_load((out / "config.yaml").read_text())
     settings = recorded["resolved_agent_settings"]
     assert recorded["agent"] == "mappo"
     assert (settings["rollout_length"], settings["epochs"], settings["entropy_coef"], settings["gae_lambda"],
-            settings["update_precision"]) == (20, 1, 0.03, 0.9, "bfloat16")
+            settings["update_precision"], settings["linear_lr_decay"]) == (20, 1, 0.03, 0.9, "bfloat16", True)
+    with open(out / "metrics.csv") as f:  # the league's progress: a player's learner steps of the step budget
+        rows = list(csv.DictReader(f))
+    assert len(rows) >= 4 and {r["step"] for r in rows} >= {"40", "80"}
+    for row in rows:
+        assert float(row["learning_rate"]) == pytest.approx(5e-4 * (1 - int(row["step"]) / 240))
     with open(out / "matches.csv") as f:
         players = {row["player"] for row in csv.DictReader(f)}
     assert players == {"main_0", "main_exploiter_0"}  # both players played their own games
