@@ -23,6 +23,10 @@ Learner
     ``update() -> dict`` of scalar metrics, which bumps ``weight_version``.
     ``snapshot() -> FrozenPolicy``, ``restore(frozen)`` (exploiter resets),
     ``state_dict()`` / ``load_state_dict(d)`` (learner + optimiser + buffer position, for resuming).
+
+Scheduled learner
+    A learner whose settings follow the run's progress (MAPPO's linear step-size decay): the trainer
+    calls ``set_progress(p)`` before each update, ``p`` the share of the run's budget spent, in [0, 1].
 """
 
 from __future__ import annotations
@@ -54,3 +58,8 @@ class Learner(Policy, Protocol):
     def state_dict(self) -> dict: ...
 
     def load_state_dict(self, state: dict) -> None: ...
+
+
+@runtime_checkable
+class ScheduledLearner(Learner, Protocol):
+    def set_progress(self, progress: float) -> None: ...

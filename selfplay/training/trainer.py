@@ -46,6 +46,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from selfplay.core.menagerie import Menagerie
+from selfplay.core.policy import ScheduledLearner
 from selfplay.training.commit_texts import CommitTexts
 from selfplay.training.games import FinishedGame, GameRunner
 from selfplay.training.rundir import RunDir, RunDirError
@@ -370,7 +371,7 @@ class Trainer:
             self._bar.update(p.runner.n)
 
     def _update(self, p: Player) -> None:
-        if hasattr(p.learner, "set_progress"):  # learners with a schedule over the run (MAPPO's linear_lr_decay)
+        if isinstance(p.learner, ScheduledLearner):
             p.learner.set_progress(min(1.0, self.mode.progress(p)))
         metrics = p.learner.update()
         p.updates += 1
