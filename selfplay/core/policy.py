@@ -61,5 +61,7 @@ class Learner(Policy, Protocol):
 
 
 @runtime_checkable
-class ScheduledLearner(Learner, Protocol):
+class ScheduledLearner(Protocol):
+    """Only the schedule's method: a learner is scheduled when it has ``set_progress``, whatever else it lacks."""
+
     def set_progress(self, progress: float) -> None: ...
