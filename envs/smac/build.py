@@ -175,7 +175,8 @@ class CpuBuild:
         self.r = cpu()
 
     def scratch(self, games: int, units: int):
-        return new_scratch(parallel_slots(games), units)  # each slot reused by its chunk's games
+        slots = parallel_slots(games)  # each slot reused by its chunk's games, its rows apart from the others'
+        return new_scratch(slots, units, apart=slots > 1)
 
     def bind(self, name: str, *args):
         """A call of ``name`` on exactly these objects, as a function of no arguments: the compiled

@@ -8,15 +8,16 @@ from __future__ import annotations
 import numba
 import torch
 from selfplay.envs.smac import SMACBattle, build
-from selfplay.envs.smac.records import new_scratch
+from selfplay.envs.smac.records import SLOT_GAP_BYTES, new_scratch
 
 
-def _play(map_name: str, games: int, slots: int, threads: int, steps: int = 30) -> list:
+def _play(map_name: str, games: int, slots: int, threads: int, steps: int = 30, apart: bool = False) -> list:
     """Observations, rewards, dones, masks and positions over ``steps`` seeded random steps, the scratch
-    given ``slots`` slots (more than one: the parallel drivers) and numba ``threads`` threads."""
+    given ``slots`` slots (more than one: the parallel drivers; ``apart``: rows widened as the CPU
+    build widens them) and numba ``threads`` threads."""
     numba.set_num_threads(threads)
     b = SMACBattle(map_name, games, two_player=True, seed=5)
-    b.engine.scratch = new_scratch(slots, b.engine.num_units)  # the calls are bound again for it
+    b.engine.scratch = new_scratch(slots, b.engine.num_units, apart=apart)  # the calls are bound again for it
     gen = torch.Generator().manual_seed(2)
     seen = [[o.clone() for o in b.reset()]]
     for _ in range(steps):
@@ -33,7 +34,7 @@ def test_parallel_driver_plays_the_one_thread_games():
     try:
         serial = _play("MMM2", 7, slots=1, threads=1)  # a Medivac's heals and accelerations, shields
         chunked = _play("MMM2", 7, slots=3, threads=1)  # chunks of 2, 2 and 3 games
-        threaded = _play("MMM2", 7, slots=3, threads=threads)
+        threaded = _play("MMM2", 7, slots=3, threads=threads, apart=True)  # rows apart, as the build makes them
     finally:
         numba.set_num_threads(before)
     assert not all(torch.equal(a[-1], b[-1]) for a, b in zip(serial[1:], serial[2:]))  # the units move
@@ -50,5 +51,24 @@ def test_batches_get_parallel_slots_from_the_threshold_on():
         numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
         assert build.parallel_slots(build.PARALLEL_MIN_GAMES - 1) == 1
         assert build.parallel_slots(build.PARALLEL_MIN_GAMES) == numba.get_num_threads()
+    finally:
+        numba.set_num_threads(before)
+
+
+def test_parallel_slots_rows_share_no_cache_line():
+    """Rows of the same field in two slots lie at least ``SLOT_GAP_BYTES`` apart past a row's units, in
+    whole blocks, so two threads' writes never meet in a cache line (false sharing); one slot is not widened."""
+    for units in (1, 6, 16, 66, 200):
+        sc = new_scratch(2, units, apart=True)
+        for field in sc:
+            gap = field.strides[0] - units * field.itemsize  # bytes from a row's last unit to the next row
+            assert field.shape == (2, field.shape[1]) and field.shape[1] >= units
+            assert gap >= SLOT_GAP_BYTES and field.strides[0] % SLOT_GAP_BYTES == 0, (units, field.dtype)
+        assert all(f.shape == (1, units) for f in new_scratch(1, units))
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+        sc = build.CpuBuild().scratch(build.PARALLEL_MIN_GAMES, 16)
+        assert sc.alive.shape[1] == (16 if numba.get_num_threads() == 1 else 256)
     finally:
         numba.set_num_threads(before)
