@@ -154,7 +154,7 @@ def no_fma():
 
 
 THREADS_PER_BLOCK = 64
-PARALLEL_MIN_GAMES = 1024  # batches from this size on step on numba's threads (measured: docs/results/speed.md)
+PARALLEL_MIN_GAMES = 256  # batches from this size on step on numba's threads (measured: docs/results/speed.md)
 
 
 def parallel_slots(games: int) -> int:
