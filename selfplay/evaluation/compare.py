@@ -37,6 +37,7 @@ from selfplay.evaluation.runs import (  # noqa: F401 (re-exported)
     slug,
 )
 from selfplay.training.loop import TrainConfig, train
+from selfplay.training.matches import SCRIPTED_SEEDING
 from selfplay.training.registry import (
     agent_kit,
     check_env_name,
@@ -207,6 +208,8 @@ def evaluate_run_dir(run_dir: str | Path, matches: int = 25, seed: int = 0, figu
             "checkpoints": checkpoints_identity(run.root), "matches": matches, "seed": seed, "figures": figures,
             "scripted_games": scripted_games, "max_games": max_games, "panel_games": panel_games,
             "panel_seeds": panel_seeds}
+        if inputs is not None and is_smac(run.read_config()["env"]):  # evaluations of the games seeded before are made again
+            inputs["scripted_seeding"] = SCRIPTED_SEEDING
         if reuse and inputs is not None and (summary := _reusable_evaluation(run, inputs)) is not None:
             return summary
         (run.evaluation / EVALUATION_INPUTS).unlink(missing_ok=True)  # until this evaluation is whole
@@ -269,7 +272,7 @@ def _evaluate_locked(run: RunDir, matches: int, seed: int, figures: bool, script
     if is_smac(cfg["env"]):
         from selfplay.training.matches import scripted_outcomes
 
-        won, drawn = scripted_outcomes(env, policies, scripted_games, seed=seed, stack_policies=kit.stack_policies)
+        won, drawn = scripted_outcomes(env, policies, scripted_games, seed=seed)
         vs_ai = won + 0.5 * drawn  # a timeout ½ (the reports say so); the csv also splits wins and timeouts
         np.savetxt(run.evaluation / "vs_scripted.csv", np.stack([ids, vs_ai, won, drawn], axis=1), delimiter=",",
                    header="checkpoint,win_rate_vs_scripted,won,timed_out", comments="", fmt=["%d", "%.4f", "%.4f", "%.4f"])

@@ -69,8 +69,7 @@ def checkpoint_win_rates(trainer: LeagueTrainer, policies: list[Any]) -> dict[st
     rates = {VS_START: play_matches(trainer.env_name, list(policies) + [trainer.sl_policy], pairs, 2 * cfg.matches,
                                     seed=derive_seed(cfg.seed, Stream.VS_START), stack_policies=kit.stack_policies).mean(axis=1)}
     if is_smac(cfg.env):
-        rates[VS_SCRIPTED] = scripted_win_rates(trainer.env_name, policies, SCRIPTED_GAMES, seed=cfg.seed,
-                                                stack_policies=kit.stack_policies)
+        rates[VS_SCRIPTED] = scripted_win_rates(trainer.env_name, policies, SCRIPTED_GAMES, seed=cfg.seed)
     return rates
 
 

@@ -302,6 +302,8 @@ def measurement_lines(config, summary: pd.DataFrame) -> list[str]:
             f"enemy side{draws}; it is never trained against that AI, and plays greedily (each unit's most probable action, "
             "as SMAC's test games). A win counts 1, a loss 0, and a game that reaches the "
             "map's time limit (or where both sides die) is a draw and counts ½ (SMAC's own win rate counts it 0). "
+            "Every checkpoint's games are seeded alike, in a batch of their own, so a checkpoint's rate does not "
+            "depend on which others were evaluated with it, and all meet the same random draws. "
             "The rate is the mean over those games; intervals are over seeds. The panel's `builtin` column (where the "
             "comparison has one) is the same game, with a timeout counted 0. Each run's "
             "`evaluation/vs_scripted.csv` splits every checkpoint's games into the share won (`won`) and the share "

@@ -39,7 +39,7 @@ def evaluate_two_sided(run_dir: str | Path | RunDir, matches: int = 25, seed: in
     scores = play_matches(env, P + Q, pairs, matches, seed, kit.stack_policies, home_seat=0)
     W = scores.mean(axis=1).reshape(len(P), len(Q))
     p, q, value = solve_zero_sum(W - 0.5)
-    vs_ai = scripted_win_rates(env, P, scripted_games, seed=seed, stack_policies=kit.stack_policies)
+    vs_ai = scripted_win_rates(env, P, scripted_games, seed=seed)
     run.evaluation.mkdir(parents=True, exist_ok=True)
     np.savez(run.evaluation / "winrate.npz", W=W, p=p, q=q, vs_scripted=vs_ai)
     _plot_cross_matrix(W, p, q, f"{cfg['scheme']} on {cfg['env']}", run.figures / "winrate_matrix.png")

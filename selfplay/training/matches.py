@@ -283,58 +283,62 @@ def evaluation_act(policy: Any, obs, state, mask, start, greedy: bool, *index) -
     return policy.act(obs, state, *index, mask, start, **extra)
 
 
-def scripted_win_rates(env_name: str, policies: Sequence[Any], games: int, seed: int = 0,
-                       stack_policies: Callable[[list], Any] | None = None, device: str = "cpu",
+SCRIPTED_SEEDING = "a batch per policy"  # how ``scripted_outcomes`` seeds its games (recorded with evaluations)
+
+
+def scripted_win_rates(env_name: str, policies: Sequence[Any], games: int, seed: int = 0, device: str = "cpu",
                        greedy: bool = True) -> np.ndarray:
     """Each policy's win rate over ``games`` games against the environment's scripted opponent
-    (SMAC's built-in AI in single-player mode): all policies' games in one batch; draws (timeouts)
-    count ½. ``greedy``: the policies play their most probable actions (``evaluation_act``), as SMAC's test
-    games do; else they sample, as in training. The wins and draws apart: ``scripted_outcomes``."""
-    won, drawn = scripted_outcomes(env_name, policies, games, seed, stack_policies, device, greedy)
+    (SMAC's built-in AI in single-player mode); draws (timeouts) count ½. ``greedy``: the policies play
+    their most probable actions (``evaluation_act``), as SMAC's test games do; else they sample, as in
+    training. The wins and draws apart, and how the games are seeded: ``scripted_outcomes``."""
+    won, drawn = scripted_outcomes(env_name, policies, games, seed, device, greedy)
     return won + 0.5 * drawn
 
 
-def scripted_outcomes(env_name: str, policies: Sequence[Any], games: int, seed: int = 0,
-                      stack_policies: Callable[[list], Any] | None = None, device: str = "cpu",
+def scripted_outcomes(env_name: str, policies: Sequence[Any], games: int, seed: int = 0, device: str = "cpu",
                       greedy: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The games of ``scripted_win_rates``: each policy's share of games won and share drawn (timeouts), as
-    two arrays of ``len(policies)``."""
-    n = len(policies) * games
-    env = make_env(env_name, n, seed=derive_seed(seed, Stream.SCRIPTED_GAMES), device=device, scripted_enemy=True)
-    who = torch.as_tensor(np.repeat(np.arange(len(policies)), games))
-    stack = None
-    if stack_policies is not None and len(policies) > 1:
-        try:
-            stack = stack_policies(list(policies))
-        except ValueError:
-            stack = None
-    groups = group_by_policy([policies[i] for i in who.tolist()]) if stack is None else None
-    state = stack.initial_state(n) if stack is not None else policies[0].initial_state(n)
-    obs = env.reset()
-    start = torch.ones(n, dtype=torch.bool)
-    won = torch.zeros(n)
-    drawn = torch.zeros(n)
-    ended = torch.zeros(n, dtype=torch.bool)
-    with torch.no_grad():
-        while not bool(ended.all()):
-            mask = env.action_masks()[0]
-            if stack is not None:
-                action, state, _ = evaluation_act(stack, obs[0], state, mask, start, greedy, who)
-            else:
-                action = None
-                for policy, idx in groups:
-                    idx = torch.as_tensor(idx)
-                    a, st, _ = evaluation_act(policy, obs[0][idx], index_state(state, idx), mask[idx], start[idx], greedy)
-                    action = _scatter_rows(action, n, idx, a)
-                    assign_state(state, idx, st)
-            obs, _, done, info = env.step([action])
-            first = done & ~ended
-            drawn[first] = info["draw"][first].float()
-            won[first] = (~info["draw"][first] & (info["winner"][first] == 0)).float()
-            ended |= done
-            start = done.clone()
-    shape = (len(policies), games)
-    return won.view(shape).mean(dim=1).numpy(), drawn.view(shape).mean(dim=1).numpy()
+    two arrays of ``len(policies)``.
+
+    Each policy plays its ``games`` games in a batch of its own, every batch seeded alike
+    (``Stream.SCRIPTED_GAMES`` of ``seed``), so a greedy policy's result is a function of the policy,
+    ``games`` and ``seed`` alone — the same whichever other policies are evaluated with it (when all
+    policies' games shared one batch, the batch's random draws, SMAC's cooldown jitter, were spread
+    over every game of it, and a checkpoint scored differently in a longer population) — and every
+    policy meets the same draws (common random numbers: the policies' differences are not the draws').
+    A sampling policy (``greedy=False``) draws its actions from torch's global generator."""
+    won, drawn = np.zeros(len(policies)), np.zeros(len(policies))
+    for i, policy in enumerate(policies):
+        won[i], drawn[i] = _scripted_games(env_name, policy, games, derive_seed(seed, Stream.SCRIPTED_GAMES),
+                                           device, greedy)
+    return won, drawn
+
+
+def _scripted_games(env_name: str, policy: Any, games: int, env_seed: int, device: str, greedy: bool) -> tuple:
+    """(share won, share drawn) of ``games`` games of ``policy`` against the scripted opponent, one
+    batch of ``games`` games seeded ``env_seed``, each game's first episode counted."""
+    env = make_env(env_name, games, seed=env_seed, device=device, scripted_enemy=True)
+    won = torch.zeros(games)
+    drawn = torch.zeros(games)
+    ended = torch.zeros(games, dtype=torch.bool)
+    try:
+        state = policy.initial_state(games)
+        obs = env.reset()
+        start = torch.ones(games, dtype=torch.bool)
+        with torch.no_grad():
+            while not bool(ended.all()):
+                action, state, _ = evaluation_act(policy, obs[0], state, env.action_masks()[0], start, greedy)
+                obs, _, done, info = env.step([action])
+                first = done & ~ended
+                drawn[first] = info["draw"][first].float()
+                won[first] = (~info["draw"][first] & (info["winner"][first] == 0)).float()
+                ended |= done
+                start = done.clone()
+    finally:
+        if hasattr(env, "close"):  # not in the batched-env contract; the real game's battles hold processes
+            env.close()
+    return float(won.mean()), float(drawn.mean())
 
 
 def round_robin_pairs(n: int) -> np.ndarray:

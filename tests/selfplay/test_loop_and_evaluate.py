@@ -170,6 +170,23 @@ def test_scripted_outcomes_split_wins_from_timeouts():
     assert scripted_win_rates("smac:3m", [UnitOrder(5), UnitOrder(1)], games=8, seed=0).tolist() == [0.5, 0.0]
 
 
+def test_scripted_outcomes_of_a_policy_do_not_depend_on_the_others_evaluated_with_it():
+    """A checkpoint's games against the AI are a function of the checkpoint, the game count and the seed:
+    evaluated alone, after another policy or twice in one call it scores the same (on 2s3z the cooldown
+    jitter decides some of focus fire's games; when all policies shared one batch its draws
+    were spread over the batch, and a checkpoint scored differently in a longer population)."""
+    from selfplay.envs.smac import FocusFirePolicy, SMACBattle
+
+    from selfplay.training.matches import scripted_outcomes
+
+    focus = FocusFirePolicy.for_battle(SMACBattle("2s3z", 1, two_player=False))
+    alone = scripted_outcomes("smac:2s3z", [focus], games=16, seed=3)
+    assert 0.0 < alone[0][0] < 1.0  # the draws matter: some games won, some not
+    won, drawn = scripted_outcomes("smac:2s3z", [UnitOrder(1), focus, focus], games=16, seed=3)
+    assert won[1:].tolist() == [alone[0][0]] * 2 and drawn[1:].tolist() == [alone[1][0]] * 2
+    assert won[0] == 0.0
+
+
 def test_self_play_on_smac_3m_runs_through_the_generic_loop(tmp_path):
     result = train(TrainConfig(env="smac:3m", agent="ppo-rnn", scheme="delta-limit-uniform:delta=0", episodes=64,
                                num_envs=16, checkpoints=2, agent_settings={"horizon": 320, "epochs": 1}, tensorboard=False),
