@@ -307,7 +307,7 @@ def scripted_outcomes(env_name: str, policies: Sequence[Any], games: int, seed: 
     policies' games shared one batch, the batch's random draws, SMAC's cooldown jitter, were spread
     over every game of it, and a checkpoint scored differently in a longer population) — and every
     policy meets the same draws (common random numbers: the policies' differences are not the draws').
-    A sampling policy (``greedy=False``) draws its actions from torch's global generator."""
+    With ``greedy=False`` the policies' own sampling adds its randomness to the draws."""
     won, drawn = np.zeros(len(policies)), np.zeros(len(policies))
     for i, policy in enumerate(policies):
         won[i], drawn[i] = _scripted_games(env_name, policy, games, derive_seed(seed, Stream.SCRIPTED_GAMES),
