@@ -235,8 +235,7 @@ _DRIVERS = {"command": "command_games", "advance": "advance_games", "positions":
             "features": "feature_games", "check_actions": "check_actions", "reset": "reset_games",
             "start": "start_games", "score": "score_games", "v2_step": "v2_step_games",
             "v2_features": "v2_feature_games", "v2_start": "v2_start_games"}
-_PARALLEL_DRIVERS = {"step": "step_chunks", "score": "score_chunks", "features": "feature_chunks",
-                     "v2_step": "v2_step_chunks", "v2_features": "v2_feature_chunks"}
+_PARALLEL_DRIVERS = {"step": "step_chunks", "score": "score_chunks", "features": "feature_chunks"}
 
 
 def _scratch_slots(args) -> int:

@@ -1,5 +1,5 @@
-"""The CPU build's parallel drivers of SMAC's and SMACv2's steps and features (``build.cpu()``,
-compiled with numba's ``parallel=True``): the games are split into as many contiguous chunks as the scratch ``sc`` has slots, the chunks run on
+"""The CPU build's parallel drivers (``build.cpu()``, compiled with numba's ``parallel=True``): the
+games are split into as many contiguous chunks as the scratch ``sc`` has slots, the chunks run on
 numba's threads (``prange``), each chunk's games one after another on its own slot of scratch rows
 (``scratch_rows(sc, w)``).  Each game is independent: its cooldown jitter is drawn before the call
 and its scratch rows are written before they are read, so the results are the same bit for bit
@@ -13,7 +13,6 @@ from numba import prange
 
 from .game_step import feature_range, score_range, step_range
 from .rules import scratch_rows
-from .smacv2_step import v2_feature_range, v2_step_range
 
 
 def step_chunks(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
@@ -41,21 +40,3 @@ def feature_chunks(state_, sc, seat0, seat1, ep, switches):
     for w in prange(chunks):
         feature_range(games * w // chunks, games * (w + 1) // chunks, state_, scratch_rows(sc, w), seat0, seat1, ep,
                       switches[0] != 0, switches[2] != 0)
-
-
-def v2_step_chunks(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
-    """``cpu_drivers.v2_step_games``, chunk by chunk on numba's threads."""
-    games = state_.hp.shape[0]
-    chunks = sc.alive.shape[0]
-    for w in prange(chunks):
-        v2_step_range(games * w // chunks, games * (w + 1) // chunks, jitter, state_, static, maps, flags,
-                      scratch_rows(sc, w), seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
-
-
-def v2_feature_chunks(state_, static, sc, seat0, seat1, ep, switches):
-    """``cpu_drivers.v2_feature_games``, chunk by chunk on numba's threads."""
-    games = state_.hp.shape[0]
-    chunks = sc.alive.shape[0]
-    for w in prange(chunks):
-        v2_feature_range(games * w // chunks, games * (w + 1) // chunks, state_, static, scratch_rows(sc, w), seat0,
-                         seat1, ep, switches[0] != 0, switches[1] != 0, switches[2] != 0)

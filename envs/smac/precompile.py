@@ -6,8 +6,7 @@ by the rules' sources. A fresh install would otherwise spend minutes of compilat
 SMAC game (or its first test run); ``make install`` runs this once instead. It plays a few seeded
 random steps of one game through ``SMACEnv``, of a two-player batch and a batch against the scripted
 AI on the one-thread drivers, of a batch on the parallel drivers (``build.PARALLEL_MIN_GAMES`` games,
-when numba has more than one thread, SMAC's and SMACv2's) and of a small SMACv2 batch; what it plays is
-thrown away.
+when numba has more than one thread) and of a SMACv2 batch; what it plays is thrown away.
 """
 
 from __future__ import annotations
@@ -44,7 +43,6 @@ def precompile(steps: int = 3) -> None:
     _random_steps(SMACBattle("3m", 2, two_player=False, seed=0), steps, rng)
     if build.parallel_slots(build.PARALLEL_MIN_GAMES) > 1:
         _random_steps(SMACBattle("3m", build.PARALLEL_MIN_GAMES, two_player=True, seed=0), steps, rng)
-        _random_steps(SMACv2Battle("protoss_5_vs_5", build.PARALLEL_MIN_GAMES, seed=0), steps, rng)
     _random_steps(SMACv2Battle("protoss_5_vs_5", 2, seed=0), steps, rng)
 
 

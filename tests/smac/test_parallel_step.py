@@ -9,7 +9,6 @@ import numba
 import torch
 from selfplay.envs.smac import SMACBattle, build
 from selfplay.envs.smac.records import SLOT_GAP_BYTES, new_scratch
-from selfplay.envs.smac.smacv2_battle import SMACv2Battle
 
 
 def _play(map_name: str, games: int, slots: int, threads: int, steps: int = 30, apart: bool = False) -> list:
@@ -42,37 +41,6 @@ def test_parallel_driver_plays_the_one_thread_games():
     for step, (a, b, c) in enumerate(zip(serial, chunked, threaded)):
         for x, y, z in zip(a, b, c):
             assert torch.equal(x, y) and torch.equal(x, z), f"step {step}"
-
-
-def _play_v2(scenario: str, games: int, slots: int, threads: int, steps: int = 30) -> list:
-    """``_play`` on a SMACv2 battle against the scripted AI (each game its own draw; restarts draw again)."""
-    numba.set_num_threads(threads)
-    b = SMACv2Battle(scenario, games, two_player=False, seed=5)
-    b.engine.scratch = new_scratch(slots, b.engine.num_units, apart=slots > 1)
-    b.games._bind()  # the compiled calls bound again on the new scratch
-    gen = torch.Generator().manual_seed(2)
-    seen = [[o.clone() for o in b.reset()]]
-    for _ in range(steps):
-        masks = b.action_masks()
-        obs, rewards, done, _ = b.step([(torch.rand(m.shape, generator=gen) * m).argmax(-1) for m in masks])
-        seen.append([*(o.clone() for o in obs), *(r.clone() for r in rewards), done.clone(), *masks,
-                     torch.from_numpy(b.engine.unit_state().pos.copy())])
-    return seen
-
-
-def test_smacv2_parallel_driver_plays_the_one_thread_games():
-    threads = min(2, numba.config.NUMBA_NUM_THREADS)
-    before = numba.get_num_threads()
-    try:
-        serial = _play_v2("terran_5_vs_5", 7, slots=1, threads=1, steps=40)  # Medivacs in some draws
-        threaded = _play_v2("terran_5_vs_5", 7, slots=3, threads=threads, steps=40)
-    finally:
-        numba.set_num_threads(before)
-    assert not all(torch.equal(a[-1], b[-1]) for a, b in zip(serial[1:], serial[2:]))  # the units move
-    assert any(bool(step[2].any()) for step in serial[1:])  # a game ends (and restarts on a new draw)
-    for step, (a, c) in enumerate(zip(serial, threaded)):
-        for x, z in zip(a, c):
-            assert torch.equal(x, z), f"step {step}"
 
 
 def test_batches_get_parallel_slots_from_the_threshold_on():

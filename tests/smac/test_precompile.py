@@ -10,7 +10,7 @@ from selfplay.envs.smac.precompile import precompile
 ns = build.cpu()
 names = ["step_games", "start_games", "feature_games", "v2_step_games", "v2_start_games"]
 if build.parallel_slots(build.PARALLEL_MIN_GAMES) > 1:
-    names += ["step_chunks", "v2_step_chunks"]
+    names.append("step_chunks")
 assert not any(getattr(ns, n).signatures for n in names), "compiled before precompile ran"
 precompile(steps=1)
 missing = [n for n in names if not getattr(ns, n).signatures]
