@@ -74,30 +74,17 @@ def map_in_order(run_map, function, tasks: list, order: list[int], jobs: int) ->
     return results
 
 
-def _one_numba_thread() -> None:
-    """Pool worker initializer: numba's parallel regions (a SMAC batch of ``PARALLEL_MIN_GAMES`` games or more
-    steps on numba's threads, one per core) run on one thread, as torch does in the workers, so that
-    ``jobs`` workers do not each start a thread per core: two processes side by side, each with two threads
-    on two cores, stepped 256 games of 3s5z 30 % slower than with one each (``docs/results/speed.md``)."""
-    import os
-    import sys
-
-    if "numba" in sys.modules:  # forked from a parent that imported it: this thread's count
-        import numba
-
-        numba.set_num_threads(1)
-    else:
-        os.environ["NUMBA_NUM_THREADS"] = "1"  # read when numba is first imported
-
-
 def _init_worker() -> None:
+    """Pool worker initializer: dies with its parent; numba on one thread, as torch in the workers."""
+    from selfplay.utils.threads import numba_threads
+
     _die_with_parent()
-    _one_numba_thread()
+    numba_threads(1)
 
 
 def pool_map(function, tasks: list, jobs: int, progress: str | None = None) -> list:
     """``map`` over processes when ``jobs > 1`` (each single-threaded: torch by its callers, numba by
-    ``_one_numba_thread``), in order; workers die with the parent.
+    ``_init_worker``), in order; workers die with the parent.
     ``progress``: a label; a progress bar (tqdm, on stderr) then counts the finished tasks."""
     from tqdm import tqdm
 

@@ -1,5 +1,6 @@
-"""Torch's intra-op thread count, set for a block of work and restored afterwards; the C allocator's setting
-for a process whose threads allocate large tensors (``keep_freed_memory``)."""
+"""Torch's intra-op thread count, set for a block of work and restored afterwards; numba's thread count in a
+worker process (``numba_threads``); the C allocator's setting for a process whose threads allocate large
+tensors (``keep_freed_memory``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,25 @@ def torch_threads(n: int | None):
         yield
     finally:
         torch.set_num_threads(before)
+
+
+def numba_threads(n: int) -> None:
+    """This process's numba parallel regions run on ``n`` threads (a SMAC batch of ``PARALLEL_MIN_GAMES``
+    games or more steps on numba's threads, one per core by default: ``envs/smac/build.py``): set now when
+    numba is loaded (for the calling thread, the one that steps the games), else through
+    ``NUMBA_NUM_THREADS`` when it is. For worker processes that run side by side (a process pool's, Ray's),
+    as torch's thread count there: two processes on two cores, each with two numba threads, stepped 256
+    games of 3s5z 30 % slower than with one each (``docs/results/speed.md``). Process-wide: only for a
+    process that is the pool's or executor's own, never library code."""
+    import os
+    import sys
+
+    if "numba" in sys.modules:
+        import numba
+
+        numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
+    else:
+        os.environ["NUMBA_NUM_THREADS"] = str(n)
 
 
 def keep_freed_memory() -> bool:

@@ -86,6 +86,20 @@ def test_a_task_whose_worker_dies_is_retried(ray_instance, tmp_path):
         RayExecutor(RaySettings(max_retries=0)).map(_die_once, [str(tmp_path / "dies-again")])
 
 
+def _threads(_) -> tuple[int, int]:
+    """torch's and numba's thread counts inside a task (numba imported here, after the task's setting)."""
+    import numba
+    import torch
+
+    return torch.get_num_threads(), numba.get_num_threads()
+
+
+def test_ray_tasks_run_torch_and_numba_on_the_settings_threads(ray_instance):
+    """A SMAC batch above ``PARALLEL_MIN_GAMES`` inside a task would otherwise start a numba thread per core
+    in every worker, as tasks run side by side."""
+    assert RayExecutor(RaySettings()).map(_threads, [0, 1]) == [(1, 1), (1, 1)]
+
+
 def test_ray_settings_refuse_bad_values():
     assert check_address("auto") == "auto" and check_address("10.0.0.5:6379") == "10.0.0.5:6379"
     for bad in ("localhost", "host:port", "host:70000", ""):

@@ -39,7 +39,7 @@ class RaySettings:
     num_cpus: int | None = None  # CPUs of a local instance (None: all of this machine's)
     cpus_per_task: float = 1.0
     max_retries: int = 2  # retries of a task whose worker process died (system failures)
-    torch_threads: int | None = 1  # intra-op threads inside each task (None: leave Ray's default)
+    torch_threads: int | None = 1  # torch's intra-op and numba's threads inside each task (None: leave the defaults)
     connect_timeout_s: float = 10.0  # how long a HOST:PORT address may take to answer before it is refused
 
     def __post_init__(self) -> None:
@@ -124,21 +124,26 @@ def check_reachable(address: str | None, timeout_s: float, given: str | None = N
                          "start the cluster's head node first, or check the address") from None
 
 
-def _run_task(function: Callable, task: Any, torch_threads: int | None) -> Any:
-    """The body of every Ray task: one torch thread (as the local pool's workers), then ``function``."""
-    if torch_threads:
+def _set_threads(n: int | None) -> None:
+    """``n`` torch and numba threads in this Ray worker process, the executor's own (None: leave them)."""
+    if n:
         import torch
 
-        torch.set_num_threads(torch_threads)  # this Ray worker process is the executor's own
+        from selfplay.utils.threads import numba_threads
+
+        torch.set_num_threads(n)
+        numba_threads(n)
+
+
+def _run_task(function: Callable, task: Any, torch_threads: int | None) -> Any:
+    """The body of every Ray task: one torch and numba thread (as the local pool's workers), then ``function``."""
+    _set_threads(torch_threads)
     return function(task)
 
 
 def _run_shared_task(function: Callable, common: Any, task: Any, torch_threads: int | None) -> Any:
     """``_run_task`` for ``function(common, task)`` (``common``: resolved from the object store)."""
-    if torch_threads:
-        import torch
-
-        torch.set_num_threads(torch_threads)
+    _set_threads(torch_threads)
     return function(common, task)
 
 
