@@ -1,12 +1,14 @@
 """One thread or two for a batch of SMAC games, and what the scratch rows' layout does to two.
 
-The CPU build steps a batch of ``build.PARALLEL_MIN_GAMES`` games or more in chunks on numba's
-threads, each chunk on its own slot of scratch rows (``cpu_parallel.py``); the slots' rows lie apart
+The CPU build steps a batch of ``build.PARALLEL_MIN_GAMES`` games or more in chunks side by side on
+threads, each chunk on its own slot of scratch rows (``build.Chunks``); the slots' rows lie apart
 (``records.new_scratch(..., apart=True)``).  This script times the loop of
 ``benchmarks/smac_throughput.py`` (``SMACBattle(map, games, two_player=True)``, both seats random
-valid actions from torch, masks read every step) with the battle's scratch replaced by:
+valid actions from torch, masks read every step; a SMACv2 scenario's name, e.g. ``zerg_10_vs_10``, plays
+``SMACv2Battle(scenario, games, two_player=False)`` against the scripted AI instead, finished games
+redrawn) with the battle's scratch replaced by:
 
-- ``one``: one slot, the one-thread drivers;
+- ``one``: one slot, one call over every game;
 - ``two``: one slot per thread, rows apart (what the build makes from the threshold on);
 - ``two-adjacent``: one slot per thread, the rows of the slots side by side as they were before
   (each slot's row of a field next to the other's, so the threads write into each other's cache lines).
@@ -17,7 +19,7 @@ wall time per game-step (one step of one game), the best of ``--rounds`` interle
 threads pay where that ratio is above 1; when another process holds the other core they lose
 (docs/results/speed.md, "SMAC batched: two threads that no longer share cache lines").
 
-    python benchmarks/smac_threads.py [--maps 3s5z 3m] [--games 64 256 2048] [--rounds 3]
+    python benchmarks/smac_threads.py [--maps 3s5z 3m zerg_10_vs_10] [--games 64 256 2048] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -33,11 +35,18 @@ def loop_time(map_name: str, games: int, layout: str, steps: int, warmup: int) -
     import torch
     from selfplay.envs.smac import SMACBattle
     from selfplay.envs.smac.records import new_scratch
+    from selfplay.envs.smac.smacv2_battle import SMACv2Battle
+    from selfplay.envs.smac.smacv2_scenarios import SCENARIOS
 
-    b = SMACBattle(map_name, games, two_player=True, mirror=False, seed=0)
     slots = 1 if layout == "one" else 2
-    for name in ("scratch", "feature_scratch"):  # the battle binds its calls again for the new records
-        setattr(b.engine, name, new_scratch(slots, b.engine.num_units, apart=layout == "two"))
+    if map_name in SCENARIOS:  # SMACv2: against the scripted AI, finished games redrawn
+        b = SMACv2Battle(map_name, games, two_player=False, seed=0)
+        b.engine.scratch = new_scratch(slots, b.engine.num_units, apart=layout == "two")
+        b.games._bind()  # the compiled calls bound again on the new scratch
+    else:
+        b = SMACBattle(map_name, games, two_player=True, mirror=False, seed=0)
+        for name in ("scratch", "feature_scratch"):  # the battle binds its calls again for the new records
+            setattr(b.engine, name, new_scratch(slots, b.engine.num_units, apart=layout == "two"))
     gen = torch.Generator().manual_seed(0)
 
     def random_valid(masks):  # argmax of uniform noise over the legal actions, as smac_throughput.py

@@ -6,8 +6,8 @@ The rule modules are plain Python: their functions call each other by their modu
 version of the others (numba resolves a global dispatcher at compile time):
 
 - ``cpu()``: ``numba.njit`` of the rules (``CPU_INLINE`` inlined into their callers) and of the CPU
-  drivers (``cpu_drivers.py``, loops over games; ``cpu_parallel.py``, chunks of games on numba's threads, with ``parallel=True``), without
-  reference counting; cached on disk under ``__pycache__/rules-<hash>``, the hash of
+  drivers (``cpu_drivers.py``, loops over games), without reference counting and without the GIL (a
+  large batch's chunks of games run on threads: ``CpuBuild.bind``); cached on disk under ``__pycache__/rules-<hash>``, the hash of
   every source the compiled code depends on (``CACHE_SOURCES``).  numba alone would check only each
   function's own file: a cached driver would keep an edited rule's old code, and every function a
   changed constant's old value.
@@ -29,12 +29,12 @@ import os
 import types
 from functools import cache
 
-from . import cpu_drivers, cpu_parallel, feature_rules, game_step, maps, pathing, records, rules, smacv2_step, units
+from . import cpu_drivers, feature_rules, game_step, maps, pathing, records, rules, smacv2_step, units
 from .records import Scratch, new_scratch
 
 RULE_MODULES = (rules, feature_rules, game_step, smacv2_step)
 # every module whose code or constants end up in the compiled rules
-CACHE_SOURCES = (rules, feature_rules, game_step, smacv2_step, cpu_drivers, cpu_parallel, records, units, maps, pathing)
+CACHE_SOURCES = (rules, feature_rules, game_step, smacv2_step, cpu_drivers, records, units, maps, pathing)
 
 
 def compile_modules(modules_and_jits) -> types.SimpleNamespace:
@@ -77,18 +77,19 @@ def cpu() -> types.SimpleNamespace:
     """The CPU build: rules and drivers under ``numba.njit(cache=True)``, without numba's reference
     counting (``_nrt=False``): the rules allocate nothing, as device code cannot, and reading a field
     of a record of arrays would otherwise count a reference each time (measured: 3x slower steps).
-    The parallel drivers (``cpu_parallel``) are compiled with ``parallel=True`` as well."""
+    Compiled code releases the GIL (``nogil``): a large batch's chunks of games run on Python threads,
+    each through the same compiled driver (``CpuBuild.bind``), which numba's ``parallel=True`` would
+    compile a second time (minutes: docs/results/speed.md)."""
     from numba import njit
 
-    plain = njit(cache=True, _nrt=False)
-    inline = njit(cache=True, _nrt=False, inline="always")
-    parallel = njit(cache=True, _nrt=False, parallel=True)
+    plain = njit(cache=True, _nrt=False, nogil=True)
+    inline = njit(cache=True, _nrt=False, nogil=True, inline="always")
 
     def jit(f):
         return (inline if f.__name__ in CPU_INLINE else plain)(f)
 
     with _cache_dir(os.path.join(os.path.dirname(__file__), "__pycache__", f"rules-{source_hash()}")):
-        return compile_modules([(m, jit) for m in RULE_MODULES] + [(cpu_drivers, jit), (cpu_parallel, parallel)])
+        return compile_modules([(m, jit) for m in RULE_MODULES] + [(cpu_drivers, jit)])
 
 
 # Rules the CPU build inlines into their callers (numba's ``inline="always"``, before LLVM sees the code):
@@ -154,12 +155,14 @@ def no_fma():
 
 
 THREADS_PER_BLOCK = 64
-PARALLEL_MIN_GAMES = 256  # batches from this size on step on numba's threads (measured: docs/results/speed.md)
+PARALLEL_MIN_GAMES = 256  # batches from this size on step on threads (measured: docs/results/speed.md)
 
 
 def parallel_slots(games: int) -> int:
-    """The scratch slots (chunks of games) of a CPU batch: one per numba thread (``numba.get_num_threads()``
-    when the batch is made, at most one per game) from ``PARALLEL_MIN_GAMES`` games on, else 1."""
+    """The scratch slots (chunks of games, each stepped on a thread of its own) of a CPU batch: numba's
+    thread count (``numba.get_num_threads()`` when the batch is made: one per core unless
+    ``NUMBA_NUM_THREADS`` or ``numba.set_num_threads`` says fewer; at most one per game) from
+    ``PARALLEL_MIN_GAMES`` games on, else 1."""
     from numba import get_num_threads
 
     return min(get_num_threads(), games) if games >= PARALLEL_MIN_GAMES else 1
@@ -167,7 +170,7 @@ def parallel_slots(games: int) -> int:
 
 class CpuBuild:
     """The rules on numpy arrays, one game after another (``cpu()``); a batch of at least
-    ``PARALLEL_MIN_GAMES`` games steps in chunks on numba's threads (``cpu_parallel``)."""
+    ``PARALLEL_MIN_GAMES`` games steps in chunks side by side on threads (``bind``)."""
 
     name = "cpu"
 
@@ -183,14 +186,23 @@ class CpuBuild:
         entry point for their types, bound to them, which skips numba's typing of the arguments at
         every call (numba types a ``NamedTuple`` in Python: about 40 µs for the records of a step,
         against a few µs of compiled work for one small game).  The objects must keep their types:
-        the caller binds again when it replaces any of them."""
-        from numba import typeof
+        the caller binds again when it replaces any of them.
 
-        driver = _DRIVERS[name]
-        if name in _PARALLEL_DRIVERS and _scratch_slots(args) > 1:
-            driver = _PARALLEL_DRIVERS[name]
-        entry = getattr(self.r, driver).compile(tuple(typeof(a) for a in args))
-        return functools.partial(entry, *args)
+        The range drivers (``RANGE_DRIVERS``: a step, its score and its features, SMAC's and SMACv2's)
+        take the games ``first .. last - 1`` and a scratch slot ``w`` before these objects: with one slot
+        the call covers every game; with more (``parallel_slots``) it is ``Chunks``, the games cut into
+        contiguous chunks, one per slot, run side by side on threads."""
+        from numba import int64, typeof
+
+        types_ = tuple(typeof(a) for a in args)
+        if name not in RANGE_DRIVERS:
+            return functools.partial(getattr(self.r, _DRIVERS[name]).compile(types_), *args)
+        entry = getattr(self.r, _DRIVERS[name]).compile((int64, int64, int64) + types_)
+        counted = args[_GAMES_ARG[name]]
+        games, slots = counted.hp.shape[0], _scratch_slots(args)
+        if slots == 1:
+            return functools.partial(entry, 0, games, 0, *args)
+        return Chunks(entry, games, slots, args)
 
     def __getattr__(self, name):
         return getattr(self.r, _DRIVERS[name])
@@ -235,7 +247,37 @@ _DRIVERS = {"command": "command_games", "advance": "advance_games", "positions":
             "features": "feature_games", "check_actions": "check_actions", "reset": "reset_games",
             "start": "start_games", "score": "score_games", "v2_step": "v2_step_games",
             "v2_features": "v2_feature_games", "v2_start": "v2_start_games"}
-_PARALLEL_DRIVERS = {"step": "step_chunks", "score": "score_chunks", "features": "feature_chunks"}
+RANGE_DRIVERS = frozenset({"step", "score", "features", "v2_step", "v2_features"})
+
+
+class Chunks:
+    """A range driver bound to its objects for a batch of ``games`` games in ``slots`` contiguous chunks,
+    chunk ``w`` on scratch slot ``w``: calling it runs chunk 0 on the calling thread and the others on
+    threads of its own pool, side by side (the compiled drivers release the GIL), and returns when all
+    are done; an error in any chunk is raised.  Every game is independent (its jitter drawn before the
+    call, its scratch rows written before they are read), so the games are the same bit for bit
+    whatever the chunks (``tests/smac/test_parallel_step.py``)."""
+
+    def __init__(self, entry, games: int, slots: int, args: tuple):
+        self.calls = [functools.partial(entry, games * w // slots, games * (w + 1) // slots, w, *args)
+                      for w in range(slots)]
+        self.pool = None  # made at the first call (a bound call that is never made starts no thread)
+
+    def __call__(self):
+        if self.pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.pool = ThreadPoolExecutor(max_workers=len(self.calls) - 1, thread_name_prefix="smac-chunk")
+        others = [self.pool.submit(call) for call in self.calls[1:]]
+        try:
+            self.calls[0]()
+        finally:
+            for chunk in others:  # waits for every chunk; an error in one is raised here
+                chunk.result()
+
+    def __del__(self):
+        if self.pool is not None:
+            self.pool.shutdown(wait=False)
 
 
 def _scratch_slots(args) -> int:

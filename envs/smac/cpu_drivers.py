@@ -1,8 +1,9 @@
 """The CPU build's drivers (``build.cpu()``): each runs one rule of ``rules.py`` /
-``feature_rules.py`` on every game, one game after another on the calling thread.  Large batches
-step in chunks on numba's threads instead (``cpu_parallel.py``; on 2 shared cores the threads
-lose to other processes' load: ``build.PARALLEL_MIN_GAMES``).  The GPU build runs the same rules
-one game per thread (``gpu_kernels.py``)."""
+``feature_rules.py`` on every game, one game after another on the calling thread.  The step, score
+and feature drivers (SMAC's and SMACv2's) take a range of games and a slot of scratch rows
+(``first``, ``last``, ``w``): a large batch runs its chunks of games side by side on threads, each
+chunk through the same compiled driver (``build.CpuBuild.bind``; the drivers release the GIL).  The
+GPU build runs the same rules one game per thread (``gpu_kernels.py``)."""
 
 from __future__ import annotations
 
@@ -83,24 +84,23 @@ def check_actions(seat0, seat1, switches):
     return -1, -1, -1
 
 
-def step_games(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
-    """One environment step of every game (``game_step.step_range``), its actions checked before
-    (``check_actions``); ``switches`` as there."""
-    step_range(0, state_.hp.shape[0], jitter, state_, static, maps, flags, scratch_rows(sc, 0), seat0, seat1, ep,
+def step_games(first, last, w, jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
+    """One environment step of games ``first .. last - 1`` (``game_step.step_range``) on scratch slot ``w``,
+    their actions checked before (``check_actions``); ``switches`` as there."""
+    step_range(first, last, jitter, state_, static, maps, flags, scratch_rows(sc, w), seat0, seat1, ep,
                switches[0] != 0, switches[2] != 0)
 
 
-def score_games(state_, sc, seat0, seat1, ep, switches):
-    """``score_range`` of every game: the rest of a step whose orders and game loops an engine of its
-    own ran (the real game, ``sc2_engine``)."""
-    score_range(0, state_.hp.shape[0], state_, scratch_rows(sc, 0), seat0, seat1, ep, switches[0] != 0,
-                switches[2] != 0)
+def score_games(first, last, w, state_, sc, seat0, seat1, ep, switches):
+    """``score_range`` of games ``first .. last - 1`` on scratch slot ``w``: the rest of a step whose orders
+    and game loops an engine of its own ran (the real game, ``sc2_engine``)."""
+    score_range(first, last, state_, scratch_rows(sc, w), seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
 
 
-def feature_games(state_, sc, seat0, seat1, ep, switches):
-    """``feature_range`` of every game (``switches`` as in ``check_actions``)."""
-    feature_range(0, state_.hp.shape[0], state_, scratch_rows(sc, 0), seat0, seat1, ep, switches[0] != 0,
-                  switches[2] != 0)
+def feature_games(first, last, w, state_, sc, seat0, seat1, ep, switches):
+    """``feature_range`` of games ``first .. last - 1`` on scratch slot ``w`` (``switches`` as in
+    ``check_actions``)."""
+    feature_range(first, last, state_, scratch_rows(sc, w), seat0, seat1, ep, switches[0] != 0, switches[2] != 0)
 
 
 def reset_games(mask, state_, static, spawn, goals):
@@ -143,16 +143,17 @@ def one_hot(out, actions):
             out[e, i, actions[e, i]] = 1.0
 
 
-def v2_step_games(jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
-    """One SMACv2 step of every game (``smacv2_step.v2_step_range``); ``switches`` as in
-    ``check_actions``."""
-    v2_step_range(0, state_.hp.shape[0], jitter, state_, static, maps, flags, scratch_rows(sc, 0), seat0, seat1, ep,
+def v2_step_games(first, last, w, jitter, state_, static, maps, flags, sc, seat0, seat1, ep, switches):
+    """One SMACv2 step of games ``first .. last - 1`` (``smacv2_step.v2_step_range``) on scratch slot ``w``;
+    ``switches`` as in ``check_actions``."""
+    v2_step_range(first, last, jitter, state_, static, maps, flags, scratch_rows(sc, w), seat0, seat1, ep,
                   switches[0] != 0, switches[2] != 0)
 
 
-def v2_feature_games(state_, static, sc, seat0, seat1, ep, switches):
-    """``v2_feature_range`` of every game: ``switches`` [two seats, observations, state]."""
-    v2_feature_range(0, state_.hp.shape[0], state_, static, scratch_rows(sc, 0), seat0, seat1, ep, switches[0] != 0,
+def v2_feature_games(first, last, w, state_, static, sc, seat0, seat1, ep, switches):
+    """``v2_feature_range`` of games ``first .. last - 1`` on scratch slot ``w``: ``switches`` [two seats,
+    observations, state]."""
+    v2_feature_range(first, last, state_, static, scratch_rows(sc, w), seat0, seat1, ep, switches[0] != 0,
                      switches[1] != 0, switches[2] != 0)
 
 

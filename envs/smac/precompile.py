@@ -1,12 +1,12 @@
 """Compile the SMAC engine's CPU build ahead of its first use: ``python -m selfplay.envs.smac.precompile``.
 
-numba compiles each entry of the CPU build (``build.cpu()``: the rules, the one-thread and the parallel
-drivers, the SMACv2 step) at its first call and caches it on disk under ``envs/smac/__pycache__``, keyed
+numba compiles each entry of the CPU build (``build.cpu()``: the rules, the drivers, the SMACv2 step) at
+its first call and caches it on disk under ``envs/smac/__pycache__``, keyed
 by the rules' sources. A fresh install would otherwise spend minutes of compilation inside its first
 SMAC game (or its first test run); ``make install`` runs this once instead. It plays a few seeded
 random steps of one game through ``SMACEnv``, of a two-player batch and a batch against the scripted
-AI on the one-thread drivers, of a batch on the parallel drivers (``build.PARALLEL_MIN_GAMES`` games,
-when numba has more than one thread) and of a SMACv2 batch; what it plays is thrown away.
+AI and of a SMACv2 batch (a large batch's chunks run the same compiled drivers on threads); what it
+plays is thrown away.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import time
 import numpy as np
 import torch
 
-from . import build
 from .battle import SMACBattle
 from .env import SMACEnv
 from .smacv2_battle import SMACv2Battle
@@ -41,8 +40,6 @@ def precompile(steps: int = 3) -> None:
     env.close()
     _random_steps(SMACBattle("3m", 2, two_player=True, seed=0), steps, rng)
     _random_steps(SMACBattle("3m", 2, two_player=False, seed=0), steps, rng)
-    if build.parallel_slots(build.PARALLEL_MIN_GAMES) > 1:
-        _random_steps(SMACBattle("3m", build.PARALLEL_MIN_GAMES, two_player=True, seed=0), steps, rng)
     _random_steps(SMACv2Battle("protoss_5_vs_5", 2, seed=0), steps, rng)
 
 

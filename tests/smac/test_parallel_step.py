@@ -1,23 +1,22 @@
-"""The CPU build's parallel drivers (``envs/smac/cpu_parallel.py``): a batch stepped in chunks of games,
-each chunk on its own scratch slot and run on numba's threads, plays the same games bit for bit as
-the one-thread driver, whatever the chunk and thread count (each game independent, its jitter drawn
-before the call)."""
+"""The CPU build's chunked drivers (``build.CpuBuild.bind``, ``build.Chunks``): a batch stepped in chunks of
+games, each chunk on its own scratch slot and run on a thread of its own, plays the same games bit for bit
+as one call over every game (each game independent, its jitter drawn before the call), SMAC's and
+SMACv2's."""
 
 from __future__ import annotations
 
+import threading
+
 import numba
+import pytest
 import torch
 from selfplay.envs.smac import SMACBattle, build
 from selfplay.envs.smac.records import SLOT_GAP_BYTES, new_scratch
+from selfplay.envs.smac.smacv2_battle import SMACv2Battle
 
 
-def _play(map_name: str, games: int, slots: int, threads: int, steps: int = 30, apart: bool = False) -> list:
-    """Observations, rewards, dones, masks and positions over ``steps`` seeded random steps, the scratch
-    given ``slots`` slots (more than one: the parallel drivers; ``apart``: rows widened as the CPU
-    build widens them) and numba ``threads`` threads."""
-    numba.set_num_threads(threads)
-    b = SMACBattle(map_name, games, two_player=True, seed=5)
-    b.engine.scratch = new_scratch(slots, b.engine.num_units, apart=apart)  # the calls are bound again for it
+def _record(b, steps: int) -> list:
+    """Observations, rewards, dones, masks and positions over ``steps`` seeded random steps of battle ``b``."""
     gen = torch.Generator().manual_seed(2)
     seen = [[o.clone() for o in b.reset()]]
     for _ in range(steps):
@@ -28,19 +27,53 @@ def _play(map_name: str, games: int, slots: int, threads: int, steps: int = 30, 
     return seen
 
 
-def test_parallel_driver_plays_the_one_thread_games():
-    threads = min(2, numba.config.NUMBA_NUM_THREADS)
-    before = numba.get_num_threads()
-    try:
-        serial = _play("MMM2", 7, slots=1, threads=1)  # a Medivac's heals and accelerations, shields
-        chunked = _play("MMM2", 7, slots=3, threads=1)  # chunks of 2, 2 and 3 games
-        threaded = _play("MMM2", 7, slots=3, threads=threads, apart=True)  # rows apart, as the build makes them
-    finally:
-        numba.set_num_threads(before)
+def _play(map_name: str, games: int, slots: int, apart: bool = False, steps: int = 30) -> list:
+    """``_record`` of a two-player battle whose scratch has ``slots`` slots (more than one: chunks on threads;
+    ``apart``: rows widened as the CPU build widens them)."""
+    b = SMACBattle(map_name, games, two_player=True, seed=5)
+    b.engine.scratch = new_scratch(slots, b.engine.num_units, apart=apart)  # the calls are bound again for it
+    return _record(b, steps)
+
+
+def _play_v2(scenario: str, games: int, slots: int, steps: int = 40) -> list:
+    """``_record`` of a SMACv2 battle against the scripted AI (each game its own draw; restarts draw again)."""
+    b = SMACv2Battle(scenario, games, two_player=False, seed=5)
+    b.engine.scratch = new_scratch(slots, b.engine.num_units, apart=slots > 1)
+    b.games._bind()  # the compiled calls bound again on the new scratch
+    return _record(b, steps)
+
+
+def _assert_same(a: list, b: list) -> None:
+    for step, (x, y) in enumerate(zip(a, b, strict=True)):
+        for u, v in zip(x, y, strict=True):
+            assert torch.equal(u, v), f"step {step}"
+
+
+def test_chunks_on_threads_play_the_one_call_games():
+    serial = _play("MMM2", 7, slots=1)  # a Medivac's heals and accelerations, shields
+    _assert_same(serial, _play("MMM2", 7, slots=3))  # chunks of 2, 2 and 3 games, rows side by side
+    _assert_same(serial, _play("MMM2", 7, slots=3, apart=True))  # rows apart, as the build makes them
     assert not all(torch.equal(a[-1], b[-1]) for a, b in zip(serial[1:], serial[2:]))  # the units move
-    for step, (a, b, c) in enumerate(zip(serial, chunked, threaded)):
-        for x, y, z in zip(a, b, c):
-            assert torch.equal(x, y) and torch.equal(x, z), f"step {step}"
+
+
+def test_smacv2_chunks_on_threads_play_the_one_call_games():
+    serial = _play_v2("terran_5_vs_5", 7, slots=1)  # Medivacs in some draws
+    _assert_same(serial, _play_v2("terran_5_vs_5", 7, slots=3))
+    assert any(bool(step[2].any()) for step in serial[1:])  # a game ends (and restarts on a new draw)
+
+
+def test_chunks_cover_the_games_once_each_on_threads_and_raise_a_chunk_error():
+    seen = []
+
+    def driver(first, last, w, tag):
+        seen.append((first, last, w, tag, threading.current_thread() is threading.main_thread()))
+        if tag == "fail" and w == 2:
+            raise RuntimeError("chunk 2 failed")
+
+    build.Chunks(driver, 10, 3, ("ok",))()
+    assert sorted(seen) == [(0, 3, 0, "ok", True), (3, 6, 1, "ok", False), (6, 10, 2, "ok", False)]
+    with pytest.raises(RuntimeError, match="chunk 2 failed"):
+        build.Chunks(driver, 10, 3, ("fail",))()
 
 
 def test_batches_get_parallel_slots_from_the_threshold_on():
