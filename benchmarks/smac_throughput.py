@@ -12,7 +12,7 @@ world state, rewards, dones and masks fetched to the host each step (the way a P
 it; for 1 game unvmapped); ``scan`` = the whole rollout compiled as one ``lax.scan`` (actions drawn
 in-graph).  SMAX's ``step`` resets finished games itself, in both figures.  ``ratio`` is ours / SMAX-step, ``scan ratio`` ours / SMAX-scan; the CPU-second columns
 count this process's CPU time (SMAX's scan uses every core it may; ours too from
-``build.PARALLEL_MIN_GAMES`` = 256 games on: chunks of games on numba's threads, one per core unless
+``build.PARALLEL_MIN_GAMES`` = 256 games on: chunks of games on threads, one per core unless
 ``NUMBA_NUM_THREADS`` says fewer; below that one thread).  The last line is
 ``steps_per_s=<ours> smax_steps_per_s=<smax scan> ratio=<ours/smax>`` for 3s5z at 2048 games.
 torch runs one thread here (``--threads``).

@@ -26,8 +26,8 @@ def torch_threads(n: int | None):
 
 
 def numba_threads(n: int) -> None:
-    """This process's numba parallel regions run on ``n`` threads (a SMAC batch of ``PARALLEL_MIN_GAMES``
-    games or more steps on numba's threads, one per core by default: ``envs/smac/build.py``): set now when
+    """This process's numba thread count is ``n`` (a SMAC batch of ``PARALLEL_MIN_GAMES`` games or more steps
+    in that many chunks on threads, one per core by default: ``envs/smac/build.py``): set now when
     numba is loaded (for the calling thread, the one that steps the games), else through
     ``NUMBA_NUM_THREADS`` when it is. For worker processes that run side by side (a process pool's, Ray's),
     as torch's thread count there: two processes on two cores, each with two numba threads, stepped 256
