@@ -207,7 +207,9 @@ def new_scratch(games: int, units: int, empty=np.empty, apart: bool = False) -> 
     apart (docs/results/speed.md).  The rules read only the first ``units`` entries of a row."""
     width = units
     if apart:
-        width = -(-(units + SLOT_GAP_BYTES) // SLOT_GAP_BYTES) * SLOT_GAP_BYTES  # bytes >= elements
+        # a whole number of SLOT_GAP_BYTES-element blocks: every dtype's element is at least a byte, so the
+        # row's bytes are whole blocks too, and the SLOT_GAP_BYTES unused elements at least that many bytes
+        width = -(-(units + SLOT_GAP_BYTES) // SLOT_GAP_BYTES) * SLOT_GAP_BYTES
     return Scratch(*(empty((games, width), dtype) for dtype in SCRATCH_DTYPES))
 
 

@@ -32,7 +32,9 @@ def _play(map_name: str, games: int, slots: int, apart: bool = False, steps: int
     ``apart``: rows widened as the CPU build widens them)."""
     b = SMACBattle(map_name, games, two_player=True, seed=5)
     b.engine.scratch = new_scratch(slots, b.engine.num_units, apart=apart)  # the calls are bound again for it
-    return _record(b, steps)
+    seen = _record(b, steps)
+    assert isinstance(b._calls[4], build.Chunks) == (slots > 1)  # the step that played: chunks on threads or one call
+    return seen
 
 
 def _play_v2(scenario: str, games: int, slots: int, steps: int = 40) -> list:
@@ -40,7 +42,9 @@ def _play_v2(scenario: str, games: int, slots: int, steps: int = 40) -> list:
     b = SMACv2Battle(scenario, games, two_player=False, seed=5)
     b.engine.scratch = new_scratch(slots, b.engine.num_units, apart=slots > 1)
     b.games._bind()  # the compiled calls bound again on the new scratch
-    return _record(b, steps)
+    seen = _record(b, steps)
+    assert isinstance(b.games._step, build.Chunks) == (slots > 1)
+    return seen
 
 
 def _assert_same(a: list, b: list) -> None:
