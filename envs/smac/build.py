@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
 import os
 import types
 from functools import cache
@@ -156,6 +157,8 @@ def no_fma():
 
 THREADS_PER_BLOCK = 64
 PARALLEL_MIN_GAMES = 256  # batches from this size on step on threads (measured: docs/results/speed.md)
+PIECES_PER_SLOT = 8  # a batch's pieces per thread (measured: docs/results/speed.md)
+MIN_PIECE_GAMES = 32  # no piece smaller than this (a call costs about 5 µs before its games)
 
 
 def parallel_slots(games: int) -> int:
@@ -251,29 +254,46 @@ RANGE_DRIVERS = frozenset({"step", "score", "features", "v2_step", "v2_features"
 
 
 class Chunks:
-    """A range driver bound to its objects for a batch of ``games`` games in ``slots`` contiguous chunks,
-    chunk ``w`` on scratch slot ``w``: calling it runs chunk 0 on the calling thread and the others on
-    threads of its own pool, side by side (the compiled drivers release the GIL), and returns when all
-    are done; an error in any chunk is raised.  Every game is independent (its jitter drawn before the
-    call, its scratch rows written before they are read), so the games are the same bit for bit
-    whatever the chunks (``tests/smac/test_parallel_step.py``)."""
+    """A range driver bound to its objects for a batch of ``games`` games on ``slots`` threads: the games
+    are cut into contiguous pieces (``PIECES_PER_SLOT`` per thread, none under ``MIN_PIECE_GAMES``
+    games), and each thread takes the next piece not yet taken until none is left, running it on its
+    own scratch slot ``w``.  Calling it runs thread 0 on the calling thread and the others on threads of
+    its own pool, side by side (the compiled drivers release the GIL), and returns when all are done; an
+    error in any piece is raised.  Taking pieces as they come, rather than one fixed half each, keeps a
+    thread that the machine runs slower from holding the step up: on a shared host one core can run
+    the same code 1.5× slower than the other for a while (docs/results/speed.md).  Every game is
+    independent (its jitter drawn before the call, its scratch rows written before they are read), so
+    the games are the same bit for bit whatever the pieces and whichever thread plays them
+    (``tests/smac/test_parallel_step.py``)."""
 
-    def __init__(self, entry, games: int, slots: int, args: tuple):
-        self.calls = [functools.partial(entry, games * w // slots, games * (w + 1) // slots, w, *args)
-                      for w in range(slots)]
+    def __init__(self, entry, games: int, slots: int, args: tuple, pieces: int | None = None):
+        if pieces is None:
+            pieces = max(slots, min(slots * PIECES_PER_SLOT, games // MIN_PIECE_GAMES))
+        self.entry, self.args, self.slots = entry, args, slots
+        self.bounds = [games * k // pieces for k in range(pieces + 1)]
         self.pool = None  # made at the first call (a bound call that is never made starts no thread)
+
+    def _work(self, w: int, taken) -> None:
+        """Thread ``w``: the next piece not yet taken (``next`` on the shared counter is atomic under
+        the GIL), until every piece is."""
+        pieces = len(self.bounds) - 1
+        k = next(taken)
+        while k < pieces:
+            self.entry(self.bounds[k], self.bounds[k + 1], w, *self.args)
+            k = next(taken)
 
     def __call__(self):
         if self.pool is None:
             from concurrent.futures import ThreadPoolExecutor
 
-            self.pool = ThreadPoolExecutor(max_workers=len(self.calls) - 1, thread_name_prefix="smac-chunk")
-        others = [self.pool.submit(call) for call in self.calls[1:]]
+            self.pool = ThreadPoolExecutor(max_workers=self.slots - 1, thread_name_prefix="smac-chunk")
+        taken = itertools.count()
+        others = [self.pool.submit(self._work, w, taken) for w in range(1, self.slots)]
         try:
-            self.calls[0]()
+            self._work(0, taken)
         finally:
-            for chunk in others:  # waits for every chunk; an error in one is raised here
-                chunk.result()
+            for thread in others:  # waits for every thread; an error in one is raised here
+                thread.result()
 
     def __del__(self):
         if self.pool is not None:

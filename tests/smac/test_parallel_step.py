@@ -53,10 +53,12 @@ def _assert_same(a: list, b: list) -> None:
             assert torch.equal(u, v), f"step {step}"
 
 
-def test_chunks_on_threads_play_the_one_call_games():
+def test_chunks_on_threads_play_the_one_call_games(monkeypatch):
     serial = _play("MMM2", 7, slots=1)  # a Medivac's heals and accelerations, shields
-    _assert_same(serial, _play("MMM2", 7, slots=3))  # chunks of 2, 2 and 3 games, rows side by side
+    _assert_same(serial, _play("MMM2", 7, slots=3))  # pieces of 2, 2 and 3 games, rows side by side
     _assert_same(serial, _play("MMM2", 7, slots=3, apart=True))  # rows apart, as the build makes them
+    monkeypatch.setattr(build, "MIN_PIECE_GAMES", 1)
+    _assert_same(serial, _play("MMM2", 7, slots=3, apart=True))  # 7 pieces of a game, taken as they come
     assert not all(torch.equal(a[-1], b[-1]) for a, b in zip(serial[1:], serial[2:]))  # the units move
 
 
@@ -71,13 +73,34 @@ def test_chunks_cover_the_games_once_each_on_threads_and_raise_a_chunk_error():
 
     def driver(first, last, w, tag):
         seen.append((first, last, w, tag, threading.current_thread() is threading.main_thread()))
-        if tag == "fail" and w == 2:
-            raise RuntimeError("chunk 2 failed")
+        if tag == "fail" and first == 3:
+            raise RuntimeError("piece 1 failed")
 
-    build.Chunks(driver, 10, 3, ("ok",))()
-    assert sorted(seen) == [(0, 3, 0, "ok", True), (3, 6, 1, "ok", False), (6, 10, 2, "ok", False)]
-    with pytest.raises(RuntimeError, match="chunk 2 failed"):
+    build.Chunks(driver, 10, 3, ("ok",))()  # 10 games under MIN_PIECE_GAMES: one piece per thread
+    assert sorted(s[:2] for s in seen) == [(0, 3), (3, 6), (6, 10)]
+    assert all(main == (w == 0) for *_, w, _, main in seen)  # thread 0 is the caller's, its slot 0
+    with pytest.raises(RuntimeError, match="piece 1 failed"):
         build.Chunks(driver, 10, 3, ("fail",))()
+
+
+def test_a_thread_held_up_leaves_its_share_of_pieces_to_the_others():
+    """Pieces are taken as they come: while the pool's thread is held on its first piece, the calling
+    thread plays every other piece (with one fixed half per thread it would wait for the held one)."""
+    games, pieces = 20 * build.MIN_PIECE_GAMES, 2 * build.PIECES_PER_SLOT
+    played, rest_done = [], threading.Event()
+
+    def driver(first, last, w):
+        if w == 1:
+            assert rest_done.wait(timeout=60), "the caller's thread did not take the held thread's share"
+        played.append((first, last, w))
+        if sum(p[2] == 0 for p in played) == pieces - 1:
+            rest_done.set()
+
+    chunks = build.Chunks(driver, games, 2, ())
+    chunks()
+    assert len(chunks.bounds) == pieces + 1  # 2 threads x PIECES_PER_SLOT pieces of 20 x MIN_PIECE_GAMES / 16 games
+    assert sorted(p[:2] for p in played) == list(zip(chunks.bounds[:-1], chunks.bounds[1:]))  # each once
+    assert sum(p[2] == 1 for p in played) <= 1
 
 
 def test_batches_get_parallel_slots_from_the_threshold_on():
