@@ -50,7 +50,6 @@ def loop_time(map_name: str, games: int, layout: str, steps: int, warmup: int) -
         if map_name in SCENARIOS:  # SMACv2: against the scripted AI, finished games redrawn
             b = SMACv2Battle(map_name, games, two_player=False, seed=0)
             b.engine.scratch = new_scratch(slots, b.engine.num_units, apart=layout in ("two", "two-halves"))
-            b.games._bind()  # the compiled calls bound again on the new scratch
         else:
             b = SMACBattle(map_name, games, two_player=True, mirror=False, seed=0)
             for name in ("scratch", "feature_scratch"):  # the battle binds its calls again for the new records

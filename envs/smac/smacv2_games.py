@@ -105,21 +105,34 @@ class SMACv2Games:
         self.want_state = False  # the state is computed at every step once a caller has read one
         self._fresh = self._state_fresh = False
 
-    def _bind(self) -> None:
-        """The compiled step, features and start on the records, bound once (``build.CpuBuild.bind``)."""
+    def _engine_objects(self) -> tuple:
+        """The engine's objects the compiled calls are bound to."""
         eng = self.engine
-        state = eng.unit_state()
+        return eng.unit_state(), eng.static, eng.maps, eng.flags, eng.scratch
+
+    def _bind(self) -> None:
+        """The compiled step, features and start on the records, bound (``build.CpuBuild.bind``) once and
+        again whenever the engine's state buffers, tables, flags or scratch were replaced (``_bound``)."""
+        eng = self.engine
+        state, static, maps, flags, scratch = self._bound_on = self._engine_objects()
         records = (self.seats[0], self.seats[1], self.episode)
-        self._step = eng.build.bind("v2_step", self._jitter, state, eng.static, eng.maps, eng.flags, eng.scratch,
+        self._step = eng.build.bind("v2_step", self._jitter, state, static, maps, flags, scratch,
                                     *records, self._switches)
-        self._features = eng.build.bind("v2_features", state, eng.static, eng.scratch, *records,
+        self._features = eng.build.bind("v2_features", state, static, scratch, *records,
                                         self._feature_switches)
-        self._start = eng.build.bind("v2_start", self._start_mask, state, eng.static, self._spawn, self._goals,
-                                     eng.flags, eng.scratch, *records, self._switches)
+        self._start = eng.build.bind("v2_start", self._start_mask, state, static, self._spawn, self._goals,
+                                     flags, scratch, *records, self._switches)
+
+    def _bound(self) -> None:
+        """Bind again if any of the engine's objects is not the one bound (a replaced scratch, as
+        ``SMACBattle`` notices it)."""
+        if any(a is not b for a, b in zip(self._engine_objects(), self._bound_on)):
+            self._bind()
 
     def __getstate__(self) -> dict:
         # the bound compiled calls are rebuilt on unpickling (the records travel with the games)
-        return {k: v for k, v in self.__dict__.items() if k not in ("_check", "_step", "_features", "_start")}
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_check", "_step", "_features", "_start", "_bound_on")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -231,6 +244,7 @@ class SMACv2Games:
         self._switches[2] = self.want_state
         if self.observe:
             self._draw_observation()
+        self._bound()
         self._start()
         self._fresh, self._state_fresh = True, self.want_state
 
@@ -249,6 +263,7 @@ class SMACv2Games:
         self._switches[2] = self.want_state
         if self.observe:
             self._draw_observation()
+        self._bound()
         self._step()
         self._fresh, self._state_fresh = True, self.want_state
         return found
@@ -274,6 +289,7 @@ class SMACv2Games:
         self._feature_switches[1], self._feature_switches[2] = obs, state
         if obs and self.observe:
             self._draw_observation()
+        self._bound()
         self._features()
         self._fresh = self._fresh or obs
         self._state_fresh = self._state_fresh or state

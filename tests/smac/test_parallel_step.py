@@ -40,8 +40,7 @@ def _play(map_name: str, games: int, slots: int, apart: bool = False, steps: int
 def _play_v2(scenario: str, games: int, slots: int, steps: int = 40) -> list:
     """``_record`` of a SMACv2 battle against the scripted AI (each game its own draw; restarts draw again)."""
     b = SMACv2Battle(scenario, games, two_player=False, seed=5)
-    b.engine.scratch = new_scratch(slots, b.engine.num_units, apart=slots > 1)
-    b.games._bind()  # the compiled calls bound again on the new scratch
+    b.engine.scratch = new_scratch(slots, b.engine.num_units, apart=slots > 1)  # its calls are bound again for it
     seen = _record(b, steps)
     assert isinstance(b.games._step, build.Chunks) == (slots > 1)
     return seen
