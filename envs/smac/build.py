@@ -266,9 +266,8 @@ class Chunks:
     the games are the same bit for bit whatever the pieces and whichever thread plays them
     (``tests/smac/test_parallel_step.py``)."""
 
-    def __init__(self, entry, games: int, slots: int, args: tuple, pieces: int | None = None):
-        if pieces is None:
-            pieces = max(slots, min(slots * PIECES_PER_SLOT, games // MIN_PIECE_GAMES))
+    def __init__(self, entry, games: int, slots: int, args: tuple):
+        pieces = max(slots, min(slots * PIECES_PER_SLOT, games // MIN_PIECE_GAMES))
         self.entry, self.args, self.slots = entry, args, slots
         self.bounds = [games * k // pieces for k in range(pieces + 1)]
         self.pool = None  # made at the first call (a bound call that is never made starts no thread)
