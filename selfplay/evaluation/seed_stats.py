@@ -146,21 +146,22 @@ def improvement_table(summary: pd.DataFrame, bootstrap: BootstrapConfig | None =
 # ----------------------------------------------------------------------------- relative population performance
 def rpp_tasks(config, runs, agent: str, cross_seed: bool = True) -> list[tuple]:
     """The cross-population games to play: (scheme_x, seed_x, scheme_y, seed_y, task) for every pair of
-    schemes x before y and every pair of seeds (only equal seeds unless ``cross_seed``). The game of schemes
-    i < j, seeds sx and sy is seeded ``derive_seed(sx, RPP, sy, i, j)``: a same-seed pair has the seed it
-    had when only one seed was compared."""
+    schemes, x the one whose name sorts first, and every pair of seeds (only equal seeds unless
+    ``cross_seed``). The game of schemes x and y, seeds sx and sy is seeded ``derive_seed(sx, RPP, sy, x, y)``,
+    by the schemes' names: a pair's games do not depend on which other schemes are compared or in what
+    order, and a same-seed pair has the seed it had when only one seed was compared."""
     paths = {(r.scheme, r.seed): r.path for r in runs if r.agent == agent}
     schemes = list(dict.fromkeys(r.scheme for r in runs if r.agent == agent))
     seeds = list(dict.fromkeys(r.seed for r in runs if r.agent == agent))
     out = []
-    for i, x in enumerate(schemes):
+    for i, first in enumerate(schemes):
         for j in range(i + 1, len(schemes)):
-            y = schemes[j]
+            x, y = sorted((first, schemes[j]))
             for sx in seeds:
                 for sy in seeds:
                     if sx != sy and not cross_seed:
                         continue
-                    game_seed = derive_seed(sx, Stream.RPP, sy, i, j)
+                    game_seed = derive_seed(sx, Stream.RPP, sy, x, y)
                     out.append((x, sx, y, sy, (config.env, agent, str(paths[(x, sx)]), str(paths[(y, sy)]),
                                                config.matches, game_seed)))
     return out

@@ -114,6 +114,25 @@ def test_rpp_games_of_a_comparison_have_distinct_seeds():
     assert {(t[0], t[2]): t[4][-1] for t in one} == same  # a same-seed game does not depend on the other seeds
 
 
+def test_rpp_games_of_a_pair_do_not_depend_on_the_other_schemes_or_their_order():
+    """A pair's cross-population games (who plays the rows, paths and seed) are the same whatever the
+    other schemes compared and the order of ``--schemes``: the same runs give the same RPP."""
+    from types import SimpleNamespace
+
+    from selfplay.evaluation.seed_stats import rpp_tasks
+
+    def games(schemes):
+        runs = [SimpleNamespace(agent="ppo-mlp", scheme=x, seed=s, path=f"{x}-{s}") for x in schemes for s in SEEDS]
+        return {(t[0], t[1], t[2], t[3]): t[4] for t in rpp_tasks(SimpleNamespace(env="rirrps", matches=2), runs,
+                                                                     "ppo-mlp")}
+
+    pair = games(["naive", "psro"])
+    assert all(x == "naive" and y == "psro" for x, _, y, _ in pair)  # the name that sorts first plays the rows
+    assert games(["psro", "naive"]) == pair
+    more = games(["psro", "delta-uniform", "naive"])
+    assert {k: v for k, v in more.items() if {k[0], k[2]} == {"naive", "psro"}} == pair
+
+
 def test_library_code_leaves_torchs_and_numpys_global_generators_alone(tmp_path):
     """A short run, the league's setup, an AlphaStar learner built without an SL checkpoint and a SMAC
     engine given no seed: the global generators' states are unchanged afterwards."""
