@@ -19,6 +19,7 @@ intervals, rliable's definitions). Outputs under ``DIR/evaluation/``:
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,16 +155,14 @@ def rpp_tasks(config, runs, agent: str, cross_seed: bool = True) -> list[tuple]:
     schemes = list(dict.fromkeys(r.scheme for r in runs if r.agent == agent))
     seeds = list(dict.fromkeys(r.seed for r in runs if r.agent == agent))
     out = []
-    for i, first in enumerate(schemes):
-        for j in range(i + 1, len(schemes)):
-            x, y = sorted((first, schemes[j]))
-            for sx in seeds:
-                for sy in seeds:
-                    if sx != sy and not cross_seed:
-                        continue
-                    game_seed = derive_seed(sx, Stream.RPP, sy, x, y)
-                    out.append((x, sx, y, sy, (config.env, agent, str(paths[(x, sx)]), str(paths[(y, sy)]),
-                                               config.matches, game_seed)))
+    for x, y in (sorted(pair) for pair in itertools.combinations(schemes, 2)):
+        for sx in seeds:
+            for sy in seeds:
+                if sx != sy and not cross_seed:
+                    continue
+                game_seed = derive_seed(sx, Stream.RPP, sy, x, y)
+                out.append((x, sx, y, sy, (config.env, agent, str(paths[(x, sx)]), str(paths[(y, sy)]),
+                                           config.matches, game_seed)))
     return out
 
 

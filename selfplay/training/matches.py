@@ -308,10 +308,9 @@ def scripted_outcomes(env_name: str, policies: Sequence[Any], games: int, seed: 
     over every game of it, and a checkpoint scored differently in a longer population) — and every
     policy meets the same draws (common random numbers: the policies' differences are not the draws').
     With ``greedy=False`` the policies' own sampling adds its randomness to the draws."""
-    won, drawn = np.zeros(len(policies)), np.zeros(len(policies))
-    for i, policy in enumerate(policies):
-        won[i], drawn[i] = _scripted_games(env_name, policy, games, derive_seed(seed, Stream.SCRIPTED_GAMES),
-                                           device, greedy)
+    env_seed = derive_seed(seed, Stream.SCRIPTED_GAMES)
+    outcomes = [_scripted_games(env_name, policy, games, env_seed, device, greedy) for policy in policies]
+    won, drawn = np.array(outcomes, dtype=float).reshape(len(policies), 2).T
     return won, drawn
 
 

@@ -27,13 +27,15 @@ def _record(b, steps: int) -> list:
     return seen
 
 
-def _play(map_name: str, games: int, slots: int, apart: bool = False, steps: int = 30) -> list:
-    """``_record`` of a two-player battle whose scratch has ``slots`` slots (more than one: chunks on threads;
-    ``apart``: rows widened as the CPU build widens them)."""
+def _play(map_name: str, games: int, slots: int, apart: bool = False, steps: int = 30, pieces: int | None = None) -> list:
+    """``_record`` of a two-player battle whose scratch has ``slots`` slots (more than one: pieces on threads;
+    ``apart``: rows widened as the CPU build widens them); ``pieces``: the step's piece count, checked."""
     b = SMACBattle(map_name, games, two_player=True, seed=5)
     b.engine.scratch = new_scratch(slots, b.engine.num_units, apart=apart)  # the calls are bound again for it
     seen = _record(b, steps)
-    assert isinstance(b._calls[4], build.Chunks) == (slots > 1)  # the step that played: chunks on threads or one call
+    step = b._calls[4]  # the step that played: pieces on threads or one call
+    assert isinstance(step, build.Chunks) == (slots > 1)
+    assert pieces is None or len(step.bounds) - 1 == pieces
     return seen
 
 
@@ -54,10 +56,10 @@ def _assert_same(a: list, b: list) -> None:
 
 def test_chunks_on_threads_play_the_one_call_games(monkeypatch):
     serial = _play("MMM2", 7, slots=1)  # a Medivac's heals and accelerations, shields
-    _assert_same(serial, _play("MMM2", 7, slots=3))  # pieces of 2, 2 and 3 games, rows side by side
-    _assert_same(serial, _play("MMM2", 7, slots=3, apart=True))  # rows apart, as the build makes them
+    _assert_same(serial, _play("MMM2", 7, slots=3, pieces=3))  # pieces of 2, 2 and 3 games, rows side by side
+    _assert_same(serial, _play("MMM2", 7, slots=3, apart=True, pieces=3))  # rows apart, as the build makes them
     monkeypatch.setattr(build, "MIN_PIECE_GAMES", 1)
-    _assert_same(serial, _play("MMM2", 7, slots=3, apart=True))  # 7 pieces of a game, taken as they come
+    _assert_same(serial, _play("MMM2", 7, slots=3, apart=True, pieces=7))  # 7 pieces of a game, taken as they come
     assert not all(torch.equal(a[-1], b[-1]) for a, b in zip(serial[1:], serial[2:]))  # the units move
 
 
