@@ -77,13 +77,14 @@ def main(argv=None) -> None:
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds; their best and mean are printed")
     p.add_argument("--warmup", type=int, default=3)
     args = p.parse_args(argv)
-    import numba
     import torch
 
+    from selfplay.utils.threads import smac_threads
+
     torch.set_num_threads(1)
-    if numba.get_num_threads() < 2:
-        raise SystemExit("numba has one thread here (NUMBA_NUM_THREADS=1 or one core): nothing to compare")
-    print(f"numba threads {numba.get_num_threads()}; µs of wall time per game-step, best / mean of {args.rounds}")
+    if smac_threads() < 2:
+        raise SystemExit("SMAC batches get one thread here (NUMBA_NUM_THREADS=1 or one core): nothing to compare")
+    print(f"SMAC threads {smac_threads()}; µs of wall time per game-step, best / mean of {args.rounds}")
     print(f"{'map':12s} {'games':>6s} " + " ".join(f"{name:>15s}" for name in LAYOUTS) + f" {'one / two':>10s}")
     for map_name in args.maps:
         for games in args.games:

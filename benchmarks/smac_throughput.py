@@ -289,11 +289,12 @@ def batched(args) -> None:
     smax, why = smax_runners()
     if smax is None:
         print(f"JaxMARL/SMAX unavailable ({why}); printing our numbers only. `pip install -e .[bench]` to compare.")
-    import numba
     from selfplay.envs.smac import build
 
-    print(f"batched, both sides random; torch threads {torch.get_num_threads()}; numba threads "
-          f"{numba.get_num_threads()} from {build.PARALLEL_MIN_GAMES} games; steps/s (best of 3)")
+    from selfplay.utils.threads import smac_threads
+
+    print(f"batched, both sides random; torch threads {torch.get_num_threads()}; SMAC threads "
+          f"{smac_threads()} from {build.PARALLEL_MIN_GAMES} games; steps/s (best of 3)")
     print(f"{'map':<12} {'num_envs':>8} {'ours':>10} {'smax step':>10} {'smax scan':>10} {'ratio':>7}"
           f" {'scan ratio':>10} {'ours/cpu-s':>11} {'scan/cpu-s':>11} {'cpu ratio':>9}")
     last = (NAN, NAN)

@@ -162,13 +162,13 @@ MIN_PIECE_GAMES = 32  # no piece smaller than this (a call costs about 5 µs bef
 
 
 def parallel_slots(games: int) -> int:
-    """The scratch slots (chunks of games, each stepped on a thread of its own) of a CPU batch: numba's
-    thread count (``numba.get_num_threads()`` when the batch is made: one per core unless
-    ``NUMBA_NUM_THREADS`` or ``numba.set_num_threads`` says fewer; at most one per game) from
+    """The scratch slots (threads side by side, each taking pieces of the batch) of a CPU batch:
+    ``selfplay.utils.threads.smac_threads()`` when the batch is made (one per core unless
+    ``NUMBA_NUM_THREADS`` or ``SELFPLAY_SMAC_THREADS`` says fewer; at most one per game) from
     ``PARALLEL_MIN_GAMES`` games on, else 1."""
-    from numba import get_num_threads
+    from selfplay.utils.threads import smac_threads
 
-    return min(get_num_threads(), games) if games >= PARALLEL_MIN_GAMES else 1
+    return min(smac_threads(), games) if games >= PARALLEL_MIN_GAMES else 1
 
 
 class CpuBuild:

@@ -75,15 +75,15 @@ def map_in_order(run_map, function, tasks: list, order: list[int], jobs: int) ->
 
 
 def _init_worker() -> None:
-    """Pool worker initializer: dies with its parent; numba on one thread, as torch in the workers."""
-    from selfplay.utils.threads import numba_threads
+    """Pool worker initializer: dies with its parent; SMAC batches on one thread, as torch in the workers."""
+    from selfplay.utils.threads import set_smac_threads
 
     _die_with_parent()
-    numba_threads(1)
+    set_smac_threads(1)
 
 
 def pool_map(function, tasks: list, jobs: int, progress: str | None = None) -> list:
-    """``map`` over processes when ``jobs > 1`` (each single-threaded: torch by its callers, numba by
+    """``map`` over processes when ``jobs > 1`` (each single-threaded: torch by its callers, SMAC batches by
     ``_init_worker``), in order; workers die with the parent.
     ``progress``: a label; a progress bar (tqdm, on stderr) then counts the finished tasks."""
     from tqdm import tqdm

@@ -1,10 +1,13 @@
-"""Torch's intra-op thread count, set for a block of work and restored afterwards; numba's thread count in a
-worker process (``numba_threads``); the C allocator's setting for a process whose threads allocate large
-tensors (``keep_freed_memory``)."""
+"""Torch's intra-op thread count, set for a block of work and restored afterwards; the threads a large SMAC
+batch steps on (``smac_threads``, ``set_smac_threads`` for a worker process); the C allocator's setting for a
+process whose threads allocate large tensors (``keep_freed_memory``)."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+
+SMAC_THREADS_ENV = "SELFPLAY_SMAC_THREADS"
 
 
 @contextlib.contextmanager
@@ -25,23 +28,30 @@ def torch_threads(n: int | None):
         torch.set_num_threads(before)
 
 
-def numba_threads(n: int) -> None:
-    """This process's numba thread count is ``n`` (a SMAC batch of ``PARALLEL_MIN_GAMES`` games or more steps
-    in that many chunks on threads, one per core by default: ``envs/smac/build.py``): set now when
-    numba is loaded (for the calling thread, the one that steps the games), else through
-    ``NUMBA_NUM_THREADS`` when it is. For worker processes that run side by side (a process pool's, Ray's),
-    as torch's thread count there: two processes on two cores, each with two numba threads, stepped 256
-    games of 3s5z 30 % slower than with one each (``docs/results/speed.md``). Process-wide: only for a
-    process that is the pool's or executor's own, never library code."""
-    import os
-    import sys
+def smac_threads() -> int:
+    """The threads a SMAC batch of ``PARALLEL_MIN_GAMES`` games or more steps on (``envs/smac/build.py``):
+    ``SELFPLAY_SMAC_THREADS`` when set (``set_smac_threads``), else ``NUMBA_NUM_THREADS`` when set (the
+    variable the SMAC guide names), else one per core this process may run on.  Read from the environment,
+    never from numba: ``numba.get_num_threads`` and ``numba.set_num_threads`` start numba's own thread pool
+    (OpenMP here), which nothing of ours uses, and starting it sets torch's thread count to numba's (a
+    ``torch_threads(1)`` block then ran torch on every core) and hung forked pool workers whose parent had
+    used torch's threads (measured; docs/design/smac-engine.md)."""
+    for name in (SMAC_THREADS_ENV, "NUMBA_NUM_THREADS"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            if not value.isdigit() or int(value) < 1:
+                raise ValueError(f"{name} must be a whole number of threads >= 1, got {value!r}")
+            return int(value)
+    return len(os.sched_getaffinity(0))
 
-    if "numba" in sys.modules:
-        import numba
 
-        numba.set_num_threads(max(1, min(n, numba.config.NUMBA_NUM_THREADS)))
-    else:
-        os.environ["NUMBA_NUM_THREADS"] = str(n)
+def set_smac_threads(n: int) -> None:
+    """This process (and the processes it starts) steps large SMAC batches on ``n`` threads (``smac_threads``).
+    For worker processes that run side by side (a process pool's, Ray's), as torch's thread count there: two
+    processes on two cores, each with two threads, stepped 256 games of 3s5z 30 % slower than with one each
+    (``docs/results/speed.md``). Process-wide: only for a process that is the pool's or executor's own, never
+    library code."""
+    os.environ[SMAC_THREADS_ENV] = str(int(n))
 
 
 def keep_freed_memory() -> bool:

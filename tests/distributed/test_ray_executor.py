@@ -87,16 +87,17 @@ def test_a_task_whose_worker_dies_is_retried(ray_instance, tmp_path):
 
 
 def _threads(_) -> tuple[int, int]:
-    """torch's and numba's thread counts inside a task (numba imported here, after the task's setting)."""
-    import numba
+    """torch's thread count and a SMAC batch's inside a task."""
     import torch
 
-    return torch.get_num_threads(), numba.get_num_threads()
+    from selfplay.utils.threads import smac_threads
+
+    return torch.get_num_threads(), smac_threads()
 
 
-def test_ray_tasks_run_torch_and_numba_on_the_settings_threads(ray_instance):
-    """A SMAC batch above ``PARALLEL_MIN_GAMES`` inside a task would otherwise start a numba thread per core
-    in every worker, as tasks run side by side."""
+def test_ray_tasks_run_torch_and_smac_batches_on_the_settings_threads(ray_instance):
+    """A SMAC batch above ``PARALLEL_MIN_GAMES`` inside a task would otherwise step on a thread per core in
+    every worker, as tasks run side by side."""
     assert RayExecutor(RaySettings()).map(_threads, [0, 1]) == [(1, 1), (1, 1)]
 
 

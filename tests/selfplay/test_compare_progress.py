@@ -22,17 +22,18 @@ def test_pool_map_shows_a_labelled_bar_on_stderr_only_when_asked(capsys):
     assert capsys.readouterr().err == ""
 
 
-def _numba_threads(_):
-    import numba
+def _smac_slots(_):
     from selfplay.envs.smac import build
 
-    return numba.get_num_threads(), build.parallel_slots(build.PARALLEL_MIN_GAMES)
+    return build.parallel_slots(build.PARALLEL_MIN_GAMES)
 
 
-def test_pool_workers_run_numba_on_one_thread():
-    """Parallel workers (``jobs`` > 1) each use one numba thread, so a SMAC batch above the threshold steps
-    on the one-thread drivers there instead of starting a thread per core in every worker."""
-    assert pool_map(_numba_threads, [0, 1], 2) == [(1, 1), (1, 1)]
+def test_pool_workers_step_smac_batches_on_one_thread(monkeypatch):
+    """Parallel workers (``jobs`` > 1) each step a SMAC batch above the threshold on one thread instead of
+    starting a thread per core in every worker."""
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "2")
+    assert _smac_slots(0) == 2
+    assert pool_map(_smac_slots, [0, 1], 2) == [1, 1]
 
 
 def test_checkpoints_without_an_update_between_them_are_reported_as_one_policy(tmp_path):

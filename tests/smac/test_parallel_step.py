@@ -5,14 +5,18 @@ SMACv2's."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
-import numba
 import pytest
 import torch
 from selfplay.envs.smac import SMACBattle, build
 from selfplay.envs.smac.records import SLOT_GAP_BYTES, new_scratch
 from selfplay.envs.smac.smacv2_battle import SMACv2Battle
+
+from selfplay.utils.threads import SMAC_THREADS_ENV
 
 
 def _record(b, steps: int) -> list:
@@ -104,19 +108,43 @@ def test_a_thread_held_up_leaves_its_share_of_pieces_to_the_others():
     assert sum(p[2] == 1 for p in played) <= 1
 
 
-def test_batches_get_parallel_slots_from_the_threshold_on():
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        assert build.parallel_slots(build.PARALLEL_MIN_GAMES) == 1
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        assert build.parallel_slots(build.PARALLEL_MIN_GAMES - 1) == 1
-        assert build.parallel_slots(build.PARALLEL_MIN_GAMES) == numba.get_num_threads()
-    finally:
-        numba.set_num_threads(before)
+def test_batches_get_parallel_slots_from_the_threshold_on(monkeypatch):
+    monkeypatch.setenv(SMAC_THREADS_ENV, "1")
+    assert build.parallel_slots(build.PARALLEL_MIN_GAMES) == 1
+    monkeypatch.setenv(SMAC_THREADS_ENV, "2")
+    assert build.parallel_slots(build.PARALLEL_MIN_GAMES - 1) == 1
+    assert build.parallel_slots(build.PARALLEL_MIN_GAMES) == 2
+    monkeypatch.delenv(SMAC_THREADS_ENV)
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "3")  # the variable the SMAC guide names
+    assert build.parallel_slots(build.PARALLEL_MIN_GAMES) == 3
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "two")
+    with pytest.raises(ValueError, match="NUMBA_NUM_THREADS must be a whole number"):
+        build.parallel_slots(build.PARALLEL_MIN_GAMES)
 
 
-def test_parallel_slots_rows_share_no_cache_line():
+LARGE_BATCH = f"""
+import numba.np.ufunc.parallel as numba_pool, torch
+from selfplay.envs.smac import SMACBattle, build
+torch.set_num_threads(1)
+b = SMACBattle("3m", {build.PARALLEL_MIN_GAMES}, two_player=True, seed=0)
+b.reset()
+b.step([torch.zeros(m.shape[:2], dtype=torch.long) + 1 for m in b.action_masks()])
+print(isinstance(b._calls[4], build.Chunks), torch.get_num_threads(), numba_pool._is_initialized)
+"""
+
+
+def test_a_large_batch_on_threads_leaves_torch_and_numbas_pools_alone():
+    """Stepping on threads never starts numba's own pool (OpenMP here): starting it set torch's thread count
+    to numba's, and forked workers whose parent had used torch's threads then hung in torch's next
+    parallel op. Fresh process, two threads asked for."""
+    env = dict(os.environ, NUMBA_NUM_THREADS="2")
+    env.pop(SMAC_THREADS_ENV, None)
+    done = subprocess.run([sys.executable, "-c", LARGE_BATCH], capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "1", "False"]
+
+
+def test_parallel_slots_rows_share_no_cache_line(monkeypatch):
     """Rows of the same field in two slots lie at least ``SLOT_GAP_BYTES`` apart past a row's units, in
     whole blocks, so two threads' writes never meet in a cache line (false sharing); one slot is not widened."""
     for units in (1, 6, 16, 66, 200):
@@ -126,10 +154,7 @@ def test_parallel_slots_rows_share_no_cache_line():
             assert field.shape == (2, field.shape[1]) and field.shape[1] >= units
             assert gap >= SLOT_GAP_BYTES and field.strides[0] % SLOT_GAP_BYTES == 0, (units, field.dtype)
         assert all(f.shape == (1, units) for f in new_scratch(1, units))
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-        sc = build.CpuBuild().scratch(build.PARALLEL_MIN_GAMES, 16)
-        assert sc.alive.shape[1] == (16 if numba.get_num_threads() == 1 else 256)
-    finally:
-        numba.set_num_threads(before)
+    monkeypatch.setenv(SMAC_THREADS_ENV, "2")
+    assert build.CpuBuild().scratch(build.PARALLEL_MIN_GAMES, 16).alive.shape[1] == 256
+    monkeypatch.setenv(SMAC_THREADS_ENV, "1")
+    assert build.CpuBuild().scratch(build.PARALLEL_MIN_GAMES, 16).alive.shape[1] == 16

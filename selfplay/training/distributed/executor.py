@@ -39,7 +39,7 @@ class RaySettings:
     num_cpus: int | None = None  # CPUs of a local instance (None: all of this machine's)
     cpus_per_task: float = 1.0
     max_retries: int = 2  # retries of a task whose worker process died (system failures)
-    torch_threads: int | None = 1  # torch's intra-op and numba's threads inside each task (None: leave the defaults)
+    torch_threads: int | None = 1  # torch's intra-op threads and a SMAC batch's threads inside each task (None: leave the defaults)
     connect_timeout_s: float = 10.0  # how long a HOST:PORT address may take to answer before it is refused
 
     def __post_init__(self) -> None:
@@ -125,18 +125,18 @@ def check_reachable(address: str | None, timeout_s: float, given: str | None = N
 
 
 def _set_threads(n: int | None) -> None:
-    """``n`` torch and numba threads in this Ray worker process, the executor's own (None: leave them)."""
+    """``n`` torch threads and SMAC batch threads in this Ray worker process, the executor's own (None: leave them)."""
     if n:
         import torch
 
-        from selfplay.utils.threads import numba_threads
+        from selfplay.utils.threads import set_smac_threads
 
         torch.set_num_threads(n)
-        numba_threads(n)
+        set_smac_threads(n)
 
 
 def _run_task(function: Callable, task: Any, torch_threads: int | None) -> Any:
-    """The body of every Ray task: one torch and numba thread (as the local pool's workers), then ``function``."""
+    """The body of every Ray task: one torch thread and one SMAC batch thread (as the local pool's workers), then ``function``."""
     _set_threads(torch_threads)
     return function(task)
 
